@@ -1,0 +1,3 @@
+from labeller.cli import main
+
+main()

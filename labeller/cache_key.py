@@ -1,0 +1,30 @@
+"""The cache key: a hash of everything that changes a verdict and nothing that doesn't.
+
+In: provider, model, base URL, decoding settings actually sent, schema version and the
+rendered prompt (which carries the rubric text and the query and document text and fields).
+Out: timeouts, retries, concurrency, rate limits, API keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from labeller.judges.base import SCHEMA_VERSION
+from labeller.rubric import JudgePrompt
+
+
+def cache_key(*, provider: str, model: str, base_url: str | None, settings: dict[str, Any],
+              prompt: JudgePrompt, schema_version: str = SCHEMA_VERSION) -> str:
+    material = {
+        "schema": schema_version,
+        "provider": provider,
+        "model": model,
+        "base_url": (base_url or "").rstrip("/"),
+        "settings": settings,
+        "system": prompt.system,
+        "user": prompt.user,
+    }
+    blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -1,0 +1,44 @@
+"""Command line: parses arguments and calls one library function per command.
+
+Errors from the library (LabellerError) become one line on stderr and their exit code;
+`--traceback` (or LABELLER_TRACEBACK=1) shows the full traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from labeller.cli.app import app
+from labeller.errors import LabellerError, redact
+
+# Each module registers its commands on `app`; they import heavy libraries only inside commands.
+from labeller.cli import label as _label  # noqa: E402,F401
+
+
+def _secrets() -> list[str | None]:
+    return [v for k, v in os.environ.items() if k.endswith("_API_KEY")]
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    traceback = os.environ.get("LABELLER_TRACEBACK") == "1" or "--traceback" in args
+    args = [a for a in args if a != "--traceback"]
+    try:
+        result = app(args=args, prog_name="labeller", standalone_mode=False)
+    except LabellerError as exc:
+        if traceback:
+            raise
+        print(f"labeller: error: {redact(str(exc), _secrets())}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        print("labeller: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: bad option, missing argument
+        exc.show()
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(result if isinstance(result, int) else 0)

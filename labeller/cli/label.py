@@ -1,0 +1,1 @@
+"""`labeller label` and `labeller cache ...` (placeholder until the labelling engine lands)."""

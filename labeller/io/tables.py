@@ -1,0 +1,157 @@
+"""Read and write row files (JSONL, CSV, Parquet), chosen by extension.
+
+Every row comes with its line number (JSONL, CSV) or row number (Parquet) so
+that errors can say exactly where a problem is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from labeller.errors import BadInputError
+
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def table_format(path: str | Path) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise BadInputError(
+            f"unknown file type '{suffix or '(none)'}'; expected .jsonl, .csv or .parquet", path=str(path)
+        )
+    return FORMATS[suffix]
+
+
+def read_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, row) for each row; raise BadInputError naming file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise BadInputError("file not found", path=str(path))
+    kind = table_format(path)
+    if kind == "parquet":
+        yield from _read_parquet(path)
+        return
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise BadInputError("file is empty; expected at least one row", path=str(path))
+    text = _decode(raw, path)
+    if kind == "jsonl":
+        yield from _read_jsonl(text, path)
+    else:
+        yield from _read_csv(text, path)
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise BadInputError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); expected UTF-8 text", path=str(path), line=line
+        ) from None
+
+
+def _read_jsonl(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInputError(f"not valid JSON ({exc.msg}); expected one JSON object per line",
+                                path=str(path), line=number) from None
+        if not isinstance(row, dict):
+            raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
+        yield number, row
+
+
+def _read_csv(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not reader.fieldnames:
+        raise BadInputError("no header row; expected column names on line 1", path=str(path), line=1)
+    for row in reader:
+        if None in row:
+            raise BadInputError("more values than header columns", path=str(path), line=reader.line_num)
+        yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+
+
+def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types for a broken file
+        raise BadInputError(f"cannot read Parquet ({type(exc).__name__}); expected a Parquet file", path=str(path)) from None
+    if frame.empty:
+        raise BadInputError("file is empty; expected at least one row", path=str(path))
+    for number, row in enumerate(frame.to_dict(orient="records"), start=1):
+        yield number, {k: _plain(v) for k, v in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def require(row: dict[str, Any], field: str, path: Path | str, line: int, *, kind: str = "string") -> str:
+    """Return row[field] as a non-empty string, or raise naming file, line and field."""
+    value = row.get(field)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        state = "missing" if field not in row else "empty"
+        raise BadInputError(f"{state}; expected a non-empty {kind}", path=str(path), line=line, field=field)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """Write rows atomically: a reader sees the old file or the whole new one, never half."""
+    path = Path(path)
+    kind = table_format(path)
+    rows = list(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if kind == "jsonl":
+                for row in rows:
+                    handle.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+            else:
+                import pandas as pd
+
+                frame = pd.DataFrame(rows)
+                if kind == "csv":
+                    handle.write(frame.to_csv(index=False).encode("utf-8"))
+                else:
+                    frame.to_parquet(handle, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write a text file atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

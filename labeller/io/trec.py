@@ -1,0 +1,132 @@
+"""TREC run and qrels files, and runs stored as tables.
+
+A TREC run line is `qid Q0 docid rank score tag`; a qrels line is `qid 0 docid grade`.
+Grades in qrels are mapped onto labeller's 1-5 scale with an explicit scale:
+`--from-scale 0-3` maps 0..3 to 1..4.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from labeller.errors import BadInputError
+from labeller.io.tables import FORMATS, read_rows, require
+from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, RunEntry
+
+
+def _lines(path: Path):
+    if not path.is_file():
+        raise BadInputError("file not found", path=str(path))
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInputError("not valid UTF-8; expected UTF-8 text", path=str(path),
+                            line=raw[: exc.start].count(b"\n") + 1) from None
+    lines = [(n, line.split()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise BadInputError("file is empty; expected at least one line", path=str(path))
+    return lines
+
+
+def is_table(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in FORMATS
+
+
+def read_run(path: str | Path) -> list[RunEntry]:
+    """Read a run: TREC format, or JSONL/CSV/Parquet with query_id, doc_id, score and optional rank."""
+    path = Path(path)
+    entries: list[RunEntry] = []
+    seen: set[tuple[str, str]] = set()
+    if is_table(path):
+        rows = ((n, require(r, "query_id", path, n), require(r, "doc_id", path, n), r.get("score"), r.get("rank"))
+                for n, r in read_rows(path))
+    else:
+        rows = (_trec_run_line(n, parts, path) for n, parts in _lines(path))
+    for n, qid, did, score, rank in rows:
+        try:
+            score = float(score)
+        except (TypeError, ValueError):
+            raise BadInputError(f"score {score!r} is not a number", path=str(path), line=n, field="score") from None
+        if (qid, did) in seen:
+            raise BadInputError(f"document '{did}' appears twice for query '{qid}'; expected one score per pair",
+                                path=str(path), line=n, field="doc_id")
+        seen.add((qid, did))
+        entries.append(RunEntry(query_id=qid, doc_id=did, score=score,
+                                rank=int(rank) if rank not in (None, "") else None))
+    return entries
+
+
+def _trec_run_line(n: int, parts: list[str], path: Path):
+    if len(parts) != 6:
+        raise BadInputError(f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
+                            path=str(path), line=n)
+    return n, parts[0], parts[2], parts[4], parts[3]
+
+
+def parse_scale(spec: str | None) -> tuple[int, int] | None:
+    """'0-3' -> (0, 3). None means grades are already on the 1-5 scale."""
+    if spec is None:
+        return None
+    try:
+        low, high = (int(x) for x in spec.split("-", 1))
+    except ValueError:
+        raise BadInputError(f"scale '{spec}' is not LOW-HIGH, e.g. 0-3") from None
+    if high < low or high - low + 1 > GRADE_MAX:
+        raise BadInputError(f"scale '{spec}' must span at most {GRADE_MAX} grades")
+    return low, high
+
+
+def read_qrels(path: str | Path, from_scale: str | None = "0-3", annotator: str = "qrels") -> list[GoldLabel]:
+    """Read TREC qrels, mapping grades LOW..HIGH of `from_scale` onto 1.. ."""
+    path = Path(path)
+    scale = parse_scale(from_scale)
+    out: dict[tuple[str, str], GoldLabel] = {}
+    for n, parts in _lines(path):
+        if len(parts) != 4:
+            raise BadInputError(f"expected 4 columns 'qid 0 docid grade', got {len(parts)}", path=str(path), line=n)
+        qid, _, did, raw = parts
+        try:
+            grade = int(raw)
+        except ValueError:
+            raise BadInputError(f"grade {raw!r} is not an integer", path=str(path), line=n, field="grade") from None
+        low, high = scale or (GRADE_MIN, GRADE_MAX)
+        if not low <= grade <= high:
+            raise BadInputError(f"grade {grade} is outside the scale {low}-{high}", path=str(path), line=n,
+                                field="grade")
+        if (qid, did) in out:
+            raise BadInputError(f"pair ({qid}, {did}) is judged twice", path=str(path), line=n, field="docid")
+        out[(qid, did)] = GoldLabel(query_id=qid, doc_id=did, grade=grade - low + GRADE_MIN, annotator=annotator)
+    return list(out.values())
+
+
+def format_qrels(grades: dict[tuple[str, str], int], to_scale: str | None = "0-3") -> str:
+    """Render 1-5 grades as qrels text, mapping 1.. back onto LOW.. of `to_scale`."""
+    scale = parse_scale(to_scale)
+    low = scale[0] if scale else GRADE_MIN
+    return "".join(f"{q} 0 {d} {g - GRADE_MIN + low}\n" for (q, d), g in sorted(grades.items()))
+
+
+def format_run(entries: list[RunEntry], tag: str = "labeller") -> str:
+    """Render a run in TREC format, ranked by score within each query."""
+    by_query: dict[str, list[RunEntry]] = {}
+    for e in entries:
+        by_query.setdefault(e.query_id, []).append(e)
+    lines = []
+    for qid in sorted(by_query):
+        ranked = sorted(by_query[qid], key=lambda e: (-e.score, e.doc_id))
+        lines += [f"{qid} Q0 {e.doc_id} {i} {e.score:.6f} {tag}\n" for i, e in enumerate(ranked, start=1)]
+    return "".join(lines)
+
+
+def top_k(entries: list[RunEntry], depth: int) -> list[RunEntry]:
+    """The top `depth` entries of each query, by score (ties by doc id descending, as trec_eval)."""
+    by_query: dict[str, list[RunEntry]] = {}
+    for e in entries:
+        by_query.setdefault(e.query_id, []).append(e)
+    out = []
+    for qid in by_query:
+        ranked = sorted(by_query[qid], key=lambda e: (e.score, e.doc_id), reverse=True)
+        out += ranked[:depth]
+    return out

@@ -1,0 +1,67 @@
+"""The one interface every judge implements, and the errors judges use to classify failures.
+
+A judge turns one rendered prompt into one Verdict. It does not retry, cache or count:
+the retry policy (labeller.retry) and the labelling engine do that, in one place each.
+Providers only classify what went wrong:
+
+- TransientError: worth retrying after a wait (429, 5xx, timeout, dropped connection).
+- MalformedReplyError: the model answered, but not with a valid verdict (bad JSON, grade 9,
+  missing field, refusal). Retried a few times, then recorded as a failure.
+- anything derived from labeller.errors.JudgeError: fatal for the run (bad key, unknown model).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from labeller.records import Verdict
+from labeller.rubric import JudgePrompt
+
+# Bump when the verdict schema or the way prompts are sent changes: it is part of every cache key.
+SCHEMA_VERSION = "verdict-v1"
+
+
+class TransientError(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.retry_after = reason, retry_after
+
+
+class MalformedReplyError(Exception):
+    def __init__(self, reason: str, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        super().__init__(reason)
+        self.reason, self.input_tokens, self.output_tokens = reason, input_tokens, output_tokens
+
+
+class JudgeReply(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    verdict: Verdict
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+
+
+class Judge(ABC):
+    """A model that grades pairs. Subclasses set provider and model and implement `generate`."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def decoding_settings(self) -> dict[str, Any]:
+        """The settings actually sent that change a verdict (temperature, max tokens, ...). Part of the cache key."""
+        return {}
+
+    @abstractmethod
+    async def generate(self, prompt: JudgePrompt) -> JudgeReply:
+        """Grade one rendered prompt. Raise TransientError or MalformedReplyError to classify failures."""
+
+    async def aclose(self) -> None:
+        """Release connections. Called once when a run ends."""
