@@ -52,11 +52,20 @@ class Example(BaseModel):
 
 
 class JudgePrompt(BaseModel):
-    """A rendered prompt. `system` is the same for every pair of a rubric, so providers can cache it."""
+    """A rendered prompt. `system` is the same for every pair of a rubric, so providers can cache it.
+
+    `query` and `doc` carry the structured pair, with the field names the rubric shows, for judges
+    that do not read text (the offline judge). The cache key uses `system` and `user` only: they
+    already hold everything shown.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     system: str
     user: str
+    query: Query | None = None
+    doc: Doc | None = None
+    query_fields: list[str] = Field(default_factory=lambda: ["text"])
+    doc_fields: list[str] = Field(default_factory=lambda: ["text"])
 
 
 class Rubric(BaseModel):
@@ -85,7 +94,8 @@ class Rubric(BaseModel):
             "<document>", _show(doc.text, doc.fields, self.doc_fields), "</document>",
             "Grade the document against the query using the rubric.",
         ])
-        return JudgePrompt(system=self.system_prompt(), user=user)
+        return JudgePrompt(system=self.system_prompt(), user=user, query=query, doc=doc,
+                           query_fields=self.query_fields, doc_fields=self.doc_fields)
 
 
 def _show(text: str, fields: dict[str, Any], names: list[str]) -> str:

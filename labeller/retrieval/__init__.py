@@ -1,0 +1,1 @@
+"""Retrievers built on real libraries, producing runs to evaluate."""
