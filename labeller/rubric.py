@@ -142,6 +142,10 @@ def load_rubric(name_or_path: str | Path | None = None) -> Rubric:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"bad TOML header: {exc}", path=str(path)) from None
         body = text[end + 4:]
+    for computed in ("version", "path", "body"):  # labeller derives these; a header value would clash
+        if computed in header:
+            raise ConfigError(f"'{computed}' cannot be set in the header; labeller derives it",
+                              path=str(path), field=computed)
     try:
         return Rubric(name=header.pop("name", path.stem), version=hashlib.sha256(raw).hexdigest()[:12],
                       path=str(path), body=body, **header)

@@ -60,7 +60,9 @@ def _decode(raw: bytes, path: Path) -> str:
 
 
 def _read_jsonl(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: splitlines() would also break at U+2028, U+0085 and friends, which
+    # JSON allows unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw).
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -97,10 +99,22 @@ def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "item"):
+    """A numpy/pandas cell as a plain Python value (lists and structs included); missing → None."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
         value = value.item()
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
     if isinstance(value, float) and math.isnan(value):
         return None
+    if hasattr(value, "isoformat"):  # timestamps and dates
+        return value.isoformat()
     return value
 
 
@@ -113,6 +127,16 @@ def require(row: dict[str, Any], field: str, path: Path | str, line: int, *, kin
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates files readable by their owner only; outputs get the usual permissions instead.
+_FILE_MODE = 0o666 & ~_umask()
 
 
 def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
@@ -135,6 +159,7 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
                     handle.write(frame.to_csv(index=False).encode("utf-8"))
                 else:
                     frame.to_parquet(handle, index=False)
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -150,6 +175,7 @@ def write_text(path: str | Path, text: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

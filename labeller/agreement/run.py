@@ -1,0 +1,93 @@
+"""`labeller agree` as one library call: read the files, measure, gate, check leakage, write reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labeller.agreement.align import align
+from labeller.agreement.disagreements import find_disagreements
+from labeller.agreement.gate import GATE_METRICS, GateResult, run_gate
+from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_warning
+from labeller.agreement.measure import measure
+from labeller.agreement.summary import Agreement
+from labeller.errors import BadInputError
+from labeller.io.gold import read_grades
+from labeller.io.inputs import read_corpus, read_queries
+from labeller.records import Pair
+
+
+class AgreeResult(Agreement):
+    """Everything `labeller agree --json` prints: the agreement figures plus gate, leakage and files."""
+
+    labels: str
+    gold: str
+    baseline: str | None = None
+    gate: GateResult | None = None
+    leakage: list[LeakedExample] = []
+    warnings: list[str] = []
+    reports: list[str] = []
+
+
+def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | None = None,
+                queries: str | Path | None = None, corpus: str | Path | None = None, rubric: str | None = None,
+                from_scale: str | None = None, clip: bool = False, relevant_from: int = 3, resamples: int = 1000,
+                seed: int = 0, confidence: float = 0.95, min_diff: int = 2, min_kappa: float | None = None,
+                max_drop: float = 0.02, gate_metric: str = "kappa",
+                report_dir: str | Path | None = None) -> AgreeResult:
+    """Compare judge labels with human gold (and, with `baseline`, run the prompt-change gate)."""
+    if min_diff < 1:
+        raise BadInputError(f"--min-diff {min_diff} must be at least 1")
+    if gate_metric not in GATE_METRICS:
+        raise BadInputError(f"--gate-metric '{gate_metric}' is unknown; expected one of {', '.join(GATE_METRICS)}")
+    if not 0 < confidence < 1:
+        raise BadInputError(f"confidence {confidence} must lie between 0 and 1")
+    query_map = read_queries(queries) if queries else None
+    doc_map = read_corpus(corpus) if corpus else None
+    known = {"queries": query_map, "corpus": doc_map}
+    gold_file = read_grades(gold, from_scale=from_scale, clip=clip, **known)
+    alignment = align(read_grades(labels, from_scale=from_scale, clip=clip, several_per_pair=False, **known), gold_file)
+    agreement = measure(alignment, relevant_from=relevant_from, resamples=resamples, seed=seed,
+                        confidence=confidence, min_diff=min_diff, clip=clip)
+    gate = None
+    if baseline is not None or min_kappa is not None:
+        old = None
+        if baseline is not None:
+            old = align(read_grades(baseline, from_scale=from_scale, clip=clip, several_per_pair=False, **known),
+                        gold_file)
+        gate = run_gate(alignment, old, metric=gate_metric, relevant_from=relevant_from, max_drop=max_drop,
+                        min_kappa=min_kappa, resamples=resamples, seed=seed, confidence=confidence)
+    warnings, leaked = _warnings(agreement), []
+    if rubric is not None:
+        from labeller.rubric import load_rubric
+
+        loaded = load_rubric(rubric)
+        compared = [Pair(query_id=p.query_id, doc_id=p.doc_id) for p in alignment.pairs]
+        leaked = leaked_examples(loaded, compared, query_map, doc_map)
+        message = leakage_warning(loaded, leaked)
+        if message:
+            warnings.insert(0, message)
+        elif loaded.examples and (query_map is None or doc_map is None) and \
+                any(e.query_id is None for e in loaded.examples):
+            warnings.append("rubric examples without query_id/doc_id can only be matched to gold pairs by text: "
+                            "pass --queries and --corpus to check them for leakage")
+    result = AgreeResult(**agreement.model_dump(), labels=str(labels), gold=str(gold),
+                         baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings)
+    if report_dir is None:
+        return result
+    from labeller.agreement.report import write_reports
+
+    entries = find_disagreements(alignment, min_diff, query_map, doc_map)
+    files = write_reports(report_dir, result, entries)
+    return result.model_copy(update={"reports": [str(f) for f in files]})
+
+
+def _warnings(agreement: Agreement) -> list[str]:
+    out = []
+    sides = agreement.one_side_only
+    if sides.labels_only:
+        out.append(f"{sides.labels_only} labelled pairs have no gold grade (listed under one_side_only)")
+    if sides.gold_only:
+        out.append(f"{sides.gold_only} gold pairs have no label (listed under one_side_only)")
+    if agreement.clipping.count:
+        out.append(f"{agreement.clipping.count} out-of-scale grades were clipped (listed under clipping)")
+    return out

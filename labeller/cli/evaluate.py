@@ -1,0 +1,98 @@
+"""`labeller evaluate`: score runs with graded labels, compare them, gate regressions.
+
+stdout gets the result: the Markdown summary, or with --json one JSON object. Everything else
+(where a report was written) goes to stderr, so `--json > result.json` stays valid JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from labeller.cli.app import app
+
+_BASELINE_HELP = ("A run (TREC or table) or a saved `labeller evaluate --json` result to compare with; "
+                  "enables the regression gate.")
+
+
+@app.command("evaluate")
+def evaluate(
+    run: Annotated[list[Path], typer.Option(help="A run: TREC format, or .jsonl/.csv/.parquet with query_id, doc_id, "
+                                                 "score. Repeat to compare runs.")],
+    labels: Annotated[Path, typer.Option(help="Judgments: `labeller label` output, a gold file (1-5), or TREC qrels.")],
+    metrics: Annotated[str, typer.Option(help="Comma-separated: ndcg@k, recall@k, precision@k, mrr[@k], hit_rate@k, "
+                                              "map[@k].")] = "ndcg@10,recall@100,mrr@10",
+    relevant_from: Annotated[int, typer.Option(help="Binary metrics count grade >= this (1-5 scale) as relevant.")] = 3,
+    from_scale: Annotated[Optional[str], typer.Option(help="Scale of TREC qrels grades, mapped onto 1..: default 0-3.")] = None,
+    gain: Annotated[str, typer.Option(help="NDCG gain: linear (grade-1, trec_eval) or exponential (2^(grade-1)-1).")] = "linear",
+    average: Annotated[str, typer.Option(help="trec: queries in the run with judgments (trec_eval default); all: every "
+                                              "judged query, missing ones 0 (trec_eval -c).")] = "trec",
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the Markdown summary.")] = False,
+    report: Annotated[Optional[Path], typer.Option(help="Write index.html, summary.md and result.json here.")] = None,
+    baseline: Annotated[Optional[Path], typer.Option(help=_BASELINE_HELP)] = None,
+    threshold: Annotated[Optional[list[str]], typer.Option(help="Largest tolerated drop per metric, e.g. ndcg@10=0.02 "
+                                                               "(repeatable).")] = None,
+    default_threshold: Annotated[float, typer.Option(help="Threshold for metrics without --threshold.")] = 0.01,
+    alpha: Annotated[float, typer.Option(help="A drop is significant when p < alpha.")] = 0.05,
+    test: Annotated[str, typer.Option(help="Gate's significance test: randomization or t-test.")] = "randomization",
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 when the gate finds a drop "
+                                                     "above its threshold and significant.")] = False,
+    labels_alt: Annotated[Optional[Path], typer.Option(help="Second judgments (e.g. LLM labels): report Kendall tau "
+                                                            "and Spearman rho between the run orderings.")] = None,
+    fill_holes: Annotated[bool, typer.Option("--fill-holes", help="Label the unjudged pairs in the top --depth "
+                                             "with --judge (through the cache) before scoring.")] = False,
+    depth: Annotated[Optional[int], typer.Option(help="Hole-filling depth; default the largest metric cutoff.")] = None,
+    judge: Annotated[Optional[str], typer.Option(help="For --fill-holes: openai:<model>, anthropic:<model>, "
+                                                      "offline:lexical.")] = None,
+    queries: Annotated[Optional[Path], typer.Option(help="For --fill-holes: queries file (query_id, text).")] = None,
+    corpus: Annotated[Optional[Path], typer.Option(help="For --fill-holes: corpus file (doc_id, text).")] = None,
+    rubric: Annotated[str, typer.Option(help="For --fill-holes: rubric file or shipped rubric name.")] = "general",
+    cache: Annotated[Path, typer.Option(help="For --fill-holes: verdict cache directory.")] = Path(".labeller-cache"),
+    base_url: Annotated[Optional[str], typer.Option(help="For --fill-holes: API base URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="For --fill-holes: requests in flight.")] = 16,
+    max_cost: Annotated[Optional[float], typer.Option(min=0, help="For --fill-holes: USD budget.")] = None,
+    holes_out: Annotated[Optional[Path], typer.Option(help="For --fill-holes: also write the new labels here.")] = None,
+    confidence: Annotated[float, typer.Option(help="Bootstrap confidence level.")] = 0.95,
+    permutations: Annotated[int, typer.Option(help="Randomization-test sign flips.")] = 10_000,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 42,
+) -> None:
+    """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
+    from labeller.errors import BadInputError, BudgetExceededError, GateFailedError, JudgeError, LabellingFailedError
+    from labeller.evaluation import EvaluateOptions, markdown, write_report
+    from labeller.evaluation import evaluate as run_evaluation
+
+    if fail_on_regression and baseline is None:
+        raise BadInputError("--fail-on-regression needs --baseline (a run or a saved --json result)",
+                            field="fail_on_regression")
+    label_options = None
+    if fill_holes:
+        from labeller.labelling import LabelOptions
+
+        label_options = LabelOptions(concurrency=concurrency, max_cost=max_cost)
+    holes_path = holes_out or (report / "filled-labels.jsonl" if report is not None and fill_holes else None)
+    options = EvaluateOptions(
+        runs=run, labels=labels, metrics=metrics, relevant_from=relevant_from, from_scale=from_scale, gain=gain,
+        average=average, baseline=baseline, thresholds=threshold or [], default_threshold=default_threshold,
+        alpha=alpha, test=test, confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
+        labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
+        rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options)
+    result = run_evaluation(options)
+    print(result.model_dump_json(indent=2) if json_out else markdown(result), end="\n" if json_out else "")
+    if report is not None:
+        print(f"report: {write_report(result, report)}", file=sys.stderr)
+    holes = result.holes
+    if holes is not None and holes.stopped == "budget":
+        raise BudgetExceededError(f"--max-cost reached while filling holes; {holes.failed} holes left unjudged")
+    if holes is not None and holes.stopped:
+        raise JudgeError(f"filling holes stopped: {holes.stopped}")
+    if holes is not None and holes.failed:
+        raise LabellingFailedError(f"{holes.failed} of {holes.holes} holes could not be labelled and counted as "
+                                   "not relevant; rerun the same command to retry them")
+    if fail_on_regression and result.gate is not None and not result.gate.passed:
+        failed = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
+                  for c in result.gate.checks if c.verdict == "regression"]
+        raise GateFailedError("regression gate failed: " + "; ".join(failed))

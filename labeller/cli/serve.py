@@ -1,0 +1,35 @@
+"""`labeller serve`: the retrieval-test HTTP API on uvicorn. FastAPI and uvicorn are imported only here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from labeller.cli.app import app
+
+INSTALL_HINT = 'labeller serve needs the serve extra (fastapi, uvicorn, rapidfuzz): pip install "labeller[serve]"'
+
+
+@app.command("serve")
+def serve(
+    config: Annotated[Path, typer.Option(help="TOML file naming the retrievers (and the judge) to serve.")],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+) -> None:
+    """Serve POST /retrieval-test/{retriever_id}, POST /judge and GET /health."""
+    from labeller.errors import LabellerError
+
+    try:
+        import fastapi  # noqa: F401
+        import rapidfuzz  # noqa: F401
+        import uvicorn
+    except ImportError:
+        raise LabellerError(INSTALL_HINT) from None
+    from labeller.serve import create_app_from_file
+
+    application = create_app_from_file(config)
+    print(f"labeller serve: http://{host}:{port} (docs at /docs)", file=sys.stderr)
+    uvicorn.run(application, host=host, port=port, log_level="info")

@@ -1,0 +1,174 @@
+"""evaluate(): the whole `labeller evaluate` run, from file paths to one Evaluation record.
+
+Order: check every option, read labels and runs (and a baseline), fill holes if asked, pick
+ranx's kernel mode from the size of the work, score every run, compare with the reference (the
+baseline, else the first run), judge the gate, and score again under --labels-alt for the
+system-ranking agreement. Nothing is printed or written here except --fill-holes labels.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from labeller.errors import BadInputError
+from labeller.evaluation.compare import compare
+from labeller.evaluation.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLD, check_gate_options, gate, parse_thresholds
+from labeller.evaluation.metrics import check_gain, check_relevant_from, cutoffs, parse_metrics
+from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled
+from labeller.evaluation.qrels import load_judgments
+from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
+from labeller.evaluation.runs import Ranking, load_run
+from labeller.evaluation.scoring import score_run, workload
+from labeller.evaluation.system_ranking import system_ranking
+
+DEFAULT_METRICS = "ndcg@10,recall@100,mrr@10"
+
+
+class EvaluateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    runs: list[Path]
+    labels: Path
+    metrics: str = DEFAULT_METRICS
+    relevant_from: int = 3
+    from_scale: str | None = None
+    gain: str = "linear"
+    average: str = "trec"
+    baseline: Path | None = None
+    thresholds: list[str] = Field(default_factory=list)
+    default_threshold: float = DEFAULT_THRESHOLD
+    alpha: float = DEFAULT_ALPHA
+    test: str = "randomization"
+    confidence: float = 0.95
+    permutations: int = 10_000
+    bootstrap: int = 10_000
+    seed: int = 42
+    labels_alt: Path | None = None
+    fill_holes: bool = False
+    depth: int | None = None
+    judge: str | None = None
+    queries: Path | None = None
+    corpus: Path | None = None
+    rubric: str = "general"
+    cache: Path = Path(".labeller-cache")
+    base_url: str | None = None
+    holes_out: Path | None = None
+    label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
+
+
+def _check(options: EvaluateOptions) -> None:
+    if not options.runs:
+        raise BadInputError("no run given; expected --run RUN (TREC, .jsonl, .csv or .parquet)", field="run")
+    if options.average not in ("trec", "all"):
+        raise BadInputError(f"--average '{options.average}' is unknown; expected trec or all", field="average")
+    if not 0 < options.confidence < 1:
+        raise BadInputError(f"--confidence {options.confidence} must be between 0 and 1", field="confidence")
+    if options.permutations < 1 or options.bootstrap < 1:
+        raise BadInputError("--permutations and --bootstrap must be at least 1")
+    check_relevant_from(options.relevant_from)
+    check_gain(options.gain)
+    check_gate_options(options.alpha, options.test)
+    if options.fill_holes:
+        missing = [flag for flag, value in (("--judge", options.judge), ("--queries", options.queries),
+                                            ("--corpus", options.corpus)) if value is None]
+        if missing:
+            raise BadInputError(f"--fill-holes needs {', '.join(missing)}: the judge labels the holes from the "
+                                "query and document texts", field="fill_holes")
+    if options.labels_alt is not None and len(options.runs) + (options.baseline is not None) < 2:
+        raise BadInputError("--labels-alt compares system orderings; give at least two runs (--run several times)",
+                            field="labels_alt")
+
+
+def _unique_names(rankings: list[Ranking]) -> None:
+    seen: dict[str, int] = {}
+    for ranking in rankings:
+        count = seen.get(ranking.name, 0)
+        seen[ranking.name] = count + 1
+        if count:
+            ranking.name = f"{ranking.name}#{count + 1}"
+
+
+def load_saved(path: Path) -> Evaluation | None:
+    """A baseline that is a saved `labeller evaluate --json` result, or None if it is a run file."""
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None  # JSON lines: a run stored as a table
+    if not isinstance(data, dict) or not str(data.get("format", "")).startswith("labeller-evaluate"):
+        return None
+    try:
+        return Evaluation.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise BadInputError(f"not a valid saved evaluation: {err['msg']} at {'.'.join(map(str, err['loc']))}",
+                            path=str(path)) from None
+
+
+def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: list[str]) -> RunScores:
+    if saved.settings != settings:
+        raise BadInputError(f"the saved baseline was evaluated with {saved.settings.model_dump()} but this run uses "
+                            f"{settings.model_dump()}; evaluate both the same way", path=str(path))
+    missing = [n for n in names if n not in saved.per_query]
+    if missing:
+        raise BadInputError(f"the saved baseline has no per-query values for {', '.join(missing)}; it has "
+                            f"{', '.join(saved.per_query) or 'none'}", path=str(path), field="per_query")
+    return RunScores(name=f"baseline:{Path(path).name}", source=str(path), metrics=saved.metrics,
+                     trec_eval=saved.trec_eval, per_query=saved.per_query, judged=saved.judged,
+                     unjudged=saved.unjudged, queries=saved.queries, no_answer=saved.no_answer)
+
+
+def evaluate(options: EvaluateOptions) -> Evaluation:
+    _check(options)
+    specs = parse_metrics(options.metrics)
+    settings = Settings(relevant_from=options.relevant_from, gain=options.gain, average=options.average)
+    thresholds = parse_thresholds(options.thresholds, specs, options.default_threshold)
+    judgments = load_judgments(options.labels, options.from_scale)
+    rankings = [load_run(p) for p in options.runs]
+    saved = load_saved(options.baseline) if options.baseline is not None else None
+    baseline_run = load_run(options.baseline) if options.baseline is not None and saved is None else None
+    if baseline_run is not None:
+        baseline_run.name = f"baseline:{baseline_run.name}"
+    _unique_names(rankings + ([baseline_run] if baseline_run else []))
+    alt = load_judgments(options.labels_alt, options.from_scale) if options.labels_alt else None
+
+    holes = None
+    if options.fill_holes:
+        from labeller.evaluation.holes import fill_holes
+
+        depth = options.depth or max(cutoffs(specs))
+        judgments, holes, _ = fill_holes(
+            rankings + ([baseline_run] if baseline_run else []), judgments, depth, judge=options.judge,
+            queries_path=options.queries, corpus_path=options.corpus, rubric=options.rubric, cache_dir=options.cache,
+            base_url=options.base_url, options=options.label_options, out_path=options.holes_out)
+
+    everything = rankings + ([baseline_run] if baseline_run else [])
+    import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
+    scores = {r.name: score_run(r, judgments, specs, settings) for r in everything}
+    reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved
+                 else scores[baseline_run.name] if baseline_run else scores[rankings[0].name])
+    compared = [scores[r.name] for r in rankings if r.name != reference.name]
+    comparisons = [compare(reference, run, specs, confidence=options.confidence, permutations=options.permutations,
+                           bootstrap=options.bootstrap, seed=options.seed) for run in compared]
+    gate_result = (gate(comparisons, thresholds, alpha=options.alpha, test=options.test)
+                   if options.baseline is not None else None)
+    ranking = None
+    if alt is not None:
+        alt_scores = {r.name: score_run(r, alt, specs, settings) for r in everything}
+        ranking = system_ranking(scores, alt_scores, specs, str(options.labels), str(options.labels_alt))
+
+    main = scores[rankings[0].name]
+    if saved is not None:
+        scores = {reference.name: reference, **scores}  # shown beside the runs in reports
+    return Evaluation(
+        format=FORMAT, run=main.name, metrics=main.metrics, trec_eval=main.trec_eval, per_query=main.per_query,
+        judged=main.judged, unjudged=main.unjudged, queries=main.queries, no_answer=main.no_answer,
+        settings=settings, labels=str(options.labels), runs=scores,
+        baseline=reference.name if options.baseline is not None else None, comparisons=comparisons,
+        gate=gate_result, holes=holes, system_ranking=ranking,
+        ranx_kernels="compiled" if ranx_is_compiled() else "interpreted",
+    )

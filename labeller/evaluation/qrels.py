@@ -1,0 +1,97 @@
+"""Relevance judgments for evaluation: `labeller label` output, human gold files, or TREC qrels.
+
+Everything becomes grades on labeller's 1-5 scale (1 = not relevant). Tables (.jsonl, .csv,
+.parquet) are labels or gold rows and are already on that scale. TREC qrels are mapped with
+--from-scale (default 0-3, TREC's usual scale: 0..3 -> 1..4); --from-scale applies to qrels only,
+so human qrels and `labeller label` output can be mixed in one command.
+Gains handed to ranx are grade - 1 (see labeller.evaluation.metrics).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labeller.errors import BadInputError
+from labeller.io.inputs import read_models
+from labeller.io.tables import read_rows
+from labeller.io.trec import is_table, read_qrels
+from labeller.records import GRADE_MIN, GoldLabel, Label
+
+Grades = dict[str, dict[str, int]]  # query_id -> doc_id -> grade (1-5)
+
+
+@dataclass
+class Judgments:
+    grades: Grades
+    source: str
+    kind: str  # labels | gold | qrels
+    scale: str | None = None  # qrels only: the scale mapped from
+    added: dict[tuple[str, str], int] = field(default_factory=dict)  # pairs labelled by --fill-holes
+
+    def grade(self, query_id: str, doc_id: str) -> int | None:
+        return self.grades.get(query_id, {}).get(doc_id)
+
+    def __contains__(self, pair: tuple[str, str]) -> bool:
+        return pair[1] in self.grades.get(pair[0], {})
+
+    @property
+    def pairs(self) -> int:
+        return sum(len(d) for d in self.grades.values())
+
+    def relevant_queries(self, relevant_from: int) -> set[str]:
+        return {q for q, docs in self.grades.items() if any(g >= relevant_from for g in docs.values())}
+
+    def with_labels(self, labels: Iterable[Label]) -> Judgments:
+        """A copy with new labels added; an existing judgment always wins over a new one."""
+        grades = {q: dict(d) for q, d in self.grades.items()}
+        added = dict(self.added)
+        for label in labels:
+            docs = grades.setdefault(label.query_id, {})
+            if label.doc_id not in docs:
+                docs[label.doc_id] = label.grade
+                added[(label.query_id, label.doc_id)] = label.grade
+        return Judgments(grades, self.source, self.kind, self.scale, added)
+
+
+def load_judgments(path: str | Path, from_scale: str | None = None) -> Judgments:
+    """Read labels, gold or qrels into grades; a pair judged twice with different grades is an error."""
+    path = Path(path)
+    if not is_table(path):
+        scale = from_scale or "0-3"
+        gold = read_qrels(path, from_scale=scale)
+        return Judgments(_collect((None, g) for g in gold), str(path), "qrels", scale)
+    first = next(read_rows(path))[1]
+    # `labeller label` rows carry provenance; gold rows carry at most annotator and note.
+    model = Label if "judge" in first or "cache_key" in first else GoldLabel
+    rows = read_models(path, model)
+    return Judgments(_collect(rows, path), str(path), "labels" if model is Label else "gold")
+
+
+def _collect(rows: Iterable[tuple[int | None, Label | GoldLabel]], path: Path | None = None) -> Grades:
+    """Pairs -> grades. Several gold annotators on one pair give their consensus: the median, an even
+    split taking the lower middle grade (the rule labeller agree uses). Anything else judged twice
+    with two different grades is an error."""
+    by_pair: dict[tuple[str, str], dict[str, tuple[int | None, int]]] = {}
+    for line, row in rows:
+        who = row.annotator if isinstance(row, GoldLabel) else ""
+        seen = by_pair.setdefault((row.query_id, row.doc_id), {})
+        if who in seen and seen[who][1] != row.grade:
+            raise BadInputError(f"pair ({row.query_id}, {row.doc_id}) has grade {row.grade} here but {seen[who][1]} "
+                                f"on line {seen[who][0]}; expected one grade per pair"
+                                + (f" and annotator '{who}'" if who else ""),
+                                path=str(path) if path else None, line=line, field="grade")
+        seen.setdefault(who, (line, row.grade))
+    if not by_pair:
+        raise BadInputError("no judgments found; expected at least one graded pair", path=str(path) if path else None)
+    grades: Grades = {}
+    for (qid, did), seen in by_pair.items():
+        grades.setdefault(qid, {})[did] = statistics.median_low(g for _, g in seen.values())
+    return grades
+
+
+def gain(grade: int) -> int:
+    """The gain ranx sees: grade 1 (not relevant) is 0."""
+    return grade - GRADE_MIN

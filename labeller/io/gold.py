@@ -1,0 +1,193 @@
+"""Read grades to compare: human gold files, judge label files and TREC qrels, validated alike.
+
+Every reader returns a `GradeFile`: one `Graded` row per (pair, annotator) on labeller's 1-5 scale,
+plus the rows that were clipped. Problems raise BadInputError naming file, line and field.
+
+- Gold files (JSONL/CSV/Parquet) hold GoldLabel rows: query_id, doc_id, grade 1-5, annotator, note.
+  Several people may grade one pair, each under a distinct `annotator` value.
+- Label files are `labeller label` output (the Label record); the judge's justification is kept.
+- TREC qrels (`qid 0 docid grade`, any non-table extension) need an explicit scale: `from_scale`
+  "0-3" maps 0..3 onto 1..4. Table files are always on the 1-5 scale.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from labeller.errors import BadInputError
+from labeller.io.inputs import check_known
+from labeller.io.tables import read_rows, require, write_rows, write_text
+from labeller.io.trec import _lines, format_qrels, is_table, parse_scale
+from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
+
+Kind = Literal["labels", "gold", "qrels"]
+_LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
+
+
+class Graded(Record):
+    """One grade for one pair from one source, on labeller's scale."""
+
+    query_id: str
+    doc_id: str
+    grade: int
+    annotator: str  # the gold annotator, the judge ("provider:model") of a label file, or "qrels"
+    note: str = ""  # the annotator's note or the judge's justification
+    line: int
+
+
+class Clipped(Record):
+    """A grade outside the scale that --clip moved to the nearest end of it."""
+
+    path: str
+    line: int
+    query_id: str
+    doc_id: str
+    raw: int  # as written in the file, in the file's own scale
+    clipped_to: int  # on labeller's scale
+
+
+class GradeFile(Record):
+    path: str
+    kind: Kind
+    scale: tuple[int, int]  # on labeller's scale: (1, 4) for a 0-3 qrels file
+    rows: list[Graded]
+    clipped: list[Clipped] = []
+
+
+def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool = False,
+                several_per_pair: bool = True, queries: dict | None = None,
+                corpus: dict | None = None) -> GradeFile:
+    """Read a gold, label or qrels file. `several_per_pair=False` demands one grade per pair."""
+    path = Path(path)
+    if is_table(path):
+        raw_rows = list(read_rows(path))
+        if not raw_rows:
+            raise BadInputError("file has a header but no rows; expected at least one graded pair", path=str(path))
+        kind: Kind = "labels" if "judge" in raw_rows[0][1] else "gold"
+        low, high = GRADE_MIN, GRADE_MAX
+    else:
+        scale = parse_scale(from_scale)
+        if scale is None:
+            raise BadInputError("TREC qrels need an explicit scale: pass --from-scale LOW-HIGH "
+                                "(e.g. 0-3 maps grades 0..3 onto labeller's 1..4)", path=str(path))
+        raw_rows = [(n, _qrels_row(n, parts, path)) for n, parts in _lines(path)]
+        kind, (low, high) = "qrels", scale
+    rows: list[Graded] = []
+    clipped: list[Clipped] = []
+    first_line: dict[tuple[str, ...], int] = {}
+    for line, row in raw_rows:
+        qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
+        check_known(qid, did, queries, corpus, path, line)
+        raw = _whole_number(row.get("grade"), path, line)
+        grade = min(max(raw, low), high)
+        if grade != raw:
+            if not clip:
+                raise BadInputError(f"grade {raw} is outside the scale {low}-{high}; fix it, or pass --clip to move "
+                                    "out-of-scale grades to the nearest end (clipping is reported)",
+                                    path=str(path), line=line, field="grade")
+            clipped.append(Clipped(path=str(path), line=line, query_id=qid, doc_id=did, raw=raw,
+                                   clipped_to=grade - low + GRADE_MIN))
+        graded = _validate(kind, {**row, "query_id": qid, "doc_id": did, "grade": grade - low + GRADE_MIN},
+                           path, line)
+        key = (qid, did, graded.annotator) if several_per_pair else (qid, did)
+        if key in first_line:
+            who = f" by annotator '{graded.annotator}'" if several_per_pair else ""
+            hint = (" give each person's grades a distinct `annotator` value" if several_per_pair
+                    else " a label file holds one grade per pair")
+            raise BadInputError(f"pair ({qid}, {did}) is graded twice{who} (first on line {first_line[key]});{hint}",
+                                path=str(path), line=line, field="doc_id")
+        first_line[key] = line
+        rows.append(graded)
+    return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped)
+
+
+def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
+    if len(parts) != 4:
+        raise BadInputError(f"expected 4 columns 'qid 0 docid grade', got {len(parts)}", path=str(path), line=n)
+    return {"query_id": parts[0], "doc_id": parts[2], "grade": parts[3]}
+
+
+def _whole_number(value: Any, path: Path, line: int) -> int:
+    if isinstance(value, bool) or value is None or value == "":
+        raise BadInputError("missing; expected a whole-number grade", path=str(path), line=line, field="grade")
+    if isinstance(value, str):
+        value = value.strip()
+        try:
+            value = float(value) if "." in value else int(value)
+        except ValueError:
+            raise BadInputError(f"grade {value!r} is not a whole number", path=str(path), line=line,
+                                field="grade") from None
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise BadInputError(f"grade {value!r} is not a whole number", path=str(path), line=line, field="grade")
+        value = int(value)
+    if not isinstance(value, int):
+        raise BadInputError(f"grade {value!r} is not a whole number", path=str(path), line=line, field="grade")
+    return value
+
+
+def _validate(kind: Kind, row: dict[str, Any], path: Path, line: int) -> Graded:
+    model: type[BaseModel] = Label if kind == "labels" else GoldLabel
+    if kind == "qrels":
+        row = {**row, "annotator": "qrels"}
+    if kind == "labels":  # CSV cells are strings: an empty one means "not known"
+        row = {k: (None if k in _LABEL_OPTIONAL and v == "" else v) for k, v in row.items()}
+    else:  # a blank annotator or note (empty CSV cell, null, Parquet NaN) takes the default
+        row = {k: v for k, v in row.items() if not (k in ("annotator", "note") and v in (None, ""))}
+    try:
+        record = model.model_validate(row)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise BadInputError(f"{err['msg']} (got {err.get('input')!r}); expected a "
+                            f"{'label' if kind == 'labels' else 'gold'} row", path=str(path), line=line,
+                            field=field) from None
+    if isinstance(record, Label):
+        return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
+                      note=record.justification, line=line)
+    return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
+                  note=record.note, line=line)
+
+
+def consensus_grade(grades: list[int]) -> int:
+    """One grade for a pair several people graded: the median; an even split takes the lower middle grade."""
+    return statistics.median_low(grades)
+
+
+def import_qrels(path: str | Path, out: str | Path, *, from_scale: str, annotator: str = "qrels",
+                 clip: bool = False) -> int:
+    """Turn TREC qrels into a gold file (JSONL/CSV/Parquet by extension). Returns the number of rows."""
+    graded = read_grades(path, from_scale=from_scale, clip=clip)
+    rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump()
+            for g in graded.rows]
+    write_rows(out, rows)
+    return len(rows)
+
+
+def export_qrels(path: str | Path, out: str | Path, *, to_scale: str, from_scale: str | None = None,
+                 clip: bool = False) -> int:
+    """Write a gold or label file as TREC qrels, mapping 1.. onto LOW.. of `to_scale`.
+
+    A pair several people graded is written once, with its consensus grade. A grade the target scale
+    cannot hold (5 on 0-3) is an error unless `clip`. Returns the number of pairs written.
+    """
+    low, high = parse_scale(to_scale) or (GRADE_MIN, GRADE_MAX)
+    top = high - low + GRADE_MIN  # the highest labeller grade the target scale can hold
+    graded = read_grades(path, from_scale=from_scale)
+    by_pair: dict[tuple[str, str], list[Graded]] = {}
+    for g in graded.rows:
+        by_pair.setdefault((g.query_id, g.doc_id), []).append(g)
+    grades: dict[tuple[str, str], int] = {}
+    for pair, rows in by_pair.items():
+        grade = consensus_grade([g.grade for g in rows])
+        if grade > top and not clip:
+            raise BadInputError(f"grade {grade} of pair {pair} does not fit the target scale {low}-{high}; "
+                                "pass --clip to write it as the top grade", path=str(path), line=rows[0].line,
+                                field="grade")
+        grades[pair] = min(grade, top)
+    write_text(out, format_qrels(grades, to_scale))
+    return len(grades)

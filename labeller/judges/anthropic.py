@@ -1,0 +1,106 @@
+"""The Anthropic judge: a forced, strict `record_verdict` tool call via the official SDK.
+
+The rubric (the system prompt, identical for every pair) is sent as one system block marked
+`cache_control: ephemeral`, so the provider caches it and later pairs pay the cached-input price.
+The installed SDK's messages.create takes no temperature; nothing is sent that is not recorded
+in decoding_settings().
+
+A key is always required (ANTHROPIC_API_KEY or api_key=); it is passed explicitly so the SDK never
+falls back to profiles on disk, and it is never printed, logged, stored or put into an error.
+
+Token usage is normalised to OpenAI's convention so one price formula fits both: input_tokens
+counts every prompt token (Anthropic's input_tokens + cache reads + cache writes);
+cached_input_tokens is the cache-read part.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anthropic
+import httpx2
+
+from labeller.errors import MissingKeyError
+from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, TransientError
+from labeller.judges.wire import TOOL_NAME, classify_status, parse_verdict, server_message, verdict_schema
+from labeller.rubric import JudgePrompt
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+KEY_VARIABLE = "ANTHROPIC_API_KEY"
+POOL_SIZE = 256
+
+
+class AnthropicJudge(Judge):
+    provider = "anthropic"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0, max_output_tokens: int = 400) -> None:
+        key = api_key or os.environ.get(KEY_VARIABLE)
+        if not key:
+            raise MissingKeyError(KEY_VARIABLE, self.provider)
+        self.model = model
+        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.timeout, self.max_output_tokens = timeout, max_output_tokens
+        self._secret = key
+        self._tool = {"name": TOOL_NAME, "description": "Record the relevance verdict for the pair.",
+                      "input_schema": verdict_schema(), "strict": True}
+        self._tool_choice = {"type": "tool", "name": TOOL_NAME}
+        pool = httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
+        # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(limits=pool, timeout=timeout),
+        )
+
+    def decoding_settings(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_output_tokens, "tools": [self._tool], "tool_choice": self._tool_choice}
+
+    async def generate(self, prompt: JudgePrompt) -> JudgeReply:
+        try:
+            message = await self._client.messages.create(
+                model=self.model,
+                max_tokens=self.max_output_tokens,
+                system=[{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
+                messages=[{"role": "user", "content": prompt.user}],
+                tools=[self._tool],  # type: ignore[list-item]
+                tool_choice=self._tool_choice,  # type: ignore[arg-type]
+            )
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except anthropic.APITimeoutError:
+            raise TransientError(f"no reply from Anthropic within {self.timeout:g}s") from None
+        except anthropic.APIConnectionError:
+            raise TransientError(f"connection to {self.base_url} failed") from None
+        except anthropic.APIError:  # a 200 whose body is not a message
+            raise MalformedReplyError("malformed reply: the response is not a message") from None
+        return self._read(message)
+
+    def _read(self, message: Any) -> JudgeReply:
+        usage = message.usage
+        cache_read = getattr(usage, "cache_read_input_tokens", None) if usage else None
+        cache_write = getattr(usage, "cache_creation_input_tokens", None) if usage else None
+        tokens_in = usage.input_tokens + (cache_read or 0) + (cache_write or 0) if usage else None
+        tokens_out = usage.output_tokens if usage else None
+        spent = {"input_tokens": tokens_in or 0, "output_tokens": tokens_out or 0}
+        if message.stop_reason == "refusal":
+            raise MalformedReplyError("refusal: the model declined to grade the pair", **spent)
+        if message.stop_reason == "max_tokens":
+            raise MalformedReplyError(f"reply cut off at {self.max_output_tokens} output tokens", **spent)
+        call = next((block for block in message.content
+                     if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME), None)
+        if call is None:
+            raise MalformedReplyError(f"malformed reply: no {TOOL_NAME} tool call", **spent)
+        if not isinstance(call.input, dict):
+            raise MalformedReplyError("malformed reply: tool input is not an object", **spent)
+        verdict = parse_verdict(call.input, **spent)
+        return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out,
+                          cached_input_tokens=cache_read)
+
+    def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
+        return classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
+                               provider=self.provider, key_variable=KEY_VARIABLE, model=self.model,
+                               base_url=self.base_url, secret=self._secret)
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -1,0 +1,102 @@
+"""What the HTTP judges share: the verdict schema sent to the model, the reply check, and how an
+HTTP failure is classified (transient, malformed or fatal). No SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from labeller.errors import JudgeError, redact
+from labeller.judges.base import MalformedReplyError, TransientError
+from labeller.records import GRADE_MAX, GRADE_MIN, Verdict
+
+VERDICT_NAME = "verdict"  # the OpenAI json_schema name
+TOOL_NAME = "record_verdict"  # the Anthropic forced tool
+
+# Statuses worth retrying: timeouts, conflicts, rate limits, and every server-side failure (529 overloaded incl.).
+_TRANSIENT_STATUSES = {408, 409, 425, 429}
+
+
+def verdict_schema() -> dict[str, Any]:
+    """The JSON schema of a Verdict, justification BEFORE grade so the model reasons first.
+
+    Written out rather than taken from pydantic: strict structured outputs need every property
+    required, additionalProperties false, and the grade as an enum (min/max are not honoured everywhere).
+    """
+    fields = Verdict.model_fields
+    return {
+        "type": "object",
+        "properties": {
+            "justification": {"type": "string", "description": fields["justification"].description},
+            "grade": {"type": "integer", "enum": list(range(GRADE_MIN, GRADE_MAX + 1)),
+                      "description": fields["grade"].description},
+        },
+        "required": ["justification", "grade"],
+        "additionalProperties": False,
+    }
+
+
+def parse_verdict(payload: str | dict[str, Any], *, input_tokens: int = 0, output_tokens: int = 0) -> Verdict:
+    """Validate a reply against Verdict, strictly (a grade must be a JSON integer 1..5); else MalformedReplyError."""
+    try:
+        if isinstance(payload, str):
+            return Verdict.model_validate_json(payload, strict=True)
+        return Verdict.model_validate(payload, strict=True)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(part) for part in err["loc"]) or "reply"
+        kind = "invalid JSON" if err["type"] == "json_invalid" else f"{where}: {err['msg']}"
+        raise MalformedReplyError(f"malformed reply: {kind}", input_tokens, output_tokens) from None
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds the server asked us to wait: retry-after-ms, or Retry-After as seconds or an HTTP date."""
+    if not headers:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def server_message(body: object, fallback: str) -> str:
+    """The human message of an API error body ({"error": {"message": ...}} in both APIs), else the SDK's text."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else fallback
+
+
+def classify_status(status: int, headers: Mapping[str, str] | None, message: str, *, provider: str,
+                    key_variable: str, model: str, base_url: str, secret: str | None) -> Exception:
+    """The exception to raise for an HTTP error reply. The key is scrubbed from any server text."""
+    message = redact(message, [secret])[:300]
+    label = "OpenAI" if provider == "openai" else "Anthropic"
+    if status in _TRANSIENT_STATUSES or status >= 500:
+        return TransientError(f"HTTP {status} from {label}", retry_after_seconds(headers))
+    if status == 401:
+        return JudgeError(f"{label} rejected the API key (HTTP 401); check {key_variable}")
+    if status == 403:
+        return JudgeError(f"{label} refused the request (HTTP 403); check that the key in {key_variable} "
+                          f"may use model '{model}'")
+    if status == 404:
+        return JudgeError(f"{label} at {base_url} does not know model '{model}' (HTTP 404): {message}")
+    return JudgeError(f"{label} rejected the request (HTTP {status}): {message}")

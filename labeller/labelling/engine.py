@@ -1,0 +1,301 @@
+"""label_pairs: cache lookups, then bounded concurrent judge calls for what is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import deque
+from collections.abc import Sequence
+
+from labeller.cache import BUSY, DONE, LEASE_TTL, MINE, CachedVerdict, VerdictCache, new_owner, now_iso
+from labeller.cache_key import cache_key
+from labeller.errors import BadInputError, ConfigError, JudgeError, redact
+from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
+from labeller.labelling.batch import LoopBatcher
+from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, estimate_tokens, load_prices
+from labeller.progress import ProgressBar
+from labeller.ratelimit import RateLimits
+from labeller.records import Doc, Label, LabelFailure, Pair, Query
+from labeller.retry import RetryExhaustedError, generate_with_retry
+from labeller.rubric import JudgePrompt, Rubric
+
+POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
+
+Item = tuple[str, list[int]]  # a cache key and the positions of the pairs that share it
+
+
+class _RateLimitedJudge(Judge):
+    """Every request, retries included, waits for the rate limits before it is sent."""
+
+    def __init__(self, inner: Judge, limits: RateLimits) -> None:
+        self.inner, self.limits = inner, limits
+        self.provider, self.model, self.base_url = inner.provider, inner.model, inner.base_url
+
+    def decoding_settings(self):
+        return self.inner.decoding_settings()
+
+    async def generate(self, prompt: JudgePrompt) -> JudgeReply:
+        await self.limits.acquire(estimate_tokens(prompt) + EXPECTED_OUTPUT_TOKENS)
+        return await self.inner.generate(prompt)
+
+
+def _secrets() -> list[str | None]:
+    return [v for k, v in os.environ.items() if k.endswith("_API_KEY")]
+
+
+class _Run:
+    def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
+                 rubric: Rubric, cache: VerdictCache, options: LabelOptions, price: ModelPrice | None) -> None:
+        self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
+        self.judge, self.cache, self.options, self.price = judge, cache, options, price
+        limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
+        self.sender = _RateLimitedJudge(judge, limits) if limits.active else judge
+        self.settings = judge.decoding_settings()
+        self.results: list[Label | LabelFailure | None] = [None] * len(pairs)
+        self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run,
+                                cost_usd=0.0 if price is not None else None)
+        self.owner = new_owner()
+        self.held: set[str] = set()
+        self.queue: deque[Item] = deque()
+        self.waiting: list[Item] = []
+        self.reserved = 0.0  # estimated cost of requests in flight
+        self.stop_reason: str | None = None
+        # Leases and verdicts of one event-loop pass share one transaction each.
+        self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
+        self.saves = LoopBatcher(cache.put_many)
+        self.bar: ProgressBar | None = None
+
+    # -- planning -------------------------------------------------------------------------------
+    def render(self, pair: Pair) -> JudgePrompt:
+        return self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
+
+    def key(self, prompt: JudgePrompt) -> str:
+        return cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
+                         settings=self.settings, prompt=prompt)
+
+    def plan(self) -> list[Item]:
+        """Answer what the cache holds; return the rest, one item per distinct cache key."""
+        todo: dict[str, list[int]] = {}
+        for i, pair in enumerate(self.pairs):
+            if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
+                missing = "query" if pair.query_id not in self.queries else "document"
+                raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
+            key = self.key(self.render(pair))
+            if key in todo:
+                todo[key].append(i)
+                continue
+            record = self.cache.get(key)
+            if record is None:
+                todo[key] = [i]
+            else:
+                self.from_cache(record, [i])
+        return list(todo.items())
+
+    def estimate(self, prompt: JudgePrompt) -> tuple[int, float | None]:
+        tokens = estimate_tokens(prompt)
+        cost = None if self.price is None else self.price.cost(tokens, EXPECTED_OUTPUT_TOKENS)
+        return tokens, cost
+
+    def dry_run(self, items: list[Item]) -> None:
+        tokens_in = 0
+        cost = 0.0
+        for _, positions in items:
+            tokens, estimate = self.estimate(self.render(self.pairs[positions[0]]))
+            tokens_in += tokens
+            cost += estimate or 0.0
+        self.stats.new = sum(len(p) for _, p in items)
+        self.stats.estimated_input_tokens = tokens_in
+        self.stats.estimated_output_tokens = EXPECTED_OUTPUT_TOKENS * len(items)
+        self.stats.estimated_cost_usd = None if self.price is None else round(cost, 6)
+
+    # -- results --------------------------------------------------------------------------------
+    def label(self, i: int, rec: CachedVerdict, from_cache: bool) -> Label:
+        pair = self.pairs[i]
+        return Label(query_id=pair.query_id, doc_id=pair.doc_id, grade=rec.verdict.grade,
+                     justification=rec.verdict.justification, judge=rec.judge, provider=rec.provider,
+                     model=rec.model, rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
+                     input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
+                     cached_input_tokens=rec.cached_input_tokens, cost_usd=rec.cost_usd, latency_s=rec.latency_s,
+                     created_at=rec.created_at, from_cache=from_cache)
+
+    def from_cache(self, rec: CachedVerdict, positions: list[int]) -> None:
+        for i in positions:
+            self.results[i] = self.label(i, rec, True)
+        self.stats.cached += len(positions)
+
+    def failure(self, i: int, key: str, reason: str, attempts: int) -> LabelFailure:
+        pair = self.pairs[i]
+        return LabelFailure(query_id=pair.query_id, doc_id=pair.doc_id, judge=self.judge.name,
+                            rubric=self.rubric.name, rubric_version=self.rubric.version, cache_key=key,
+                            reason=redact(reason, _secrets()), attempts=attempts, created_at=now_iso())
+
+    def skip(self, item: Item) -> None:
+        key, positions = item
+        for i in positions:
+            self.results[i] = self.failure(i, key, f"not sent: {self.stop_reason}", 0)
+        self.stats.skipped += len(positions)
+        if self.stats.budget_stopped:
+            self.stats.skipped_by_budget += len(positions)
+
+    def spend(self, tokens_in: int | None, tokens_out: int | None, cached_in: int | None) -> float | None:
+        self.stats.input_tokens += tokens_in or 0
+        self.stats.output_tokens += tokens_out or 0
+        self.stats.cached_input_tokens += cached_in or 0
+        if self.price is None:
+            return None
+        cost = self.price.cost(tokens_in, tokens_out, cached_in)
+        self.stats.cost_usd = (self.stats.cost_usd or 0.0) + cost
+        return cost
+
+    def tick(self, force: bool = False) -> None:
+        if self.bar is not None:
+            s = self.stats
+            self.bar.tick(s.new + s.cached + s.failed + s.skipped, s.cached, s.failed + s.skipped,
+                          s.input_tokens + s.output_tokens, s.cost_usd, force=force)
+
+    # -- sending --------------------------------------------------------------------------------
+    def over_budget(self, estimate: float | None) -> bool:
+        budget = self.options.max_cost
+        return budget is not None and (self.stats.cost_usd or 0.0) + self.reserved + (estimate or 0.0) > budget
+
+    async def process(self, item: Item, leased: bool = False) -> None:
+        key, positions = item
+        if not leased and not self.stop_reason:
+            claimed = await self.claims.submit(key)
+            if claimed == BUSY:  # another process is grading it: wait for its verdict
+                self.waiting.append(item)
+                return
+            if claimed == DONE:  # it landed between planning and now
+                return self.from_cache(self.cache.get(key), positions)
+            leased = True
+        if self.stop_reason:  # a budget or fatal stop, perhaps while we were claiming
+            if leased:
+                self.cache.release([key], self.owner)
+            return self.skip(item)
+        self.held.add(key)
+        prompt = self.render(self.pairs[positions[0]])
+        estimate = self.estimate(prompt)[1]
+        if self.over_budget(estimate):
+            self.stats.budget_stopped = True
+            self.stop_reason = f"the --max-cost budget of ${self.options.max_cost:g} was reached"
+            self.cache.release([key], self.owner)
+            self.held.discard(key)
+            return self.skip(item)
+        self.reserved += estimate or 0.0
+        started = time.monotonic()
+        try:
+            reply, attempts = await generate_with_retry(self.sender, prompt, self.options.retry)
+        except RetryExhaustedError as exc:
+            self.stats.requests += exc.attempts
+            self.spend(exc.input_tokens, exc.output_tokens, None)
+            failures = [self.failure(i, key, str(exc), exc.attempts) for i in positions]
+            self.cache.record_failure(failures[0])
+            for i, f in zip(positions, failures):
+                self.results[i] = f
+            self.stats.failed += len(positions)
+            return
+        except Exception as exc:  # JudgeError (bad key, unknown model) or a bug: stop sending, keep what is done
+            reason = str(exc) if isinstance(exc, JudgeError) else f"unexpected {type(exc).__name__}: {exc}"
+            self.stats.requests += 1
+            self.stats.stopped_by = self.stats.stopped_by or redact(reason, _secrets())
+            self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
+            self.cache.release([key], self.owner)
+            for i in positions:
+                self.results[i] = self.failure(i, key, reason, 1)
+            self.stats.failed += len(positions)
+            return
+        finally:
+            self.reserved -= estimate or 0.0
+            self.held.discard(key)
+            self.tick()
+        self.stats.requests += attempts
+        cost = self.spend(reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
+        pair = self.pairs[positions[0]]
+        record = CachedVerdict(
+            cache_key=key, query_id=pair.query_id, doc_id=pair.doc_id, verdict=reply.verdict,
+            judge=self.judge.name, provider=self.judge.provider, model=self.judge.model, settings=self.settings,
+            schema_version=SCHEMA_VERSION, rubric=self.rubric.name, rubric_version=self.rubric.version,
+            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+            cached_input_tokens=reply.cached_input_tokens, cost_usd=cost,
+            latency_s=round(time.monotonic() - started, 4), attempts=attempts, created_at=now_iso(),
+        )
+        await self.saves.submit(record)  # on disk before anything else: a crash from here on loses nothing
+        self.results[positions[0]] = self.label(positions[0], record, False)
+        self.stats.new += 1
+        if len(positions) > 1:  # identical pairs elsewhere in the input: paid once, served from this verdict
+            self.from_cache(record, positions[1:])
+
+    async def worker(self, leased: bool) -> None:
+        while self.queue:
+            await self.process(self.queue.popleft(), leased)
+
+    async def drain(self, leased: bool = False) -> None:
+        workers = min(self.options.concurrency, len(self.queue))
+        await asyncio.gather(*(self.worker(leased) for _ in range(workers)))
+
+    async def wait_for_others(self) -> None:
+        """Pairs leased by another process: take its verdict when it lands, or grade them if it gave up."""
+        while self.waiting:
+            await asyncio.sleep(POLL_SECONDS)
+            still: list[Item] = []
+            for item in self.waiting:
+                record = self.cache.get(item[0])
+                if record is not None:
+                    self.from_cache(record, item[1])
+                elif self.stop_reason:
+                    self.skip(item)
+                elif self.cache.claim([item[0]], self.owner) == [MINE]:
+                    self.queue.append(item)
+                else:
+                    still.append(item)
+            self.waiting = still
+            self.tick()
+            await self.drain(leased=True)
+
+    async def renew_leases(self) -> None:
+        while True:
+            await asyncio.sleep(LEASE_TTL / 3)
+            if self.held:
+                self.cache.renew(list(self.held), self.owner)
+
+    async def run(self) -> None:
+        items = self.plan()
+        if self.options.dry_run:
+            return self.dry_run(items)
+        if self.options.max_cost is not None and self.price is None and items:
+            raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a --prices file")
+        self.queue.extend(items)
+        renewer = asyncio.create_task(self.renew_leases())
+        with ProgressBar(len(self.pairs), self.options.progress) as self.bar:
+            try:
+                self.tick(force=True)
+                await self.drain()
+                await self.wait_for_others()
+                self.tick(force=True)
+            finally:
+                renewer.cancel()
+                if self.held:  # interrupted: let other processes take these pairs at once
+                    self.cache.release(list(self.held), self.owner)
+
+
+async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
+                      rubric: Rubric, cache: VerdictCache, options: LabelOptions | None = None, *,
+                      prices: PriceTable | None = None) -> LabelRun:
+    """Label every pair: from the cache when it can, from the judge otherwise.
+
+    Every pair ends as a Label or a LabelFailure, in input order. Does not close the judge.
+    """
+    options = options or LabelOptions()
+    started = time.monotonic()
+    price = (prices or load_prices()).lookup(judge.provider, judge.model)
+    run = _Run(pairs, queries, corpus, judge, rubric, cache, options, price)
+    await run.run()
+    stats = run.stats
+    stats.elapsed_s = round(time.monotonic() - started, 3)
+    if stats.cost_usd is not None:
+        stats.cost_usd = round(stats.cost_usd, 6)
+    labels = [r for r in run.results if isinstance(r, Label)]
+    failures = [r for r in run.results if isinstance(r, LabelFailure)]
+    return LabelRun(labels=labels, failures=failures, stats=stats)

@@ -1,0 +1,108 @@
+"""label_job: the whole `labeller label` run, from file paths to written output."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+from labeller.cache import VerdictCache
+from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
+from labeller.io.inputs import read_corpus, read_pairs, read_queries
+from labeller.io.tables import table_format, write_rows
+from labeller.io.trec import read_run, top_k
+from labeller.judges.base import Judge
+from labeller.judges.registry import make_judge
+from labeller.labelling.engine import label_pairs
+from labeller.labelling.models import LabelOptions, LabelRun
+from labeller.prices import PriceTable, load_prices
+from labeller.records import Doc, Pair, Query
+from labeller.rubric import Rubric, load_rubric
+
+
+def failures_path_for(out_path: str | Path) -> Path:
+    """labels.jsonl → labels.failures.jsonl, beside the labels."""
+    out = Path(out_path)
+    return out.with_name(f"{out.stem}.failures.jsonl")
+
+
+def load_pairs(*, queries: dict[str, Query], corpus: dict[str, Doc], pairs_path: str | Path | None,
+               run_path: str | Path | None, depth: int | None) -> list[Pair]:
+    """The pairs to label: a pairs file, or the top `depth` of each query in a run."""
+    if (pairs_path is None) == (run_path is None):
+        raise BadInputError("give exactly one of --pairs or --run (with --depth)")
+    if pairs_path is not None:
+        if depth is not None:
+            raise BadInputError("--depth applies to --run, not to --pairs")
+        return read_pairs(pairs_path, queries, corpus)
+    if depth is None or depth < 1:
+        raise BadInputError("--run needs --depth K (K >= 1): how many top documents per query to label")
+    pairs = []
+    for entry in top_k(read_run(run_path), depth):
+        for known, kind, value in ((queries, "query", entry.query_id), (corpus, "document", entry.doc_id)):
+            if value not in known:
+                raise BadInputError(f"unknown {kind} '{value}'; expected an id from the {kind} file",
+                                    path=str(run_path), field="query_id" if kind == "query" else "doc_id")
+        pairs.append(Pair(query_id=entry.query_id, doc_id=entry.doc_id))
+    return pairs
+
+
+def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: str | Path | None = None,
+              run_path: str | Path | None = None, depth: int | None = None, judge_spec: str,
+              rubric: str | Path | None = "general", cache_dir: str | Path = ".labeller-cache",
+              out_path: str | Path = "labels.jsonl", base_url: str | None = None,
+              options: LabelOptions | None = None, prices_path: str | Path | None = None,
+              timeout: float = 60.0) -> LabelRun:
+    """Load and check every input, label, write labels (and failures) atomically.
+
+    Nothing is sent until every input has been read and validated. Raises after writing:
+    JudgeError if a fatal judge error stopped the run, BudgetExceededError if --max-cost did,
+    LabellingFailedError if some pairs failed. The LabelRun is on the exception as `.run`.
+    """
+    options = options or LabelOptions()
+    table_format(out_path)  # a bad output extension fails before anything is read or sent
+    rubric_obj: Rubric = load_rubric(rubric)
+    prices: PriceTable = load_prices(prices_path)
+    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout)
+    queries = read_queries(queries_path)
+    corpus = read_corpus(corpus_path)
+    pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+
+    async def _label(directory: str | Path) -> LabelRun:
+        try:
+            with VerdictCache(directory) as cache:
+                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, cache, options, prices=prices)
+        finally:
+            await judge.aclose()
+
+    if options.dry_run and not Path(cache_dir, "cache.db").exists():
+        with tempfile.TemporaryDirectory() as empty:  # a dry run creates no cache: every pair is new
+            return asyncio.run(_label(empty))
+    run = asyncio.run(_label(cache_dir))
+    if options.dry_run:
+        return run
+    run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+    failures_file = failures_path_for(out_path)
+    if run.failures:
+        run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
+    else:
+        failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
+    _raise_for(run)
+    return run
+
+
+def _raise_for(run: LabelRun) -> None:
+    stats = run.stats
+    error: Exception | None = None
+    if stats.stopped_by:
+        error = JudgeError(f"{stats.stopped_by}; {len(run.labels)} labels written, "
+                           f"{len(run.failures)} pairs not labelled (see {run.failures_path})")
+    elif stats.budget_stopped:
+        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}; {len(run.labels)} labels "
+                                    f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
+    elif run.failures:
+        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} pairs failed; {len(run.labels)} "
+                                     f"labels written, failures in {run.failures_path}")
+    if error is not None:
+        error.run = run  # type: ignore[attr-defined]
+        raise error

@@ -1,0 +1,50 @@
+"""The options a labelling run takes and the record of what it did."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from labeller.records import Label, LabelFailure
+from labeller.retry import RetryPolicy
+
+
+class LabelOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    concurrency: int = Field(default=16, ge=1)
+    max_cost: float | None = Field(default=None, ge=0)  # USD; stop sending before the estimate passes it
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    tokens_per_minute: int | None = Field(default=None, ge=1)
+    dry_run: bool = False
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    progress: bool | None = None  # None: show a bar only when stderr is a terminal
+
+
+class LabelStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    requested: int = 0  # pairs asked for
+    new: int = 0  # pairs graded by a request in this run (in a dry run: pairs that would be sent)
+    cached: int = 0  # pairs answered from the cache, incl. ones another process graded meanwhile
+    failed: int = 0  # pairs the judge could not grade within the retry policy
+    skipped: int = 0  # pairs never sent because the run stopped (budget or a fatal judge error)
+    skipped_by_budget: int = 0
+    requests: int = 0  # requests sent, retries included
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float | None = 0.0  # None when the model has no known price
+    elapsed_s: float = 0.0
+    budget_stopped: bool = False
+    stopped_by: str | None = None  # the fatal judge error that stopped the run
+    dry_run: bool = False
+    estimated_input_tokens: int | None = None  # dry runs: for the pairs that would be sent
+    estimated_output_tokens: int | None = None
+    estimated_cost_usd: float | None = None
+
+
+class LabelRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    labels: list[Label] = Field(default_factory=list)  # in input pair order
+    failures: list[LabelFailure] = Field(default_factory=list)  # in input pair order
+    stats: LabelStats = Field(default_factory=LabelStats)
+    out_path: str | None = None
+    failures_path: str | None = None

@@ -1,0 +1,54 @@
+"""The metrics history of scheduled regression runs: one Parquet file, one row per run and metric.
+
+Rows are appended by rewriting the file atomically, so a killed run never leaves half a file;
+the history of a scheduled job stays small (runs x metrics), so rewriting is cheap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from labeller.io.tables import write_rows
+
+
+class HistoryRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    run_at: str  # ISO timestamp of the run
+    retriever: str
+    metric: str
+    value: float
+    baseline_value: float | None = None
+    judge: str
+    rubric_version: str
+    regression: bool = False
+
+
+def read_history(path: str | Path) -> list[HistoryRow]:
+    path = Path(path)
+    if not path.is_file():
+        return []
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    return [HistoryRow.model_validate({k: (None if v != v else v) for k, v in row.items()})
+            for row in frame.to_dict(orient="records")]
+
+
+def append_history(path: str | Path, rows: list[HistoryRow]) -> list[HistoryRow]:
+    """Append rows and return the whole history."""
+    history = read_history(path) + rows
+    write_rows(path, [row.model_dump() for row in history])
+    return history
+
+
+def trend_series(history: list[HistoryRow], retriever: str | None = None) -> tuple[list[str], dict[str, list[float]]]:
+    """x labels (run times) and one series per metric, for the trend plot."""
+    rows = [r for r in history if retriever is None or r.retriever == retriever]
+    times = sorted({r.run_at for r in rows})
+    series: dict[str, list[float | None]] = {}
+    for metric in sorted({r.metric for r in rows}):
+        by_time = {r.run_at: r.value for r in rows if r.metric == metric}
+        series[metric] = [by_time.get(t) for t in times]
+    return [t[:16].replace("T", " ") for t in times], series

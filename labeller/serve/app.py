@@ -1,0 +1,140 @@
+"""The retrieval-test HTTP API (FastAPI). Build it with `create_app(config)`; `labeller serve` runs it on uvicorn.
+
+- POST /retrieval-test/{retriever_id}: run a configured retriever, match its passages to the
+  caller's ground-truth texts, return the documents and metrics per query variant.
+- POST /judge: grade a query against documents through the labelling engine and the verdict cache.
+- GET /health: liveness, the configured retrievers and the default judge.
+
+An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException
+from fastapi.exceptions import RequestValidationError
+
+from labeller.errors import BadInputError, LabellerError
+from labeller.records import Doc, Pair, Query
+from labeller.retrieval.base import Retriever
+from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
+from labeller.serve.matching import match_passage, variant_metrics
+from labeller.serve.runretriever import UnknownQueryError
+from labeller.serve.schemas import (JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse,
+                                    RetrievedDocument, VariantResult)
+from labeller.serve.textstats import RERANK_POOL, enhance, keywords, rerank, token_count
+
+
+def run_variant(retriever: Retriever, variant: str, query: str, req: RetrievalTestRequest) -> VariantResult:
+    pool = req.top_k * RERANK_POOL if req.enable_rerank else req.top_k
+    start = time.perf_counter()
+    hits = list(retriever.search(query, pool))[:pool]
+    latency_ms = (time.perf_counter() - start) * 1000
+    ranked = rerank(query, hits, req.top_k) if req.enable_rerank else [(h, None) for h in hits[:req.top_k]]
+    documents, matches = [], []
+    for rank, (hit, rerank_score) in enumerate(ranked, start=1):
+        found = match_passage(hit.text, req.ground_truth_texts, req.score_threshold)
+        matches.append(found)
+        documents.append(RetrievedDocument(rank=rank, doc_id=hit.doc_id, text=hit.text, score=hit.score,
+                                           rerank_score=rerank_score, chars=len(hit.text),
+                                           tokens=token_count(hit.text), keywords=keywords(hit.text), matches=found))
+    return VariantResult(variant=variant, query=query, latency_ms=round(latency_ms, 3), documents=documents,
+                         metrics=variant_metrics(matches, len(req.ground_truth_texts), req.top_k))
+
+
+def _invalid(field: str, exc: LabellerError, kind: str) -> RequestValidationError:
+    message = getattr(exc, "detail", None) or str(exc)
+    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": kind}])
+
+
+def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = None) -> FastAPI:
+    """The API over the configured retrievers (built now unless given) and the default judge."""
+    retrievers = build_retrievers(config) if retrievers is None else retrievers
+    judges: dict = {}
+    state: dict = {}
+
+    def cache():
+        if "cache" not in state:
+            from labeller.cache import VerdictCache
+
+            state["cache"] = VerdictCache(resolve(config, config.server.cache))
+        return state["cache"]
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        yield
+        for judge in judges.values():
+            await judge.aclose()
+        if "cache" in state:
+            state["cache"].close()
+
+    app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
+
+    @app.get("/health")
+    def health() -> dict:
+        return {"status": "ok", "retrievers": sorted(retrievers), "judge": config.server.judge,
+                "rubric": config.server.rubric}
+
+    @app.post("/retrieval-test/{retriever_id}", response_model=RetrievalTestResponse)
+    def retrieval_test(retriever_id: str, req: RetrievalTestRequest) -> RetrievalTestResponse:
+        retriever = retrievers.get(retriever_id)
+        if retriever is None:
+            raise HTTPException(404, f"unknown retriever '{retriever_id}'; configured: {', '.join(sorted(retrievers))}")
+        queries = [("original", req.query)]
+        if req.enable_query_enhancement:
+            queries.append(("enhanced", enhance(req.query)))
+        try:
+            variants = [run_variant(retriever, name, text, req) for name, text in queries]
+        except UnknownQueryError as exc:
+            raise _invalid("query", exc, "unknown_query") from None
+        return RetrievalTestResponse(retriever_id=retriever_id, top_k=req.top_k, score_threshold=req.score_threshold,
+                                     enable_rerank=req.enable_rerank,
+                                     enable_query_enhancement=req.enable_query_enhancement, variants=variants)
+
+    @app.post("/judge", response_model=JudgeResponse)
+    async def judge_pairs(req: JudgeRequest) -> JudgeResponse:
+        from labeller.judges.registry import make_judge
+        from labeller.labelling import LabelOptions, label_pairs
+        from labeller.rubric import available_rubrics, load_rubric
+
+        spec = req.judge or config.server.judge
+        rubric_name = req.rubric or config.server.rubric
+        # Only shipped rubric names (or the server's own rubric): a request must not make the server read files.
+        if rubric_name not in available_rubrics() and rubric_name != config.server.rubric:
+            raise RequestValidationError([{"loc": ("body", "rubric"), "type": "unknown_rubric",
+                                           "msg": f"unknown rubric; expected one of {', '.join(available_rubrics())}"}])
+        try:
+            rubric = load_rubric(_rubric_path(config, rubric_name))
+            if spec not in judges:
+                judges[spec] = make_judge(spec)
+        except LabellerError as exc:
+            raise _invalid("judge" if req.judge else "rubric", exc, "config_error") from None
+        query = Query(query_id=req.query.query_id, text=req.query.text, fields=req.query.fields)
+        corpus = {d.doc_id: Doc(doc_id=d.doc_id, text=d.text, fields=d.fields) for d in req.documents}
+        if len(corpus) != len(req.documents):
+            raise RequestValidationError([{"loc": ("body", "documents"), "type": "duplicate_doc_id",
+                                           "msg": "document ids must be unique"}])
+        pairs = [Pair(query_id=query.query_id, doc_id=d) for d in corpus]
+        try:
+            run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, cache(),
+                                    LabelOptions(progress=False))
+        except BadInputError as exc:
+            raise _invalid("documents", exc, "bad_input") from None
+        return JudgeResponse(judge=judges[spec].name, rubric=rubric.name, rubric_version=rubric.version,
+                             labels=run.labels, failures=run.failures, new=run.stats.new, cached=run.stats.cached)
+
+    return app
+
+
+def _rubric_path(config: ServeConfig, name: str) -> str:
+    """The server's configured rubric may be a file path relative to the config file."""
+    if name == config.server.rubric and (Path(config.base_dir) / name).is_file():
+        return str(Path(config.base_dir) / name)
+    return name
+
+
+def create_app_from_file(path: str | Path) -> FastAPI:
+    return create_app(load_config(path))

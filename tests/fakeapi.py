@@ -1,0 +1,348 @@
+"""A fake OpenAI- and Anthropic-compatible API on 127.0.0.1, owned by the tests and the benchmarks.
+
+It answers POST /v1/chat/completions (OpenAI chat shape, JSON-schema content) and POST /v1/messages
+(Anthropic shape, a `record_verdict` tool_use block), after a configurable latency, and injects
+faults with a seeded RNG: 429 with Retry-After, 500, 529, dropped connections, malformed JSON,
+out-of-range grades (9), missing fields and refusals. A script of faults can also be queued for
+exact sequences in a test, and `poison` makes every request holding a marker fail the same way
+(a pair that can never be graded until the poison is lifted).
+
+The right grade of a pair is known from the prompt: a marker `[[grade:N]]` in the user message,
+else a hash of the user message. Tests can therefore check every label (`expected_grade`).
+
+Every request is recorded (path, headers, JSON body, what was answered), so tests can count
+requests and check where the API key travelled.
+
+In a test:            with FakeAPI(latency=0.01, faults=Faults(rate_limit=0.15)) as api: ... api.url
+Standalone (bench):   python tests/fakeapi.py --port 8123 --latency 0.2 --faults 429=0.15,500=0.1
+                      (GET /stats returns request counts as JSON.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import re
+import signal
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from aiohttp import web
+
+MARKER = re.compile(r"\[\[grade:([1-5])\]\]")
+KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400")
+
+
+def expected_grade(user_prompt: str) -> int:
+    """The grade the fake model gives a prompt: its marker, else a stable hash of the text."""
+    found = MARKER.search(user_prompt)
+    if found:
+        return int(found.group(1))
+    return int(hashlib.sha256(user_prompt.encode("utf-8")).hexdigest(), 16) % 5 + 1
+
+
+@dataclass
+class Faults:
+    """Probability of each injected fault per request (independent of the pair, so retries can succeed)."""
+
+    rate_limit: float = 0.0  # 429 with Retry-After
+    server_error: float = 0.0  # 500
+    overloaded: float = 0.0  # 529
+    drop: float = 0.0  # connection closed without a reply
+    malformed: float = 0.0  # content that is not JSON
+    out_of_range: float = 0.0  # grade 9
+    missing: float = 0.0  # no grade field
+    refusal: float = 0.0
+    retry_after: float = 0.05  # seconds sent in Retry-After
+    seed: int = 0
+
+    _SHORT = {"429": "rate_limit", "500": "server_error", "529": "overloaded", "range": "out_of_range"}
+
+    @classmethod
+    def parse(cls, text: str) -> Faults:
+        """'429=0.15,500=0.1,malformed=0.08,range=0.05,retry_after=0.1,seed=3' -> Faults."""
+        values: dict[str, Any] = {}
+        names = {f.name for f in fields(cls)}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, _, value = part.partition("=")
+            name = cls._SHORT.get(key.strip(), key.strip())
+            if name not in names:
+                raise ValueError(f"unknown fault '{key}'")
+            values[name] = int(value) if name == "seed" else float(value)
+        return cls(**values)
+
+    def draw(self, rng: random.Random) -> str:
+        roll = rng.random()
+        for kind, p in (("429", self.rate_limit), ("500", self.server_error), ("529", self.overloaded),
+                        ("drop", self.drop), ("malformed", self.malformed), ("range", self.out_of_range),
+                        ("missing", self.missing), ("refusal", self.refusal)):
+            if roll < p:
+                return kind
+            roll -= p
+        return "ok"
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: Any
+    answer: str  # the kind answered: "ok", "429", ...
+
+
+@dataclass
+class FakeAPI:
+    latency: float = 0.0
+    faults: Faults = field(default_factory=Faults)
+    api_key: str | None = None  # when set, any other key gets 401
+    host: str = "127.0.0.1"
+    port: int = 0
+
+    def __post_init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.counts: Counter[str] = Counter()
+        self.answers: Counter[str] = Counter()
+        self._script: list[str] = []
+        # prompt substring -> kind: every request whose user prompt holds the substring gets that answer
+        self.poison: dict[str, str] = {}
+        self._rng = random.Random(self.faults.seed)
+        self._seen_systems: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+
+    # ---- control -------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """Base URL for Anthropic; OpenAI's is `url + "/v1"`."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        return self.url + "/v1"
+
+    def script(self, kinds: list[str]) -> None:
+        """Answer the next requests with these kinds, in order, before going back to random faults."""
+        unknown = set(kinds) - set(KINDS)
+        if unknown:
+            raise ValueError(f"unknown kinds {unknown}")
+        with self._lock:
+            self._script.extend(kinds)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.counts.clear()
+            self.answers.clear()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def __enter__(self) -> FakeAPI:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((self.host, self.port))
+        sock.listen(1024)
+        self.port = sock.getsockname()[1]
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(sock, ready), daemon=True, name="fakeapi")
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake API did not start")
+
+    def stop(self) -> None:
+        if self._loop and self._runner:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread:
+            self._thread.join(10)
+
+    def _serve(self, sock: socket.socket, ready: threading.Event) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
+        self._loop.run_until_complete(self._runner.setup())
+        self._loop.run_until_complete(web.SockSite(self._runner, sock).start())
+        ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._openai)
+        app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_get("/stats", self._stats)
+        return app
+
+    # ---- request handling ------------------------------------------------------------------------
+    def _next_kind(self) -> str:
+        with self._lock:
+            return self._script.pop(0) if self._script else self.faults.draw(self._rng)
+
+    async def _receive(self, request: web.Request, key_header: str) -> tuple[Any, str]:
+        transport_sock = request.transport.get_extra_info("socket") if request.transport else None
+        if transport_sock is not None:  # loopback without TCP_NODELAY adds ~40 ms of Nagle delay per reply
+            transport_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        kind = self._next_kind()
+        text = json.dumps(body, ensure_ascii=False) if self.poison else ""
+        kind = next((bad for marker, bad in self.poison.items() if marker in text), kind)
+        if self.api_key is not None and key_header_value(request, key_header) != self.api_key:
+            kind = "401"
+        with self._lock:
+            self.counts[request.path] += 1
+            self.answers[kind] += 1
+            self.requests.append(Recorded(request.path, {k.lower(): v for k, v in request.headers.items()}, body, kind))
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if kind == "drop" and request.transport:
+            request.transport.close()
+        return body, kind
+
+    async def _openai(self, request: web.Request) -> web.StreamResponse:
+        body, kind = await self._receive(request, "authorization")
+        if not kind.isdigit() and kind != "drop":
+            return web.json_response(self._openai_reply(body or {}, kind))
+        return self._error(kind, anthropic=False)
+
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
+        body, kind = await self._receive(request, "x-api-key")
+        if not kind.isdigit() and kind != "drop":
+            return web.json_response(self._anthropic_reply(body or {}, kind))
+        return self._error(kind, anthropic=True)
+
+    async def _stats(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response({"counts": dict(self.counts), "answers": dict(self.answers), "total": self.total})
+
+    def _error(self, kind: str, *, anthropic: bool) -> web.Response:
+        status = 500 if kind == "drop" else int(kind)
+        types = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error", 401: "authentication_error",
+                 404: "not_found_error", 400: "invalid_request_error"}
+        message = {401: "Incorrect API key provided.", 404: "The model does not exist.",
+                   400: "Invalid request."}.get(status, f"fake error {status}")
+        payload = ({"type": "error", "error": {"type": types[status], "message": message}} if anthropic
+                   else {"error": {"message": message, "type": types[status], "code": None}})
+        headers = {"retry-after": f"{self.faults.retry_after:g}"} if status in (429, 529) else {}
+        return web.json_response(payload, status=status, headers=headers)
+
+    def _verdict(self, user: str, kind: str) -> dict[str, Any]:
+        grade = expected_grade(user)
+        justification = f"The document matches the query at grade {grade}."
+        if kind == "range":
+            return {"justification": justification, "grade": 9}
+        if kind == "missing":
+            return {"justification": justification}
+        return {"justification": justification, "grade": grade}
+
+    def _tokens(self, system: str, user: str) -> tuple[int, int]:
+        """(prompt tokens, cached tokens): about 4 characters a token; the system prefix is cached after first use."""
+        with self._lock:
+            seen = system in self._seen_systems
+            self._seen_systems.add(system)
+        return (len(system) + len(user)) // 4 + 1, (len(system) // 4 if seen else 0)
+
+    def _openai_reply(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
+        messages = body.get("messages") or []
+        system = "".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+        user = "".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+        prompt_tokens, cached = self._tokens(system, user)
+        content: str | None = json.dumps(self._verdict(user, kind), ensure_ascii=False)
+        refusal = None
+        if kind == "malformed":
+            content = '{"justification": "The document is relevant", "grade": '
+        elif kind == "refusal":
+            content, refusal = None, "I'm sorry, I can't help with that."
+        completion_tokens = 20
+        return {
+            "id": f"chatcmpl-{self.total}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "unknown"),
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": content, "refusal": refusal}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached}},
+        }
+
+    def _anthropic_reply(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
+        system = _text(body.get("system"))
+        user = "".join(_text(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
+        prompt_tokens, cached = self._tokens(system, user)
+        content: list[dict[str, Any]]
+        stop = "tool_use"
+        if kind == "malformed":
+            content, stop = [{"type": "text", "text": "The grade is probably 4, I think."}], "end_turn"
+        elif kind == "refusal":
+            content, stop = [{"type": "text", "text": "I can't help with that."}], "refusal"
+        else:
+            content = [{"type": "tool_use", "id": f"toolu_{self.total}", "name": "record_verdict",
+                        "input": self._verdict(user, kind)}]
+        return {
+            "id": f"msg_{self.total}", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
+            "content": content, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": prompt_tokens - cached, "output_tokens": 20,
+                      "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0},
+        }
+
+
+def key_header_value(request: web.Request, header: str) -> str | None:
+    """The API key sent: `header`, else an `Authorization: Bearer` (anthropic 2.x sends its key that way)."""
+    value = request.headers.get(header) if header != "authorization" else None
+    bearer = request.headers.get("authorization", "")
+    if not value and bearer.lower().startswith("bearer "):
+        value = bearer[7:]
+    return value
+
+
+def _text(content: Any) -> str:
+    """Text of a message content: a string, or a list of blocks with 'text'."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--faults", default="", help="e.g. 429=0.15,500=0.1,malformed=0.08,range=0.05,seed=1")
+    parser.add_argument("--api-key", default=None)
+    args = parser.parse_args()
+    api = FakeAPI(latency=args.latency, faults=Faults.parse(args.faults), api_key=args.api_key, port=args.port)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    api.start()
+    print(f"fakeapi listening on {api.url}", flush=True)
+    # Wake up now and then: the kernel may hand the signal to the server thread, and Python runs
+    # handlers only when the main thread gets control back.
+    while not stop.wait(0.2):
+        pass
+    api.stop()
+    print(json.dumps({"counts": dict(api.counts), "answers": dict(api.answers), "total": api.total}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

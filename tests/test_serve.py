@@ -1,0 +1,304 @@
+"""The retrieval-test API, started as a real uvicorn server on 127.0.0.1 and called over HTTP with httpx."""
+
+import json
+import socket
+import sys
+import textwrap
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+
+from labeller.cli import main
+from labeller.errors import ConfigError
+from labeller.serve import create_app_from_file, load_config, match_passage, similarity, variant_metrics
+from labeller.serve.textstats import enhance, keywords, token_count
+
+DOCS = {
+    "d1": "Kite Couriers same-day courier invoice, consignment X9-KITE-42.",
+    "d2": "Paperline Stationers: A4 copier paper 80gsm, 5 ream box.",
+    "d3": "Octopus Energy electricity bill for March.",
+    "d4": "Thames Water quarterly water rates.",
+}
+
+TEAM_MODULE = '''
+from labeller.retrieval import Hit
+
+
+class FixedOrder:
+    """Ignores the query: returns the corpus in file order, so expected metrics are easy to check by hand."""
+
+    name = "fixed"
+
+    def __init__(self, docs, stride=1):
+        self.docs = docs[::stride]
+
+    def search(self, query, k):
+        return [Hit(doc_id=d.doc_id, score=1.0 / (i + 1)) for i, d in enumerate(self.docs[:k])]
+
+
+def build(corpus_docs, stride=1):
+    return FixedOrder(corpus_docs, stride)
+'''
+
+RUBRIC = '''+++
+name = "tiny"
++++
+Grade 5 when the document answers the query, 1 when it is unrelated.
+'''
+
+
+@pytest.fixture
+def config(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"doc_id": k, "text": v}) + "\n" for k, v in DOCS.items()))
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"query_id": "q1", "text": "Courier invoice"}) + "\n")
+    (tmp_path / "run.trec").write_text("q1 Q0 d3 1 2.0 frozen\nq1 Q0 d1 2 1.0 frozen\n")
+    (tmp_path / "team_search_h6.py").write_text(TEAM_MODULE)
+    (tmp_path / "tiny.md").write_text(RUBRIC)
+    path = tmp_path / "retrievers.toml"
+    path.write_text(textwrap.dedent("""
+        [server]
+        judge = "offline:lexical"
+        rubric = "tiny.md"
+        cache = "cache"
+
+        [retrievers.fixed]
+        callable = "team_search_h6:build"
+        corpus = "corpus.jsonl"
+
+        [retrievers.bm25]
+        builtin = "bm25"
+        corpus = "corpus.jsonl"
+
+        [retrievers.frozen]
+        run = "run.trec"
+        queries = "queries.jsonl"
+        corpus = "corpus.jsonl"
+    """))
+    yield path
+    sys.modules.pop("team_search_h6", None)
+    sys.path[:] = [p for p in sys.path if p != str(tmp_path.resolve())]  # the config put its folder there
+
+
+@pytest.fixture
+def server(config):
+    """A real uvicorn server on a free loopback port, in a background thread."""
+    # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (else ~40 ms per request).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(create_app_from_file(config), log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        yield client
+    srv.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+GROUND_TRUTH = [
+    "Kite Couriers same-day courier invoice, consignment X9-KITE-42.",  # d1 verbatim: exact
+    "octopus energy electricity bill for Marhc",  # d3 with a typo: fuzzy only
+    "A text no document holds, about parking fines.",  # never matched
+]
+
+
+def test_health_lists_the_configured_retrievers(server):
+    reply = server.get("/health")
+    assert reply.status_code == 200
+    assert reply.json() == {"status": "ok", "retrievers": ["bm25", "fixed", "frozen"], "judge": "offline:lexical",
+                            "rubric": "tiny.md"}
+
+
+def test_metrics_for_a_hand_checked_case(server):
+    reply = server.post("/retrieval-test/fixed", json={"query": "courier invoice", "ground_truth_texts": GROUND_TRUTH,
+                                                       "top_k": 3})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["score_threshold"] == 0.7 and body["token_unit"] == "whitespace-separated words"
+    (variant,) = body["variants"]
+    docs = variant["documents"]
+    assert [d["doc_id"] for d in docs] == ["d1", "d2", "d3"]
+    assert docs[0]["matches"] == [{"ground_truth": 0, "kind": "exact", "similarity": 1.0}]
+    assert docs[1]["matches"] == []
+    assert docs[2]["matches"][0]["ground_truth"] == 1 and docs[2]["matches"][0]["kind"] == "fuzzy"
+    assert docs[0]["chars"] == len(DOCS["d1"]) and docs[0]["tokens"] == 7 and docs[0]["text"] == DOCS["d1"]
+    assert docs[0]["keywords"][:3] == ["kite", "couriers", "day"]  # "same" is a stopword
+    # 2 of 3 passages match something; 2 of 3 ground truths were found.
+    m = variant["metrics"]
+    assert (m["k"], m["retrieved"], m["matched_ground_truths"]) == (3, 3, [0, 1])
+    assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
+    assert m["f1"] == pytest.approx(2 / 3) and m["hit_rate"] == 1.0
+    strict = server.post("/retrieval-test/fixed", json={"query": "courier invoice", "ground_truth_texts": GROUND_TRUTH,
+                                                        "top_k": 3, "score_threshold": 1.0}).json()
+    m = strict["variants"][0]["metrics"]
+    assert m["precision"] == pytest.approx(1 / 3) and m["recall"] == pytest.approx(1 / 3)
+    assert m["f1"] == pytest.approx(1 / 3)
+    miss = server.post("/retrieval-test/fixed", json={"query": "x", "ground_truth_texts": [GROUND_TRUTH[2]],
+                                                      "top_k": 2}).json()["variants"][0]["metrics"]
+    assert (miss["precision"], miss["recall"], miss["f1"], miss["hit_rate"]) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_enhancement_adds_a_variant_and_rerank_reorders_lexically(server):
+    body = server.post("/retrieval-test/fixed", json={
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 1,
+        "enable_query_enhancement": True, "enable_rerank": True}).json()
+    original, enhanced = body["variants"]
+    assert (original["variant"], enhanced["variant"]) == ("original", "enhanced")
+    assert enhanced["query"] == "water waters rates rate"
+    # Re-ranking picks from a pool of 3 x top_k = 3 candidates (d1-d3): none holds "water" or "rates",
+    # so the retriever's order stands and nothing matches. With top_k 2 the pool reaches d4.
+    assert original["documents"][0]["rerank_score"] == 0.0 and original["metrics"]["hit_rate"] == 0.0
+    wider = server.post("/retrieval-test/fixed", json={
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2, "enable_rerank": True}).json()
+    top = wider["variants"][0]["documents"]
+    assert [d["doc_id"] for d in top] == ["d4", "d1"] and top[0]["rerank_score"] == 1.0
+    assert wider["variants"][0]["metrics"]["hit_rate"] == 1.0
+
+
+def test_builtin_bm25_and_a_stored_run(server):
+    body = server.post("/retrieval-test/bm25", json={"query": "electricity bill", "ground_truth_texts": [DOCS["d3"]],
+                                                     "top_k": 5}).json()
+    variant = body["variants"][0]
+    assert variant["documents"][0]["doc_id"] == "d3" and variant["metrics"]["recall"] == 1.0
+    assert variant["metrics"]["retrieved"] == 1 and variant["metrics"]["precision"] == 1.0  # bm25 drops zero scores
+    frozen = server.post("/retrieval-test/frozen", json={"query": "courier  INVOICE", "ground_truth_texts": [DOCS["d1"]],
+                                                         "top_k": 1}).json()
+    assert [d["doc_id"] for d in frozen["variants"][0]["documents"]] == ["d3"]
+    assert frozen["variants"][0]["metrics"]["hit_rate"] == 0.0
+    unknown = server.post("/retrieval-test/frozen", json={"query": "not in the run", "ground_truth_texts": ["x"]})
+    assert unknown.status_code == 422
+    assert unknown.json()["detail"][0]["loc"] == ["body", "query"]
+
+
+def test_missing_ground_truth_texts_is_a_422_naming_the_field(server):
+    reply = server.post("/retrieval-test/fixed", json={"query": "courier"})
+    assert reply.status_code == 422
+    (error,) = reply.json()["detail"]
+    assert error["loc"] == ["body", "ground_truth_texts"] and error["type"] == "missing" and error["msg"]
+
+
+@pytest.mark.parametrize("body, loc, kind", [
+    ({"query": "q", "ground_truth_texts": ["t"], "score_threshold": 1.5}, ["body", "score_threshold"], "less_than_equal"),
+    ({"query": "q", "ground_truth_texts": ["t"], "score_threshold": -0.1}, ["body", "score_threshold"], "greater_than_equal"),
+    ({"query": "q", "ground_truth_texts": []}, ["body", "ground_truth_texts"], "too_short"),
+    ({"query": "q", "ground_truth_texts": ["t"], "top_k": 0}, ["body", "top_k"], "greater_than_equal"),
+    ({"query": "q", "ground_truth_texts": ["t"], "rerank": True}, ["body", "rerank"], "extra_forbidden"),
+    ({"query": "", "ground_truth_texts": ["t"]}, ["body", "query"], "string_too_short"),
+])
+def test_invalid_bodies_get_field_level_422s(server, body, loc, kind):
+    reply = server.post("/retrieval-test/fixed", json=body)
+    assert reply.status_code == 422
+    errors = reply.json()["detail"]
+    assert any(e["loc"] == loc and e["type"] == kind and e["msg"] for e in errors), errors
+
+
+def test_unknown_retriever_is_a_404(server):
+    reply = server.post("/retrieval-test/nope", json={"query": "q", "ground_truth_texts": ["t"]})
+    assert reply.status_code == 404
+    assert "unknown retriever 'nope'" in reply.json()["detail"] and "bm25" in reply.json()["detail"]
+
+
+def test_judge_grades_through_the_cache(server, config):
+    body = {"query": {"query_id": "q1", "text": "Kite Couriers courier invoice consignment"},
+            "documents": [{"doc_id": "d1", "text": DOCS["d1"]}, {"doc_id": "d4", "text": DOCS["d4"]}]}
+    first = server.post("/judge", json=body)
+    assert first.status_code == 200, first.text
+    first = first.json()
+    assert first["judge"] == "offline:lexical" and first["rubric"] == "tiny"
+    assert (first["new"], first["cached"]) == (2, 0)
+    grades = {label["doc_id"]: label["grade"] for label in first["labels"]}
+    assert grades["d1"] > grades["d4"] and grades["d4"] == 1
+    second = server.post("/judge", json=body).json()
+    assert (second["new"], second["cached"]) == (0, 2)
+    assert [(lbl["doc_id"], lbl["grade"], lbl["from_cache"]) for lbl in second["labels"]] == [
+        ("d1", grades["d1"], True), ("d4", grades["d4"], True)]
+    assert (config.parent / "cache" / "cache.db").is_file()
+
+
+def test_judge_rejects_bad_requests(server):
+    doc = [{"doc_id": "d1", "text": "t"}]
+    missing = server.post("/judge", json={"query": {"text": "q"}})
+    assert missing.status_code == 422 and missing.json()["detail"][0]["loc"] == ["body", "documents"]
+    bad_judge = server.post("/judge", json={"query": {"text": "q"}, "documents": doc, "judge": "nobody:x"})
+    assert bad_judge.status_code == 422 and bad_judge.json()["detail"][0]["loc"] == ["body", "judge"]
+    no_key = server.post("/judge", json={"query": {"text": "q"}, "documents": doc, "judge": "openai:gpt-4.1-mini"})
+    assert no_key.status_code == 422 and "OPENAI_API_KEY" in no_key.json()["detail"][0]["msg"]
+    # A request may name shipped rubrics only: it must not make the server read an arbitrary file.
+    path = server.post("/judge", json={"query": {"text": "q"}, "documents": doc, "rubric": "/etc/passwd"})
+    assert path.status_code == 422 and path.json()["detail"][0]["loc"] == ["body", "rubric"]
+
+
+# -- pieces, without a server ------------------------------------------------------------------
+
+def test_matching_rules():
+    assert match_passage("Intro. " + DOCS["d1"] + " More.", [DOCS["d1"]], 0.99)[0].kind == "exact"
+    # A short fragment of a long ground truth must resemble the whole of it, not just appear in it.
+    assert similarity("kite couriers", DOCS["d1"].lower()) < 0.5
+    assert match_passage("kite couriers", [DOCS["d1"]], 0.7) == []
+    metrics = variant_metrics([[], []], n_truths=2, k=5)
+    assert (metrics.precision, metrics.recall, metrics.f1, metrics.retrieved, metrics.k) == (0.0, 0.0, 0.0, 2, 5)
+
+
+def test_text_statistics():
+    assert token_count("a  b\tc\n") == 3
+    assert keywords("The invoice, the INVOICE and a receipt for the invoice", 2) == ["invoice", "receipt"]
+    assert enhance("The invoices for batteries") == "invoices invoice batteries battery"
+
+
+def test_config_errors_name_the_field(tmp_path):
+    path = tmp_path / "r.toml"
+    path.write_text('[retrievers.a]\nbuiltin = "bm25"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "needs a corpus" in str(err.value) and err.value.field == "retrievers.a"
+    path.write_text('[retrievers.a]\ncallable = "no_such_module_h6:build"\n')
+    with pytest.raises(ConfigError, match="cannot load 'no_such_module_h6:build'"):
+        create_app_from_file(path)
+    path.write_text('[retrievers.a]\ncallable = "json:dumps"\nargs = { obj = 1 }\n')
+    with pytest.raises(ConfigError, match="returned str; expected a Retriever"):
+        create_app_from_file(path)
+
+
+def test_serve_without_the_extra_says_how_to_install_it(config, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # what `import uvicorn` meets when it is not installed
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--config", str(config)])
+    assert exit_.value.code == 1
+    assert 'pip install "labeller[serve]"' in capsys.readouterr().err
+
+
+def test_labeller_serve_command_runs_the_api(config, tmp_path):
+    """`labeller serve` itself, as a subprocess, answering over HTTP."""
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "labeller", "serve", "--config", str(config), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                reply = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "labeller serve did not answer"
+                time.sleep(0.1)
+        assert reply.json()["retrievers"] == ["bm25", "fixed", "frozen"]
+        hit = httpx.post(f"http://127.0.0.1:{port}/retrieval-test/bm25",
+                         json={"query": "water rates", "ground_truth_texts": [DOCS["d4"]], "top_k": 1}, timeout=10)
+        assert hit.json()["variants"][0]["metrics"]["recall"] == 1.0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
