@@ -120,16 +120,30 @@ def test_interpreted_and_compiled_ranx_agree(data, tmp_path):
 
 
 def test_importing_ranx_after_labeller_still_gives_the_whole_ranx(data):
-    # labeller imports only ranx.metrics; a user's later `import ranx` must get the real package.
+    """labeller imports only ranx.metrics; a later `import ranx` must get the real package, and ranx's
+    own Qrels/Run/evaluate fed labeller's dicts (pseudo-scores in trec_eval order) agree with us."""
     _, _, qrels_path, run_path = data
-    code = ("from labeller.evaluation import EvaluateOptions, evaluate; "
-            f"ev = evaluate(EvaluateOptions(runs=[{str(run_path)!r}], labels={str(qrels_path)!r})); "
-            "import ranx; q = ranx.Qrels({'q': {'a': 1}}); r = ranx.Run({'q': {'a': 0.5, 'b': 0.9}}); "
-            "print(ranx.evaluate(q, r, 'mrr'), ev.ranx_kernels)")
+    code = f"""
+import json
+from labeller.evaluation import (EvaluateOptions, evaluate, load_judgments, load_run, ranx_qrels_dict,
+                                 ranx_run_dict)
+ev = evaluate(EvaluateOptions(runs=[{str(run_path)!r}], labels={str(qrels_path)!r}, metrics="ndcg@10,recall@20"))
+import ranx
+qrels = ranx.Qrels(ranx_qrels_dict(load_judgments({str(qrels_path)!r})))
+run = ranx.Run(ranx_run_dict(load_run({str(run_path)!r})))
+theirs = ranx.evaluate(qrels, run, ["ndcg@10", "recall@20-l2"], return_mean=False, make_comparable=True)
+print(json.dumps([ev.ranx_kernels, ev.per_query, {{k: v.tolist() for k, v in theirs.items()}},
+                  list(run.get_query_ids())]))
+"""
     done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NUMBA_DISABLE_JIT="1"),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["0.5", "interpreted"]
+    kernels, ours, theirs, query_ids = json.loads(done.stdout)
+    assert kernels == "interpreted"
+    for name, ranx_name in (("ndcg@10", "ndcg@10"), ("recall@20", "recall@20-l2")):
+        # make_comparable also scores judged queries missing from the run (as 0): compare the shared ones.
+        values = dict(zip(query_ids, theirs[ranx_name], strict=True))
+        assert {q: values[q] for q in ours[name]} == pytest.approx(ours[name], abs=1e-12)
 
 
 PUBLISHED = {"ndcg@10": 0.5058, "recall@1000": 0.7501, "recall@100": 0.4910, "map": 0.3013}

@@ -23,8 +23,8 @@ def evaluate(
     run: Annotated[list[Path], typer.Option(help="A run: TREC format, or .jsonl/.csv/.parquet with query_id, doc_id, "
                                                  "score. Repeat to compare runs.")],
     labels: Annotated[Path, typer.Option(help="Judgments: `labeller label` output, a gold file (1-5), or TREC qrels.")],
-    metrics: Annotated[str, typer.Option(help="Comma-separated: ndcg@k, recall@k, precision@k, mrr[@k], hit_rate@k, "
-                                              "map[@k].")] = "ndcg@10,recall@100,mrr@10",
+    metrics: Annotated[str, typer.Option(help="Comma-separated: ndcg@k, recall@k, precision@k, mrr or mrr@k, "
+                                              "hit_rate@k, map or map@k.")] = "ndcg@10,recall@100,mrr@10",
     relevant_from: Annotated[int, typer.Option(help="Binary metrics count grade >= this (1-5 scale) as relevant.")] = 3,
     from_scale: Annotated[Optional[str], typer.Option(help="Scale of TREC qrels grades, mapped onto 1..: default 0-3.")] = None,
     gain: Annotated[str, typer.Option(help="NDCG gain: linear (grade-1, trec_eval) or exponential (2^(grade-1)-1).")] = "linear",

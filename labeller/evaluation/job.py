@@ -133,7 +133,8 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     baseline_run = load_run(options.baseline) if options.baseline is not None and saved is None else None
     if baseline_run is not None:
         baseline_run.name = f"baseline:{baseline_run.name}"
-    _unique_names(rankings + ([baseline_run] if baseline_run else []))
+    everything = rankings + ([baseline_run] if baseline_run else [])
+    _unique_names(everything)
     alt = load_judgments(options.labels_alt, options.from_scale) if options.labels_alt else None
 
     holes = None
@@ -142,11 +143,10 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
 
         depth = options.depth or max(cutoffs(specs))
         judgments, holes, _ = fill_holes(
-            rankings + ([baseline_run] if baseline_run else []), judgments, depth, judge=options.judge,
-            queries_path=options.queries, corpus_path=options.corpus, rubric=options.rubric, cache_dir=options.cache,
-            base_url=options.base_url, options=options.label_options, out_path=options.holes_out)
+            everything, judgments, depth, judge=options.judge, queries_path=options.queries,
+            corpus_path=options.corpus, rubric=options.rubric, cache_dir=options.cache, base_url=options.base_url,
+            options=options.label_options, out_path=options.holes_out)
 
-    everything = rankings + ([baseline_run] if baseline_run else [])
     import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
     scores = {r.name: score_run(r, judgments, specs, settings) for r in everything}
     reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved

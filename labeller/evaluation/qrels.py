@@ -92,6 +92,12 @@ def _collect(rows: Iterable[tuple[int | None, Label | GoldLabel]], path: Path | 
     return grades
 
 
+def ranx_qrels_dict(judgments: Judgments) -> dict[str, dict[str, int]]:
+    """The judgments as a dict for `ranx.Qrels`: gains (grade - 1). Give binary metrics an explicit
+    level, relevant_from - 1 (e.g. `recall@100-l2`), since ranx's default counts any gain >= 1."""
+    return {q: {d: gain(g) for d, g in docs.items()} for q, docs in judgments.grades.items()}
+
+
 def gain(grade: int) -> int:
     """The gain ranx sees: grade 1 (not relevant) is 0."""
     return grade - GRADE_MIN

@@ -141,6 +141,12 @@ def shuffle_top(ranking: Ranking, depth: int, seed: int = 0, name: str | None = 
     return Ranking(name=name or f"{ranking.name}-shuffled", source=ranking.source, docs=docs)
 
 
+def ranx_run_dict(ranking: Ranking) -> dict[str, dict[str, float]]:
+    """The ranking as a dict for `ranx.Run`: strictly decreasing pseudo-scores (n, ..., 1) in
+    trec_eval's order, so ranx, which breaks ties its own way, ranks exactly as trec_eval does."""
+    return {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in ranking.docs.items()}
+
+
 def to_trec(ranking: Ranking, tag: str = "labeller") -> str:
     """The ranking as TREC run text whose scores reproduce its order under trec_eval."""
     lines = []

@@ -48,3 +48,12 @@ register_retriever("bm25-weak", BM25Retriever,
                    "BM25 over the `supplier` field only: deliberately weak, it cannot tell one purchase "
                    "from another at the same supplier",
                    fields=("supplier",), query_fields=("supplier",))
+
+
+def _random(corpus, *, name: str = "random", seed: int = 0) -> Retriever:
+    from labeller.retrieval.randomised import RandomRetriever
+
+    return RandomRetriever(corpus, name=name, seed=seed)
+
+
+register_retriever("random", _random, "deliberately broken: seeded random documents, for showing a gate fail")

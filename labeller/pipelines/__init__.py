@@ -1,0 +1,40 @@
+"""The three jobs users bring labeller, as pipelines driven by small TOML configs.
+
+    from labeller.pipelines import run_pipeline
+    result = run_pipeline("pipelines/regression.toml")
+
+`labeller run CONFIG` and `labeller demo` call these.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labeller.pipelines.config import PipelineConfig, load_config
+from labeller.pipelines.result import PipelineResult
+
+
+def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None, out_dir: str | Path | None = None,
+                 judge: str | None = None, base_url: str | None = None, promote: bool = False) -> PipelineResult:
+    """Run one pipeline config. `judge`/`base_url` replace the config's judge (e.g. a real LLM)."""
+    extra = list(overrides or [])
+    if judge:
+        extra.append(f"judge.spec={judge}")
+    if base_url:
+        extra.append(f"judge.base_url={base_url}")
+    cfg = load_config(config_path, extra, out_dir)
+    cfg.output.dir.mkdir(parents=True, exist_ok=True)
+    if cfg.pipeline == "label_slice":
+        from labeller.pipelines.label_slice import run_label_slice
+
+        return run_label_slice(cfg, str(config_path))
+    if cfg.pipeline == "validate_prompt":
+        from labeller.pipelines.validate_prompt import run_validate_prompt
+
+        return run_validate_prompt(cfg, str(config_path))
+    from labeller.pipelines.regression import run_regression
+
+    return run_regression(cfg, str(config_path), promote=promote)
+
+
+__all__ = ["PipelineConfig", "PipelineResult", "load_config", "run_pipeline"]

@@ -1,0 +1,47 @@
+"""label_slice: label the top K of a retriever over a corpus slice, with a cost preview and a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from labeller.io.tables import write_text
+from labeller.pipelines.config import PipelineConfig
+from labeller.pipelines.result import PipelineResult
+from labeller.pipelines.steps import paragraphs, cost_text, label, load_inputs, pairs_of, retrieve, write_pairs
+from labeller.reports import bar_chart, page, table
+
+
+def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
+    out = cfg.output.dir
+    queries, corpus = load_inputs(cfg)
+    entries = retrieve(cfg.retriever.name, queries, corpus, cfg.retriever.depth, out / "run.trec")
+    pairs_path = write_pairs(pairs_of(entries, depth=cfg.retriever.depth), out / "pairs.jsonl")
+
+    preview = label(cfg, pairs_path, out / "labels.jsonl", dry_run=True).stats
+    run = label(cfg, pairs_path, out / "labels.jsonl")
+    s = run.stats
+    grades = Counter(label.grade for label in run.labels)
+    summary = [
+        f"Preview: {preview.new} new pairs and {preview.cached} cached, estimated cost "
+        f"{cost_text(preview.estimated_cost_usd)} ({preview.estimated_input_tokens or 0} input tokens).",
+        f"Labelled {len(run.labels)} pairs of {len(queries)} queries (top {cfg.retriever.depth} of "
+        f"{cfg.retriever.name}) with {cfg.judge.spec}: {s.new} new, {s.cached} from the cache, {s.failed} failed.",
+        f"Judge requests sent: {s.requests}; cost {cost_text(s.cost_usd)}; "
+        f"tokens in/out {s.input_tokens}/{s.output_tokens}.",
+        "Grade distribution: " + ", ".join(f"{g}: {grades.get(g, 0)}" for g in range(1, 6)) + ".",
+    ]
+    html = page(f"label_slice: {cfg.retriever.name} top {cfg.retriever.depth}", [
+        ("Summary", paragraphs(summary)),
+        ("Grade distribution", bar_chart([f"grade {g}" for g in range(1, 6)], [grades.get(g, 0) for g in range(1, 6)],
+                                         value_format="{:.0f}")),
+        ("Labels (first 200)", table(["query", "doc", "grade", "justification", "cached"],
+                                     [[lb.query_id, lb.doc_id, lb.grade, lb.justification[:160], lb.from_cache]
+                                      for lb in run.labels[:200]], numeric=(2,))),
+    ], subtitle=f"rubric {run.labels[0].rubric if run.labels else cfg.judge.rubric} · config {config_path}")
+    report = write_text(out / "report.html", html)
+    return PipelineResult(pipeline="label_slice", config=config_path, status="passed", summary=summary,
+                          reports={"label slice": str(report), "labels": run.out_path or ""},
+                          judge_requests=s.requests,
+                          figures={"labelled": len(run.labels), "new": s.new, "cached": s.cached, "failed": s.failed,
+                                   "cost_usd": s.cost_usd})
+

@@ -1,0 +1,90 @@
+"""regression: the scheduled run. Retrieve, fill label holes through the cache, evaluate, compare
+with the stored baseline, write a dated report, append to the history store, fail on a real drop.
+
+The baseline is a run file (`baseline.run`). When it does not exist yet it is built once with
+`baseline.retriever` (or, failing that, today's retriever) and stored, so later runs compare
+against a fixed reference; `labeller run ... --promote` replaces it with today's run after a pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+
+from labeller.evaluation import EvaluateOptions, evaluate, markdown, write_report
+from labeller.io.tables import write_text
+from labeller.io.trec import read_run
+from labeller.pipelines.config import PipelineConfig
+from labeller.pipelines.history import HistoryRow, append_history, trend_series
+from labeller.pipelines.result import PipelineResult
+from labeller.pipelines.steps import label, load_inputs, pairs_of, paragraphs, retrieve, write_pairs
+from labeller.reports import line_chart, page
+
+
+def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False) -> PipelineResult:
+    out = cfg.output.dir
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    stamp = now.strftime("%Y-%m-%dT%H%M%SZ")
+    queries, corpus = load_inputs(cfg)
+    depth = cfg.retriever.depth
+    today_path = out / "runs" / f"{stamp}-{cfg.retriever.name}.trec"
+    today = retrieve(cfg.retriever.name, queries, corpus, depth, today_path)
+
+    baseline_path = cfg.baseline.run or out / "baseline.trec"
+    notes = []
+    if not baseline_path.is_file():
+        name = cfg.baseline.retriever or cfg.retriever.name
+        retrieve(name, queries, corpus, depth, baseline_path)
+        notes.append(f"No stored baseline yet: built it with retriever '{name}' and saved it to {baseline_path}.")
+    baseline = read_run(baseline_path)
+
+    pairs_path = write_pairs(pairs_of(today, baseline, depth=depth), out / "pairs.jsonl")
+    labelled = label(cfg, pairs_path, out / "labels.jsonl")
+    thresholds = [f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()]
+    ev = evaluate(EvaluateOptions(runs=[today_path], labels=labelled.out_path, baseline=baseline_path,
+                                  metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
+                                  thresholds=thresholds, alpha=cfg.evaluate.alpha))
+    report_dir = out / "reports" / stamp
+    report = write_report(ev, report_dir)
+    regression = ev.gate is not None and not ev.gate.passed
+    rows = [HistoryRow(run_at=now.isoformat(), retriever=cfg.retriever.name, metric=m, value=v,
+                       baseline_value=_baseline_value(ev, m), judge=cfg.judge.spec,
+                       rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
+                       regression=regression)
+                     for m, v in ev.metrics.items() if v is not None]
+    history = append_history(out / "history.parquet", rows)
+    trend = write_text(out / "trend.html", _trend_page(history, cfg))
+    write_text(out / "latest.md", markdown(ev))
+    if promote and not regression:
+        shutil.copyfile(today_path, baseline_path)
+        notes.append(f"Promoted today's run to the baseline ({baseline_path}).")
+
+    s = labelled.stats
+    summary = notes + [
+        f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
+        f"({ev.queries.no_answer} in the no-answer bucket): "
+        + ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None) + ".",
+        f"Labels: {len(labelled.labels)} pairs in the top {depth} of both runs; {s.new} new, {s.cached} from the "
+        f"cache; judge requests sent: {s.requests}.",
+        "REGRESSION: a drop beyond its threshold and significant." if regression
+        else "No significant regression beyond the thresholds.",
+    ]
+    return PipelineResult(pipeline="regression", config=config_path, status="failed" if regression else "passed",
+                          summary=summary, judge_requests=s.requests,
+                          reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
+                                   str(report_dir / "summary.md")},
+                          figures={k: v for k, v in ev.metrics.items()})
+
+
+def _baseline_value(ev, metric: str) -> float | None:
+    return ev.runs[ev.baseline].metrics.get(metric) if ev.baseline in ev.runs else None
+
+
+def _trend_page(history: list[HistoryRow], cfg: PipelineConfig) -> str:
+    x, series = trend_series(history)
+    latest = history[-1].run_at if history else "never"
+    runs = len({r.run_at for r in history})
+    sections = [("Metrics over time", line_chart(x, series)),
+                ("", paragraphs([f"{runs} scheduled runs recorded in history.parquet; the latest at {latest}. "
+                                 "Regression runs are marked in the history's `regression` column."]))]
+    return page("regression: metric trend", sections, subtitle=f"retriever {cfg.retriever.name} · judge {cfg.judge.spec}")

@@ -1,0 +1,58 @@
+"""Steps the pipelines share: retrieve a run, label pairs through the cache, write pairs files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labeller.io.inputs import read_corpus, read_queries
+from labeller.io.tables import write_rows, write_text
+from labeller.io.trec import format_run, top_k
+from labeller.labelling import LabelOptions, LabelRun, label_job
+from labeller.pipelines.config import PipelineConfig
+from labeller.records import Doc, Pair, Query, RunEntry
+
+
+def load_inputs(cfg: PipelineConfig) -> tuple[dict[str, Query], dict[str, Doc]]:
+    return read_queries(cfg.inputs.queries), read_corpus(cfg.inputs.corpus)
+
+
+def retrieve(name: str, queries: dict[str, Query], corpus: dict[str, Doc], depth: int, path: Path) -> list[RunEntry]:
+    """Run the named retriever over every query and save the run in TREC format."""
+    from labeller.retrieval import make_retriever, make_run
+
+    entries = make_run(make_retriever(name, corpus), queries, depth)
+    write_text(path, format_run(entries, tag=name))
+    return entries
+
+
+def write_pairs(pairs: list[Pair], path: Path) -> Path:
+    return write_rows(path, (p.model_dump() for p in pairs))
+
+
+def pairs_of(*runs: list[RunEntry], depth: int) -> list[Pair]:
+    """The top `depth` pairs of each run, once each, in first-seen order."""
+    seen: dict[tuple[str, str], Pair] = {}
+    for entries in runs:
+        for e in top_k(entries, depth):
+            seen.setdefault((e.query_id, e.doc_id), Pair(query_id=e.query_id, doc_id=e.doc_id))
+    return list(seen.values())
+
+
+def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str | None = None,
+          dry_run: bool = False) -> LabelRun:
+    """Label a pairs file with the configured judge, through the shared cache."""
+    options = LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost, dry_run=dry_run)
+    return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
+                     judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
+                     out_path=out_path, base_url=cfg.judge.base_url, options=options, prices_path=cfg.judge.prices)
+
+
+def cost_text(cost: float | None) -> str:
+    return "unknown (no price for this model; tokens are reported)" if cost is None else f"${cost:.4f}"
+
+
+def paragraphs(lines: list[str]) -> str:
+    """Plain sentences as escaped HTML paragraphs, for the summary sections of pipeline pages."""
+    from markupsafe import escape
+
+    return "".join(f"<p>{escape(line)}</p>" for line in lines)

@@ -1,0 +1,55 @@
+"""validate_prompt: label the gold pairs with the old and the new rubric, compare both with gold, gate."""
+
+from __future__ import annotations
+
+from labeller.errors import ConfigError
+from labeller.io.inputs import read_gold
+from labeller.io.tables import write_text
+from labeller.pipelines.config import PipelineConfig
+from labeller.pipelines.result import PipelineResult
+from labeller.pipelines.steps import paragraphs, label, write_pairs
+from labeller.records import Pair
+from labeller.reports import page, table
+
+
+def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult:
+    from labeller.agreement import agree_files
+
+    if not (cfg.old_rubric and cfg.new_rubric and cfg.inputs.gold):
+        raise ConfigError("validate_prompt needs old_rubric, new_rubric and inputs.gold", path=config_path)
+    out = cfg.output.dir
+    gold = read_gold(cfg.inputs.gold)
+    pairs = list({(g.query_id, g.doc_id): Pair(query_id=g.query_id, doc_id=g.doc_id) for g in gold}.values())
+    pairs_path = write_pairs(pairs, out / "gold-pairs.jsonl")
+    old = label(cfg, pairs_path, out / "labels-old.jsonl", rubric=cfg.old_rubric)
+    new = label(cfg, pairs_path, out / "labels-new.jsonl", rubric=cfg.new_rubric)
+    result = agree_files(new.out_path, cfg.inputs.gold, baseline=old.out_path, queries=cfg.inputs.queries,
+                         corpus=cfg.inputs.corpus, rubric=cfg.new_rubric, relevant_from=cfg.gate.relevant_from,
+                         min_kappa=cfg.gate.min_kappa, max_drop=cfg.gate.max_drop, report_dir=out / "agreement")
+    gate = result.gate
+    ci = gate.ci
+    summary = [
+        f"Judge {cfg.judge.spec} on {result.n} gold pairs: kappa old {gate.old:.3f} → new {gate.new:.3f} "
+        f"(difference {gate.difference:+.3f}, 95% CI {ci.low:+.3f} to {ci.high:+.3f}, queries resampled).",
+        f"The change fixed {len(gate.fixed)} pairs and broke {len(gate.broken)}; verdict: {gate.verdict.upper()} "
+        f"({gate.change}).",
+        *gate.reasons,
+        *result.warnings,
+        f"Judge requests sent: {old.stats.requests + new.stats.requests}.",
+    ]
+    changes = [[c.query_id, c.doc_id, c.gold, c.old, c.new, "fixed"] for c in gate.fixed] + \
+              [[c.query_id, c.doc_id, c.gold, c.old, c.new, "broken"] for c in gate.broken]
+    html = page("validate_prompt: old against new rubric", [
+        ("Verdict", paragraphs(summary)),
+        ("Pairs that flipped", table(["query", "doc", "human", "old", "new", "change"], changes, numeric=(2, 3, 4))),
+        ("Reports", f'<p><a href="agreement/agreement.html">Agreement of the new rubric with gold '
+                    f"(confusion heatmap, disagreements)</a></p>"),
+    ], subtitle=f"old {cfg.old_rubric} · new {cfg.new_rubric} · gold {cfg.inputs.gold.name}")
+    report = write_text(out / "report.html", html)
+    return PipelineResult(pipeline="validate_prompt", config=config_path,
+                          status="passed" if gate.verdict == "pass" else "failed", summary=summary,
+                          reports={"prompt change": str(report), "agreement": str(out / "agreement" / "agreement.html")},
+                          judge_requests=old.stats.requests + new.stats.requests,
+                          figures={"kappa_old": gate.old, "kappa_new": gate.new, "n": result.n,
+                                   "fixed": len(gate.fixed), "broken": len(gate.broken)})
+
