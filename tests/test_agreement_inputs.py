@@ -116,9 +116,14 @@ def test_out_of_scale_qrels_grade_is_an_error_unless_clipped(tmp_path):
     assert result["confusion"]["matrix"] == [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1]]
 
 
-def test_qrels_need_an_explicit_scale(tmp_path, labels):
+def test_qrels_default_to_trec_scale_and_say_how_to_change_it(tmp_path, labels):
     human = write_qrels(tmp_path / "human.txt", {k: min(v, 3) - 1 for k, v in PAIRS.items()})
-    assert "--from-scale" in expect_error("--labels", labels, "--gold", human)
+    code, out, _ = run_cli("agree", "--labels", labels, "--gold", human, "--json")
+    explicit = run_cli("agree", "--labels", labels, "--gold", human, "--from-scale", "0-3", "--json")[1]
+    assert code == 0 and json.loads(out)["kappa"] == json.loads(explicit)["kappa"]
+    wide = write_qrels(tmp_path / "wide.txt", {k: v for k, v in PAIRS.items()})  # grades up to 5: not 0-3
+    message = expect_error("--labels", labels, "--gold", wide)
+    assert "outside the scale 0-3" in message and "wide.txt" in message
 
 
 def test_label_file_csv_and_gold_csv_read_like_jsonl(tmp_path, labels):

@@ -108,7 +108,7 @@ def test_bad_runs_are_one_clear_error(data, capsys, content, message):
 def test_bad_labels_are_one_clear_error(data, capsys):
     labels = write_jsonl(data["dir"] / "labels.jsonl", [label_row("q1", "d1", 3), label_row("q1", "d1", 5)])
     code, _, err = cli("evaluate", "--run", data["run"], "--labels", labels, capsys=capsys)
-    assert code == 2 and "labels.jsonl:2: field 'grade': pair (q1, d1) has grade 5 here but 3 on line 1" in err
+    assert code == 2 and "labels.jsonl:2: field 'doc_id': pair (q1, d1) is graded twice (first on line 1)" in err
     qrels = data["dir"] / "five.qrels"
     qrels.write_text("q1 0 d1 4\n")
     code, _, err = cli("evaluate", "--run", data["run"], "--labels", qrels, capsys=capsys)

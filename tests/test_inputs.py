@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from labeller.errors import BadInputError, ConfigError
-from labeller.io import (format_qrels, read_corpus, read_gold, read_labels, read_pairs, read_queries, read_qrels,
+from labeller.io import (format_qrels, read_corpus, read_gold, read_labels, read_pairs, read_queries, read_grades,
                          read_rows, read_run, top_k, write_rows, write_text)
 from labeller.io.trec import parse_scale
 from labeller.records import Doc, Query, RunEntry
@@ -165,13 +165,14 @@ def test_top_k_ranks_by_score_with_trec_eval_ties():
 def test_qrels_map_the_given_scale_onto_one_to_five(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 0\nq1 0 d2 3\nq2 0 d1 2\n")
-    gold = read_qrels(path, from_scale="0-3")
+    gold = read_grades(path, from_scale="0-3").rows
     assert [(g.query_id, g.doc_id, g.grade) for g in gold] == [("q1", "d1", 1), ("q1", "d2", 4), ("q2", "d1", 3)]
+    assert read_grades(path).rows == gold  # qrels default to TREC's 0-3 scale
     assert format_qrels({(g.query_id, g.doc_id): g.grade for g in gold}, "0-3") == path.read_text()
     path.write_text("q1 0 d1 4\n")
-    assert "outside the scale 0-3" in str(error(read_qrels, path, "0-3"))
+    assert "outside the scale 0-3" in str(error(lambda p, s: read_grades(p, from_scale=s), path, "0-3"))
     path.write_text("q1 0 d1 1\nq1 0 d1 2\n")
-    assert error(read_qrels, path, "0-3").line == 2
+    assert error(lambda p, s: read_grades(p, from_scale=s, several_per_pair=False), path, "0-3").line == 2
     for bad in ("0-9", "3-1", "high"):
         with pytest.raises(BadInputError):
             parse_scale(bad)

@@ -34,7 +34,7 @@ def agree(
     clip: Annotated[bool, typer.Option("--clip", help="Clip out-of-scale grades to the scale (reported) "
                                                       "instead of failing.")] = False,
     from_scale: Annotated[Optional[str], typer.Option("--from-scale", help="Scale of TREC qrels inputs, "
-                                                      "LOW-HIGH: 0-3 maps 0..3 onto 1..4.")] = None,
+                                                      "LOW-HIGH (default 0-3, mapping 0..3 onto 1..4).")] = None,
     queries: Annotated[Optional[Path], typer.Option("--queries", help="Queries file: query text in reports, "
                                                                       "id checks.")] = None,
     corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus file: document excerpts in reports, "

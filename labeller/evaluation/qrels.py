@@ -9,16 +9,12 @@ Gains handed to ranx are grade - 1 (see labeller.evaluation.metrics).
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labeller.errors import BadInputError
-from labeller.io.inputs import read_models
-from labeller.io.tables import read_rows
-from labeller.io.trec import is_table, read_qrels
-from labeller.records import GRADE_MIN, GoldLabel, Label
+from labeller.io.gold import consensus_grade, read_grades
+from labeller.records import GRADE_MIN, Label
 
 Grades = dict[str, dict[str, int]]  # query_id -> doc_id -> grade (1-5)
 
@@ -57,39 +53,19 @@ class Judgments:
 
 
 def load_judgments(path: str | Path, from_scale: str | None = None) -> Judgments:
-    """Read labels, gold or qrels into grades; a pair judged twice with different grades is an error."""
-    path = Path(path)
-    if not is_table(path):
-        scale = from_scale or "0-3"
-        gold = read_qrels(path, from_scale=scale)
-        return Judgments(_collect((None, g) for g in gold), str(path), "qrels", scale)
-    first = next(read_rows(path))[1]
-    # `labeller label` rows carry provenance; gold rows carry at most annotator and note.
-    model = Label if "judge" in first or "cache_key" in first else GoldLabel
-    rows = read_models(path, model)
-    return Judgments(_collect(rows, path), str(path), "labels" if model is Label else "gold")
+    """Read labels, gold or qrels into grades (the same reader and checks as `labeller agree`).
 
-
-def _collect(rows: Iterable[tuple[int | None, Label | GoldLabel]], path: Path | None = None) -> Grades:
-    """Pairs -> grades. Several gold annotators on one pair give their consensus: the median, an even
-    split taking the lower middle grade (the rule labeller agree uses). Anything else judged twice
-    with two different grades is an error."""
-    by_pair: dict[tuple[str, str], dict[str, tuple[int | None, int]]] = {}
-    for line, row in rows:
-        who = row.annotator if isinstance(row, GoldLabel) else ""
-        seen = by_pair.setdefault((row.query_id, row.doc_id), {})
-        if who in seen and seen[who][1] != row.grade:
-            raise BadInputError(f"pair ({row.query_id}, {row.doc_id}) has grade {row.grade} here but {seen[who][1]} "
-                                f"on line {seen[who][0]}; expected one grade per pair"
-                                + (f" and annotator '{who}'" if who else ""),
-                                path=str(path) if path else None, line=line, field="grade")
-        seen.setdefault(who, (line, row.grade))
-    if not by_pair:
-        raise BadInputError("no judgments found; expected at least one graded pair", path=str(path) if path else None)
+    Several gold annotators on one pair give their consensus grade, as in `labeller agree`.
+    """
+    graded = read_grades(path, from_scale=from_scale)
+    by_pair: dict[tuple[str, str], list[int]] = {}
+    for row in graded.rows:
+        by_pair.setdefault((row.query_id, row.doc_id), []).append(row.grade)
     grades: Grades = {}
-    for (qid, did), seen in by_pair.items():
-        grades.setdefault(qid, {})[did] = statistics.median_low(g for _, g in seen.values())
-    return grades
+    for (qid, did), values in by_pair.items():
+        grades.setdefault(qid, {})[did] = consensus_grade(values)
+    scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
+    return Judgments(grades, str(path), graded.kind, scale)
 
 
 def ranx_qrels_dict(judgments: Judgments) -> dict[str, dict[str, int]]:

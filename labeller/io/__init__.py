@@ -2,9 +2,10 @@
 
 from labeller.io.inputs import read_corpus, read_gold, read_labels, read_models, read_pairs, read_queries
 from labeller.io.tables import read_rows, write_rows, write_text
-from labeller.io.trec import format_qrels, format_run, read_qrels, read_run, top_k
+from labeller.io.gold import read_grades
+from labeller.io.trec import format_qrels, format_run, read_run, top_k
 
 __all__ = [
     "format_qrels", "format_run", "read_corpus", "read_gold", "read_labels", "read_models", "read_pairs",
-    "read_qrels", "read_queries", "read_rows", "read_run", "top_k", "write_rows", "write_text",
+    "read_grades", "read_queries", "read_rows", "read_run", "top_k", "write_rows", "write_text",
 ]

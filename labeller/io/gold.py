@@ -6,8 +6,8 @@ plus the rows that were clipped. Problems raise BadInputError naming file, line 
 - Gold files (JSONL/CSV/Parquet) hold GoldLabel rows: query_id, doc_id, grade 1-5, annotator, note.
   Several people may grade one pair, each under a distinct `annotator` value.
 - Label files are `labeller label` output (the Label record); the judge's justification is kept.
-- TREC qrels (`qid 0 docid grade`, any non-table extension) need an explicit scale: `from_scale`
-  "0-3" maps 0..3 onto 1..4. Table files are always on the 1-5 scale.
+- TREC qrels (`qid 0 docid grade`, any non-table extension) are on TREC's usual 0-3 scale unless
+  `from_scale` says otherwise: "0-3" maps 0..3 onto 1..4. Table files are always on the 1-5 scale.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require, write_rows, write_text
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale
 from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
+
+DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other
 
 Kind = Literal["labels", "gold", "qrels"]
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
@@ -70,10 +72,7 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
         kind: Kind = "labels" if "judge" in raw_rows[0][1] else "gold"
         low, high = GRADE_MIN, GRADE_MAX
     else:
-        scale = parse_scale(from_scale)
-        if scale is None:
-            raise BadInputError("TREC qrels need an explicit scale: pass --from-scale LOW-HIGH "
-                                "(e.g. 0-3 maps grades 0..3 onto labeller's 1..4)", path=str(path))
+        scale = parse_scale(from_scale or DEFAULT_QRELS_SCALE)
         raw_rows = [(n, _qrels_row(n, parts, path)) for n, parts in _lines(path)]
         kind, (low, high) = "qrels", scale
     rows: list[Graded] = []
@@ -93,11 +92,12 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
                                    clipped_to=grade - low + GRADE_MIN))
         graded = _validate(kind, {**row, "query_id": qid, "doc_id": did, "grade": grade - low + GRADE_MIN},
                            path, line)
-        key = (qid, did, graded.annotator) if several_per_pair else (qid, did)
+        per_person = several_per_pair and kind == "gold"  # only people grade a pair several times
+        key = (qid, did, graded.annotator) if per_person else (qid, did)
         if key in first_line:
-            who = f" by annotator '{graded.annotator}'" if several_per_pair else ""
-            hint = (" give each person's grades a distinct `annotator` value" if several_per_pair
-                    else " a label file holds one grade per pair")
+            who = f" by annotator '{graded.annotator}'" if per_person else ""
+            hint = (" give each person's grades a distinct `annotator` value" if per_person
+                    else f" a {kind} file holds one grade per pair")
             raise BadInputError(f"pair ({qid}, {did}) is graded twice{who} (first on line {first_line[key]});{hint}",
                                 path=str(path), line=line, field="doc_id")
         first_line[key] = line

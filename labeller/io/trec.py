@@ -12,7 +12,7 @@ from pathlib import Path
 
 from labeller.errors import BadInputError
 from labeller.io.tables import FORMATS, read_rows, require
-from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, RunEntry
+from labeller.records import GRADE_MAX, GRADE_MIN, RunEntry
 
 
 def _lines(path: Path):
@@ -76,29 +76,6 @@ def parse_scale(spec: str | None) -> tuple[int, int] | None:
     if high < low or high - low + 1 > GRADE_MAX:
         raise BadInputError(f"scale '{spec}' must span at most {GRADE_MAX} grades")
     return low, high
-
-
-def read_qrels(path: str | Path, from_scale: str | None = "0-3", annotator: str = "qrels") -> list[GoldLabel]:
-    """Read TREC qrels, mapping grades LOW..HIGH of `from_scale` onto 1.. ."""
-    path = Path(path)
-    scale = parse_scale(from_scale)
-    out: dict[tuple[str, str], GoldLabel] = {}
-    for n, parts in _lines(path):
-        if len(parts) != 4:
-            raise BadInputError(f"expected 4 columns 'qid 0 docid grade', got {len(parts)}", path=str(path), line=n)
-        qid, _, did, raw = parts
-        try:
-            grade = int(raw)
-        except ValueError:
-            raise BadInputError(f"grade {raw!r} is not an integer", path=str(path), line=n, field="grade") from None
-        low, high = scale or (GRADE_MIN, GRADE_MAX)
-        if not low <= grade <= high:
-            raise BadInputError(f"grade {grade} is outside the scale {low}-{high}", path=str(path), line=n,
-                                field="grade")
-        if (qid, did) in out:
-            raise BadInputError(f"pair ({qid}, {did}) is judged twice", path=str(path), line=n, field="docid")
-        out[(qid, did)] = GoldLabel(query_id=qid, doc_id=did, grade=grade - low + GRADE_MIN, annotator=annotator)
-    return list(out.values())
 
 
 def format_qrels(grades: dict[tuple[str, str], int], to_scale: str | None = "0-3") -> str:

@@ -43,12 +43,24 @@ def append_history(path: str | Path, rows: list[HistoryRow]) -> list[HistoryRow]
     return history
 
 
-def trend_series(history: list[HistoryRow], retriever: str | None = None) -> tuple[list[str], dict[str, list[float]]]:
-    """x labels (run times) and one series per metric, for the trend plot."""
-    rows = [r for r in history if retriever is None or r.retriever == retriever]
-    times = sorted({r.run_at for r in rows})
-    series: dict[str, list[float | None]] = {}
-    for metric in sorted({r.metric for r in rows}):
-        by_time = {r.run_at: r.value for r in rows if r.metric == metric}
+class Trend(BaseModel):
+    """The history arranged for the trend plot: one point per run, one series per metric."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_at: list[str]
+    retrievers: list[str]
+    regression: list[bool]
+    series: dict[str, list[float | None]]
+
+
+def trend(history: list[HistoryRow]) -> Trend:
+    times = sorted({r.run_at for r in history})
+    first = {}
+    for r in history:
+        first.setdefault(r.run_at, r)
+    series = {}
+    for metric in sorted({r.metric for r in history}):
+        by_time = {r.run_at: r.value for r in history if r.metric == metric}
         series[metric] = [by_time.get(t) for t in times]
-    return [t[:16].replace("T", " ") for t in times], series
+    return Trend(run_at=times, retrievers=[first[t].retriever for t in times],
+                 regression=[first[t].regression for t in times], series=series)

@@ -15,10 +15,10 @@ from labeller.evaluation import EvaluateOptions, evaluate, markdown, write_repor
 from labeller.io.tables import write_text
 from labeller.io.trec import read_run
 from labeller.pipelines.config import PipelineConfig
-from labeller.pipelines.history import HistoryRow, append_history, trend_series
+from labeller.pipelines.history import HistoryRow, append_history, trend
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import label, load_inputs, pairs_of, paragraphs, retrieve, write_pairs
-from labeller.reports import line_chart, page
+from labeller.reports import line_chart, page, table
 
 
 def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False) -> PipelineResult:
@@ -81,10 +81,16 @@ def _baseline_value(ev, metric: str) -> float | None:
 
 
 def _trend_page(history: list[HistoryRow], cfg: PipelineConfig) -> str:
-    x, series = trend_series(history)
-    latest = history[-1].run_at if history else "never"
-    runs = len({r.run_at for r in history})
-    sections = [("Metrics over time", line_chart(x, series)),
-                ("", paragraphs([f"{runs} scheduled runs recorded in history.parquet; the latest at {latest}. "
-                                 "Regression runs are marked in the history's `regression` column."]))]
-    return page("regression: metric trend", sections, subtitle=f"retriever {cfg.retriever.name} · judge {cfg.judge.spec}")
+    t = trend(history)
+    labels = [when[:16].replace("T", " ") for when in t.run_at]
+    rows = [[when, retriever, "REGRESSION" if failed else "ok"] + [t.series[m][i] for m in t.series]
+            for i, (when, retriever, failed) in enumerate(zip(labels, t.retrievers, t.regression))]
+    sections = [
+        ("Metrics over time", line_chart(labels, t.series, y_range=(0.0, 1.0), marked=t.regression)),
+        ("", paragraphs([f"{len(t.run_at)} runs recorded in history.parquet. Runs that failed the gate are "
+                         "circled in red."])),
+        ("Runs", table(["run at (UTC)", "retriever", "gate"] + list(t.series), rows[::-1],
+                       numeric=tuple(range(3, 3 + len(t.series))))),
+    ]
+    return page("regression: metric trend", sections, subtitle=f"config retriever {cfg.retriever.name} · "
+                                                                f"judge {cfg.judge.spec}")

@@ -98,11 +98,16 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, width: int = 76
 
 
 def line_chart(x_labels: Sequence[str], series: dict[str, Sequence[float]], *, width: int = 760,
-               height: int = 280) -> Markup:
-    """One line per series over shared x labels (e.g. dates), with a legend and a labelled y range."""
+               height: int = 280, y_range: tuple[float, float] | None = None,
+               marked: Sequence[bool] = ()) -> Markup:
+    """One line per series over shared x labels (e.g. dates), with a legend and gridlines.
+
+    `y_range` fixes the axis (e.g. (0, 1) for metrics, so small wiggles don't look like cliffs);
+    `marked[i]` draws a red ring around every point at x i (e.g. runs that failed a gate).
+    """
     palette = ["#1f5fa8", "#c2571a", "#17703a", "#7b3fa0", "#b3261e", "#4b5563"]
     values = [v for vs in series.values() for v in vs if v is not None]
-    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    low, high = y_range or ((min(values), max(values)) if values else (0.0, 1.0))
     if high - low < 1e-9:
         low, high = low - 0.05, high + 0.05
     left, right, top, bottom = 56, width - 150, 16, height - 40
@@ -113,9 +118,12 @@ def line_chart(x_labels: Sequence[str], series: dict[str, Sequence[float]], *, w
         return x, bottom - (bottom - top) * (v - low) / (high - low)
 
     parts = [f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#555"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#555"/>',
-             f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" font-size="11">{high:.3f}</text>',
-             f'<text x="{left - 6}" y="{bottom}" text-anchor="end" font-size="11">{low:.3f}</text>']
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#555"/>']
+    for i in range(5):
+        value = low + (high - low) * i / 4
+        _, y = xy(0, value)
+        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e3e6ea"/>'
+                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{value:.2f}</text>')
     step = max(1, n // 8)
     for i in range(0, n, step):
         x, _ = xy(i, low)
@@ -126,6 +134,8 @@ def line_chart(x_labels: Sequence[str], series: dict[str, Sequence[float]], *, w
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
         parts += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>' for x, y in points]
+        parts += [f'<circle cx="{xy(i, v)[0]:.1f}" cy="{xy(i, v)[1]:.1f}" r="7" fill="none" stroke="#b3261e" '
+                  f'stroke-width="2"/>' for i, v in enumerate(vs) if v is not None and i < len(marked) and marked[i]]
         parts.append(f'<rect x="{right + 14}" y="{top + k * 18}" width="12" height="12" fill="{colour}"/>'
                      f'<text x="{right + 30}" y="{top + k * 18 + 10}" font-size="12">{escape(name)}</text>')
     return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">'
