@@ -23,8 +23,8 @@ from labeller.reports import line_chart, page, table
 
 def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False) -> PipelineResult:
     out = cfg.output.dir
-    now = datetime.now(timezone.utc).replace(microsecond=0)
-    stamp = now.strftime("%Y-%m-%dT%H%M%SZ")
+    now = datetime.now(timezone.utc)
+    stamp = _unused_stamp(out, now.strftime("%Y-%m-%dT%H%M%SZ"))
     queries, corpus = load_inputs(cfg)
     depth = cfg.retriever.depth
     today_path = out / "runs" / f"{stamp}-{cfg.retriever.name}.trec"
@@ -74,6 +74,15 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},
                           figures={k: v for k, v in ev.metrics.items()})
+
+
+def _unused_stamp(out, stamp: str) -> str:
+    """The run's name in file names; a second run within the same second gets a suffix, never overwrites."""
+    candidate, n = stamp, 1
+    while (out / "reports" / candidate).exists():
+        n += 1
+        candidate = f"{stamp}-{n}"
+    return candidate
 
 
 def _baseline_value(ev, metric: str) -> float | None:
