@@ -57,3 +57,12 @@ def _no_real_providers(monkeypatch, tmp_path):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path.parent / "numba-cache"))
     yield
 
+
+
+@pytest.fixture
+def api():
+    """A fake OpenAI/Anthropic server on loopback; faults are switched on per test."""
+    from fakeapi import FakeAPI, Faults
+
+    with FakeAPI(faults=Faults(retry_after=0.2)) as server:
+        yield server

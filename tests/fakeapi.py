@@ -346,3 +346,13 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def grade_once(judge, prompt):
+    """One verdict from a judge, closing its client afterwards."""
+    async def run():
+        try:
+            return await judge.generate(prompt)
+        finally:
+            await judge.aclose()
+    return asyncio.run(run())

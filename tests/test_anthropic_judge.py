@@ -6,7 +6,8 @@ import asyncio
 import json
 
 import pytest
-from fakeapi import FakeAPI, Faults
+import fakeapi
+from fakeapi import FakeAPI
 
 from labeller.errors import JudgeError, MissingKeyError
 from labeller.judges.anthropic import AnthropicJudge
@@ -19,19 +20,8 @@ PROMPT = JudgePrompt(system=SYSTEM,
                      user="<query>\nvat on fuel\n</query>\n<document>\nfuel receipt [[grade:2]]\n</document>")
 
 
-@pytest.fixture
-def api():
-    with FakeAPI(faults=Faults(retry_after=0.2)) as server:
-        yield server
-
-
 def grade_once(judge: AnthropicJudge, prompt: JudgePrompt = PROMPT):
-    async def run():
-        try:
-            return await judge.generate(prompt)
-        finally:
-            await judge.aclose()
-    return asyncio.run(run())
+    return fakeapi.grade_once(judge, prompt)
 
 
 def test_right_verdict_and_normalised_usage(api):

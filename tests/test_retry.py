@@ -21,12 +21,6 @@ PROMPT = JudgePrompt(system="rubric " * 30, user="<query>\nq\n</query>\n<documen
 FAST = RetryPolicy(initial_wait=0.01, max_wait=0.05)
 
 
-@pytest.fixture
-def api():
-    with FakeAPI(faults=Faults(retry_after=0.2)) as server:
-        yield server
-
-
 def run(judge, policy: RetryPolicy = FAST):
     async def go():
         try:

@@ -96,7 +96,7 @@ def _gate_lines(result: AgreeResult) -> list[str]:
 
 
 def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
-    out = [f"# Agreement of judge labels with human gold", "", f"Labels `{result.labels}` against gold `{result.gold}`.", "",
+    out = ["# Agreement of judge labels with human gold", "", f"Labels `{result.labels}` against gold `{result.gold}`.", "",
            generosity_sentence(result), ""]
     out += [f"- **{k}**: {v}" for k, v in headline(result)] + [""]
     out += [f"> warning: {w}" for w in result.warnings] + ([""] if result.warnings else [])

@@ -15,7 +15,6 @@ A TOML canary file holds `[[canary]]` tables; a JSONL file holds one canary obje
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from labeller.canaries.factrecall import normalise
 from labeller.errors import BadInputError
 from labeller.io.tables import read_rows
+from labeller.io.tomlfile import read_toml
 
 DEFAULT_STORE = "default"
 
@@ -150,12 +150,7 @@ def load_canaries(path: str | Path) -> list[Canary]:
 
 
 def _toml_items(path: Path) -> list[tuple[str, int | None, dict[str, Any]]]:
-    if not path.is_file():
-        raise BadInputError("file not found", path=str(path))
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"not valid TOML ({exc})", path=str(path)) from None
+    data = read_toml(path)
     unknown = sorted(set(data) - {"canary"})
     if unknown:
         raise BadInputError(f"unknown top-level key(s) {unknown}; expected only [[canary]] tables", path=str(path))

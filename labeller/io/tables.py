@@ -13,8 +13,9 @@ import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from labeller.errors import BadInputError
 
@@ -139,45 +140,45 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()
 
 
-def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
-    """Write rows atomically: a reader sees the old file or the whole new one, never half."""
+@contextmanager
+def atomic_file(path: str | Path, mode: str = "wb") -> Iterator[IO]:
+    """Open a temporary file beside `path` and move it into place only if the block completes,
+    so a reader sees the old file or the whole new one, never half."""
     path = Path(path)
-    kind = table_format(path)
-    rows = list(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            if kind == "jsonl":
-                for row in rows:
-                    handle.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
-            else:
-                import pandas as pd
-
-                frame = pd.DataFrame(rows)
-                if kind == "csv":
-                    handle.write(frame.to_csv(index=False).encode("utf-8"))
-                else:
-                    frame.to_parquet(handle, index=False)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
+            yield handle
         os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """Write rows (JSONL, CSV or Parquet by extension) atomically."""
+    path = Path(path)
+    kind = table_format(path)
+    rows = list(rows)
+    with atomic_file(path) as handle:
+        if kind == "jsonl":
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+        else:
+            import pandas as pd
+
+            frame = pd.DataFrame(rows)
+            if kind == "csv":
+                handle.write(frame.to_csv(index=False).encode("utf-8"))
+            else:
+                frame.to_parquet(handle, index=False)
     return path
 
 
 def write_text(path: str | Path, text: str) -> Path:
     """Write a text file atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    with atomic_file(path, "w") as handle:
+        handle.write(text)
+    return Path(path)

@@ -22,8 +22,9 @@ import anthropic
 import httpx2
 
 from labeller.errors import MissingKeyError
-from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, TransientError
-from labeller.judges.wire import TOOL_NAME, classify_status, parse_verdict, server_message, verdict_schema
+from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.wire import (TOOL_NAME, classify_status, parse_verdict, sdk_errors, server_message,
+                                  verdict_schema)
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -57,7 +58,8 @@ class AnthropicJudge(Judge):
         return {"max_tokens": self.max_output_tokens, "tools": [self._tool], "tool_choice": self._tool_choice}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        try:
+        with sdk_errors(anthropic, service="Anthropic", timeout=self.timeout, base_url=self.base_url,
+                        reply_kind="a message", status_error=self._status_error):
             message = await self._client.messages.create(
                 model=self.model,
                 max_tokens=self.max_output_tokens,
@@ -66,14 +68,6 @@ class AnthropicJudge(Judge):
                 tools=[self._tool],  # type: ignore[list-item]
                 tool_choice=self._tool_choice,  # type: ignore[arg-type]
             )
-        except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from None
-        except anthropic.APITimeoutError:
-            raise TransientError(f"no reply from Anthropic within {self.timeout:g}s") from None
-        except anthropic.APIConnectionError:
-            raise TransientError(f"connection to {self.base_url} failed") from None
-        except anthropic.APIError:  # a 200 whose body is not a message
-            raise MalformedReplyError("malformed reply: the response is not a message") from None
         return self._read(message)
 
     def _read(self, message: Any) -> JudgeReply:

@@ -18,8 +18,9 @@ import httpx2
 import openai
 
 from labeller.errors import MissingKeyError
-from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, TransientError
-from labeller.judges.wire import VERDICT_NAME, classify_status, parse_verdict, server_message, verdict_schema
+from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.wire import (VERDICT_NAME, classify_status, parse_verdict, sdk_errors, server_message,
+                                  verdict_schema)
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -53,7 +54,8 @@ class OpenAIJudge(Judge):
                 "response_format": self._response_format}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        try:
+        with sdk_errors(openai, service="OpenAI", timeout=self.timeout, base_url=self.base_url,
+                        reply_kind="a chat completion", status_error=self._status_error):
             completion = await self._client.chat.completions.create(
                 model=self.model,
                 messages=[{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
@@ -61,14 +63,6 @@ class OpenAIJudge(Judge):
                 max_completion_tokens=self.max_output_tokens,
                 response_format=self._response_format,  # type: ignore[arg-type]
             )
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc) from None
-        except openai.APITimeoutError:
-            raise TransientError(f"no reply from OpenAI within {self.timeout:g}s") from None
-        except openai.APIConnectionError:
-            raise TransientError(f"connection to {self.base_url} failed") from None
-        except openai.APIError:  # a 200 whose body is not a chat completion
-            raise MalformedReplyError("malformed reply: the response is not a chat completion") from None
         return self._read(completion)
 
     def _read(self, completion: Any) -> JudgeReply:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import ValidationError
@@ -100,3 +101,19 @@ def classify_status(status: int, headers: Mapping[str, str] | None, message: str
     if status == 404:
         return JudgeError(f"{label} at {base_url} does not know model '{model}' (HTTP 404): {message}")
     return JudgeError(f"{label} rejected the request (HTTP {status}): {message}")
+
+
+@contextmanager
+def sdk_errors(sdk: Any, *, service: str, timeout: float, base_url: str | None, reply_kind: str,
+               status_error: Callable[[Any], Exception]) -> Iterator[None]:
+    """Classify what an official SDK (openai or anthropic: same exception names) raises during one call."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        raise status_error(exc) from None
+    except sdk.APITimeoutError:
+        raise TransientError(f"no reply from {service} within {timeout:g}s") from None
+    except sdk.APIConnectionError:
+        raise TransientError(f"connection to {base_url} failed") from None
+    except sdk.APIError:  # a 200 whose body is not what was asked for
+        raise MalformedReplyError(f"malformed reply: the response is not {reply_kind}") from None

@@ -9,13 +9,13 @@ data travel together. Outputs go under `output.dir` (also relative to the config
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labeller.errors import ConfigError
+from labeller.io.tomlfile import read_toml
 
 
 class Section(BaseModel):
@@ -92,12 +92,7 @@ _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError("pipeline config not found", path=str(path))
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from None
+    data = read_toml(path, ConfigError, "pipeline config")
     for item in overrides or []:
         _apply_override(data, item, path)
     base = path.resolve().parent

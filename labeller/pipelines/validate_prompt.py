@@ -42,8 +42,8 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
     html = page("validate_prompt: old against new rubric", [
         ("Verdict", paragraphs(summary)),
         ("Pairs that flipped", table(["query", "doc", "human", "old", "new", "change"], changes, numeric=(2, 3, 4))),
-        ("Reports", f'<p><a href="agreement/agreement.html">Agreement of the new rubric with gold '
-                    f"(confusion heatmap, disagreements)</a></p>"),
+        ("Reports", '<p><a href="agreement/agreement.html">Agreement of the new rubric with gold '
+                    "(confusion heatmap, disagreements)</a></p>"),
     ], subtitle=f"old {cfg.old_rubric} · new {cfg.new_rubric} · gold {cfg.inputs.gold.name}")
     report = write_text(out / "report.html", html)
     return PipelineResult(pipeline="validate_prompt", config=config_path,

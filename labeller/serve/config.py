@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from labeller.errors import ConfigError
 from labeller.io.inputs import read_corpus, read_queries
+from labeller.io.tomlfile import read_toml
 from labeller.io.trec import read_run
 from labeller.records import Doc
 from labeller.retrieval.base import Hit, Retriever
@@ -79,12 +79,7 @@ class ServeConfig(_Strict):
 
 def load_config(path: str | Path) -> ServeConfig:
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError("file not found", path=str(path))
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid TOML ({exc})", path=str(path)) from None
+    data = read_toml(path, ConfigError)
     if "base_dir" in data:
         raise ConfigError("unknown key", path=str(path), field="base_dir")
     try:
