@@ -69,8 +69,10 @@ def test_a_large_drop_on_few_queries_is_not_significant(files, tmp_path, capsys)
     assert check["verdict"] == "drop-not-significant" and check["p_value"] >= 0.25 and check["drop"] > 0.01
 
 
-def test_without_fail_on_regression_the_gate_reports_but_exits_0(files, capsys):
-    args = [a for a in gate_args(files, "shuffled") if a != "--fail-on-regression"]
+def test_the_gate_fails_by_default_and_no_fail_on_regression_only_reports(files, capsys):
+    default = [a for a in gate_args(files, "shuffled") if a != "--fail-on-regression"]
+    assert cli(*default, capsys=capsys)[0] == 1
+    args = [a if a != "--fail-on-regression" else "--no-fail-on-regression" for a in gate_args(files, "shuffled")]
     code, out, _ = cli(*args, "--json", capsys=capsys)
     assert code == 0 and json.loads(out)["gate"]["passed"] is False
 

@@ -118,3 +118,16 @@ def test_relative_paths_resolve_against_the_config(tmp_path):
     assert cfg.inputs.queries == PIPELINES / "sample" / "queries.jsonl"
     assert cfg.baseline.run == PIPELINES / "sample" / "baseline.trec"
     assert cfg.output.dir == tmp_path.resolve()
+
+
+def test_demo_pipelines_run_with_a_real_llm_client(tmp_path, api, monkeypatch):
+    """`--judge openai:...` drives the real openai SDK (here against the fake API); a rerun sends nothing."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelines-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+    first = run("validate_prompt", tmp_path / "v", judge="openai:gpt-4.1-mini")
+    sent = api.total
+    second = run("validate_prompt", tmp_path / "v", judge="openai:gpt-4.1-mini")
+    assert sent == first.judge_requests == 2 * 190 and api.total == sent and second.judge_requests == 0
+    assert second.figures == first.figures
+    labels = (tmp_path / "v" / "labels-new.jsonl").read_text()
+    assert '"judge": "openai:gpt-4.1-mini"' in labels and "sk-test-pipelines" not in labels

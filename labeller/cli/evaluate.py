@@ -38,8 +38,10 @@ def evaluate(
     default_threshold: Annotated[float, typer.Option(help="Threshold for metrics without --threshold.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="A drop is significant when p < alpha.")] = 0.05,
     test: Annotated[str, typer.Option(help="Gate's significance test: randomization or t-test.")] = "randomization",
-    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 when the gate finds a drop "
-                                                     "above its threshold and significant.")] = False,
+    fail_on_regression: Annotated[Optional[bool], typer.Option(
+        "--fail-on-regression/--no-fail-on-regression",
+        help="Exit 1 when the gate finds a drop above its threshold and significant. On by default whenever "
+             "--baseline is given; --no-fail-on-regression only reports.")] = None,
     labels_alt: Annotated[Optional[Path], typer.Option(help="Second judgments (e.g. LLM labels): report Kendall tau "
                                                             "and Spearman rho between the run orderings.")] = None,
     fill_holes: Annotated[bool, typer.Option("--fill-holes", help="Label the unjudged pairs in the top --depth "
@@ -65,7 +67,7 @@ def evaluate(
     from labeller.evaluation import EvaluateOptions, markdown, write_report
     from labeller.evaluation import evaluate as run_evaluation
 
-    if fail_on_regression and baseline is None:
+    if fail_on_regression and baseline is None:  # asked for explicitly, without anything to compare with
         raise BadInputError("--fail-on-regression needs --baseline (a run or a saved --json result)",
                             field="fail_on_regression")
     label_options = None
@@ -92,6 +94,8 @@ def evaluate(
     if holes is not None and holes.failed:
         raise LabellingFailedError(f"{holes.failed} of {holes.holes} holes could not be labelled and counted as "
                                    "not relevant; rerun the same command to retry them")
+    if fail_on_regression is None:
+        fail_on_regression = baseline is not None
     if fail_on_regression and result.gate is not None and not result.gate.passed:
         failed = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
                   for c in result.gate.checks if c.verdict == "regression"]

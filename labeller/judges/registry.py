@@ -9,8 +9,11 @@ FORMS = "openai:<model> (e.g. openai:gpt-4.1-mini), anthropic:<model> (e.g. anth
 
 
 def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0, temperature: float = 0.0,
-               max_output_tokens: int = 400) -> Judge:
-    """Build the judge a `--judge` value names. Raises ConfigError for an unknown name."""
+               max_output_tokens: int = 400, api_key: str | None = None) -> Judge:
+    """Build the judge a `--judge` value names. Raises ConfigError for an unknown name.
+
+    `api_key` overrides the provider's environment variable (a dry run passes a placeholder: it sends nothing).
+    """
     provider, sep, model = (spec or "").strip().partition(":")
     if not sep or not model.strip():
         if provider == "offline":
@@ -22,11 +25,12 @@ def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0,
         from labeller.judges.openai import OpenAIJudge
 
         return OpenAIJudge(model, base_url=base_url, timeout=timeout, temperature=temperature,
-                           max_output_tokens=max_output_tokens)
+                           max_output_tokens=max_output_tokens, api_key=api_key)
     if provider == "anthropic":
         from labeller.judges.anthropic import AnthropicJudge
 
-        return AnthropicJudge(model, base_url=base_url, timeout=timeout, max_output_tokens=max_output_tokens)
+        return AnthropicJudge(model, base_url=base_url, timeout=timeout, max_output_tokens=max_output_tokens,
+                              api_key=api_key)
     if provider == "offline":
         from labeller.judges.offline import OfflineLexicalJudge
 

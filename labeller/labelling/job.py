@@ -63,7 +63,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     table_format(out_path)  # a bad output extension fails before anything is read or sent
     rubric_obj: Rubric = load_rubric(rubric)
     prices: PriceTable = load_prices(prices_path)
-    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout)
+    # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
+    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout,
+                              api_key="dry-run-sends-nothing" if options.dry_run else None)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
