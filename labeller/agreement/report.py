@@ -141,12 +141,7 @@ def html_report(result: AgreeResult, entries: list[Disagreement]) -> str:
         lines = _gate_lines(result)
         body = Markup(f'<p class="{cls}">{escape(lines[0].replace("**", ""))}</p>' + "".join(
             f"<p>{escape(line)}</p>" for line in lines[1:]))
-        for name, changes in (("Fixed", result.gate.fixed), ("Broken", result.gate.broken)):
-            if changes:
-                body += Markup(f"<h3>{name} (first {min(len(changes), SHOWN)} of {len(changes)})</h3>") + table(
-                    ["query_id", "doc_id", "human", "old", "new"],
-                    [[c.query_id, c.doc_id, c.gold, c.old, c.new] for c in changes[:SHOWN]], (2, 3, 4))
-        sections.append(("Prompt-change gate", body))
+        sections.append(("Prompt-change gate", body + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
     grades = [str(g) for g in result.confusion.grades]
     sections.append(("Confusion matrix", heatmap(result.confusion.matrix, grades, grades, "human grade", "judge grade")))
     for direction, group in grouped(entries).items():
@@ -161,6 +156,14 @@ def html_report(result: AgreeResult, entries: list[Disagreement]) -> str:
             f"<p>{sides.labels_only} labelled pairs have no gold grade and {sides.gold_only} gold pairs have no "
             f"label; they are not in the figures above (first {SHOWN} of each listed; all are in --json).</p>")
             + table(["side", "query_id", "doc_id"], listed)))
+    if result.gate:
+        flipped = Markup('<div id="flipped"></div>')
+        for name, changes in (("Fixed", result.gate.fixed), ("Broken", result.gate.broken)):
+            if changes:
+                flipped += Markup(f"<h3>{name} (first {min(len(changes), SHOWN)} of {len(changes)})</h3>") + table(
+                    ["query_id", "doc_id", "human", "old", "new"],
+                    [[c.query_id, c.doc_id, c.gold, c.old, c.new] for c in changes[:SHOWN]], (2, 3, 4))
+        sections.append(("Pairs the change flipped", flipped))
     per_grade = [[g.grade, _num(g.precision), _num(g.recall), g.judge_count, g.gold_count] for g in result.per_grade]
     sections += [("All figures", table(["figure", "value", f"{int(result.bootstrap.confidence * 100)}% CI"],
                                        figure_rows(result))
