@@ -7,7 +7,11 @@ Grades in qrels are mapped onto labeller's 1-5 scale with an explicit scale:
 
 from __future__ import annotations
 
+import gc
 import gzip
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from labeller.errors import BadInputError
@@ -15,16 +19,33 @@ from labeller.io.tables import FORMATS, read_rows, require
 from labeller.records import GRADE_MAX, GRADE_MIN, RunEntry
 
 
-def _lines(path: Path):
+@contextmanager
+def gc_paused():
+    """Parsing a big run allocates millions of small objects that are never cyclic garbage; letting the
+    cyclic collector rescan them makes parsing ~7x slower (1M lines: 2.0 s vs 0.28 s)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def read_text(path: Path) -> str:
+    """A text file (gzipped when it ends in .gz) as UTF-8, or BadInputError naming the file and line."""
     if not path.is_file():
         raise BadInputError("file not found", path=str(path))
     raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInputError("not valid UTF-8; expected UTF-8 text", path=str(path),
                             line=raw[: exc.start].count(b"\n") + 1) from None
-    lines = [(n, line.split()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _lines(path: Path):
+    lines = [(n, line.split()) for n, line in enumerate(read_text(path).splitlines(), start=1) if line.strip()]
     if not lines:
         raise BadInputError("file is empty; expected at least one line", path=str(path))
     return lines
@@ -34,28 +55,46 @@ def is_table(path: str | Path) -> bool:
     return Path(path).suffix.lower() in FORMATS
 
 
-def read_run(path: str | Path) -> list[RunEntry]:
-    """Read a run: TREC format, or JSONL/CSV/Parquet with query_id, doc_id, score and optional rank."""
-    path = Path(path)
-    entries: list[RunEntry] = []
-    seen: set[tuple[str, str]] = set()
+def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, str | None]]:
+    """(line, query_id, doc_id, score, rank) of every line of a run, checked: 6 TREC columns or the
+    table columns, a finite score, one score per pair. No record per line: runs can be huge."""
     if is_table(path):
         rows = ((n, require(r, "query_id", path, n), require(r, "doc_id", path, n), r.get("score"), r.get("rank"))
                 for n, r in read_rows(path))
     else:
-        rows = (_trec_run_line(n, parts, path) for n, parts in _lines(path))
-    for n, qid, did, score, rank in rows:
+        rows = (_trec_run_line(n, line.split(), path) for n, line in enumerate(read_text(path).splitlines(), start=1)
+                if line.strip())
+    seen: set[tuple[str, str]] = set()
+    for n, qid, did, raw, rank in rows:
         try:
-            score = float(score)
+            score = float(raw)
         except (TypeError, ValueError):
-            raise BadInputError(f"score {score!r} is not a number", path=str(path), line=n, field="score") from None
+            raise BadInputError(f"score {raw!r} is not a number", path=str(path), line=n, field="score") from None
+        if not math.isfinite(score):
+            raise BadInputError(f"score {raw!r} is not a finite number", path=str(path), line=n, field="score")
         if (qid, did) in seen:
             raise BadInputError(f"document '{did}' appears twice for query '{qid}'; expected one score per pair",
                                 path=str(path), line=n, field="doc_id")
         seen.add((qid, did))
-        entries.append(RunEntry(query_id=qid, doc_id=did, score=score,
-                                rank=int(rank) if rank not in (None, "") else None))
-    return entries
+        yield n, qid, did, score, rank
+    if not seen:
+        raise BadInputError("file is empty; expected at least one line", path=str(path))
+
+
+def read_run_scores(path: str | Path) -> dict[str, dict[str, float]]:
+    """A run as query -> doc -> score (the lean form evaluation needs), with read_run's checks."""
+    scores: dict[str, dict[str, float]] = {}
+    with gc_paused():
+        for _, qid, did, score, _ in _run_rows(Path(path)):
+            scores.setdefault(qid, {})[did] = score
+    return scores
+
+
+def read_run(path: str | Path) -> list[RunEntry]:
+    """Read a run: TREC format, or JSONL/CSV/Parquet with query_id, doc_id, score and optional rank."""
+    with gc_paused():
+        return [RunEntry(query_id=qid, doc_id=did, score=score, rank=int(rank) if rank not in (None, "") else None)
+                for _, qid, did, score, rank in _run_rows(Path(path))]
 
 
 def _trec_run_line(n: int, parts: list[str], path: Path):
