@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labeller.errors import ConfigError
+from labeller.io.tomlfile import parse_toml
+from labeller.io.validation import validation_error
 from labeller.rubric import JudgePrompt
 
 # Rough but stable: English text averages about four characters per token for GPT and Claude
@@ -106,9 +107,17 @@ def _read_price_file(path: Path) -> dict[str, dict[str, ModelPrice]]:
         raise ConfigError("price file not found", path=str(path))
     try:
         raw = path.read_text(encoding="utf-8")
-        data = json.loads(raw) if path.suffix.lower() == ".json" else tomllib.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-        raise ConfigError(f"cannot parse price file ({exc}); expected TOML or JSON", path=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not valid UTF-8; expected a TOML or JSON price file", path=str(path)) from None
+    if path.suffix.lower() != ".json":
+        data = parse_toml(raw, path, ConfigError, what="not valid TOML")
+    else:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"not valid JSON ({exc.msg})", path=str(path), line=exc.lineno) from None
+        if not isinstance(data, dict):
+            raise ConfigError("expected a JSON object of providers", path=str(path))
     out: dict[str, dict[str, ModelPrice]] = {}
     for provider, models in data.items():
         if not isinstance(models, dict):
@@ -117,10 +126,9 @@ def _read_price_file(path: Path) -> dict[str, dict[str, ModelPrice]]:
             try:
                 out.setdefault(provider, {})[model] = ModelPrice.model_validate(price)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join([provider, model, *map(str, err["loc"])])
-                raise ConfigError(f"{err['msg']}; expected input, output (and optional cached_input) in USD "
-                                  "per million tokens", path=str(path), field=where) from None
+                raise validation_error(exc, path=str(path), prefix=(provider, model), error=ConfigError,
+                                       expected="input, output (and optional cached_input) in USD per million "
+                                                "tokens") from None
     return out
 
 

@@ -15,19 +15,20 @@ A rubric file looks like::
     # What each grade means
     ...
 
-The sha256 of the file's bytes is the rubric's version: change one word and every cache key changes.
+The sha256 of the file's text is the rubric's version: change one word and every cache key changes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labeller.errors import ConfigError
+from labeller.io.tomlfile import parse_toml
+from labeller.io.validation import validation_error
 from labeller.records import Doc, Query
 from labeller.shipped import shipped_dir
 
@@ -126,9 +127,10 @@ def resolve_rubric_path(name_or_path: str | Path | None) -> Path:
 
 def load_rubric(name_or_path: str | Path | None = None) -> Rubric:
     path = resolve_rubric_path(name_or_path)
-    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        # A byte-order mark or Windows line endings (an editor, git's autocrlf) change neither what the
+        # judge is shown nor the version: the same rubric gets the same cache keys on every platform.
+        text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
     except UnicodeDecodeError:
         raise ConfigError("rubric is not UTF-8 text", path=str(path)) from None
     header: dict[str, Any] = {}
@@ -137,18 +139,15 @@ def load_rubric(name_or_path: str | Path | None = None) -> Rubric:
         end = text.find("\n+++", 3)
         if end < 0:
             raise ConfigError("TOML header opened with +++ is never closed", path=str(path), line=1)
-        try:
-            header = tomllib.loads(text[3:end])
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"bad TOML header: {exc}", path=str(path)) from None
+        # text[3:] starts with the rest of the opening +++ line, so TOML's line numbers are the file's
+        header = parse_toml(text[3:end], path, ConfigError, what="bad TOML header")
         body = text[end + 4:]
     for computed in ("version", "path", "body"):  # labeller derives these; a header value would clash
         if computed in header:
             raise ConfigError(f"'{computed}' cannot be set in the header; labeller derives it",
                               path=str(path), field=computed)
     try:
-        return Rubric(name=header.pop("name", path.stem), version=hashlib.sha256(raw).hexdigest()[:12],
+        return Rubric(name=header.pop("name", path.stem), version=hashlib.sha256(text.encode("utf-8")).hexdigest()[:12],
                       path=str(path), body=body, **header)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(err["msg"], path=str(path), field=".".join(map(str, err["loc"]))) from None
+        raise validation_error(exc, path=str(path), error=ConfigError) from None

@@ -65,7 +65,9 @@ def test_timed_search_times_every_call(concurrency):
     results, stats = timed_search(SleepyRetriever(), queries, 2, concurrency=concurrency)
     assert sorted(results) == [f"q{i}" for i in range(8)] and [h.doc_id for h in results["q3"]] == ["t3-0", "t3-1"]
     assert (stats.n, stats.concurrency) == (8, concurrency)
-    assert stats.max_ms >= 50 and stats.p50_ms < 50  # one slow call shows in the tail, not the median
+    # One slow call shows in the tail, not the median. Only sleep's lower bound is relied on: no speed is
+    # asserted, so a loaded machine cannot fail this.
+    assert stats.max_ms >= 50 and stats.p50_ms < stats.max_ms
 
 
 # -- coverage --------------------------------------------------------------------------------------
@@ -140,6 +142,19 @@ def test_bad_outcome_value_names_file_line_and_field(tmp_path):
     with pytest.raises(BadInputError) as err:
         acceptance_test(queries=queries, run=run, outcomes=outcomes)
     assert err.value.line == 1 and err.value.field == "outcome" and "no_answer" in str(err.value)
+
+
+def test_an_unknown_query_in_outcomes_or_evidence_names_its_line(tmp_path):
+    queries = write(tmp_path / "queries.jsonl", [{"query_id": "q", "text": "t"}])
+    run = tmp_path / "run.trec"
+    run.write_text("q Q0 d 1 1.0 t\n")
+    outcomes = write(tmp_path / "outcomes.jsonl", [{"query_id": "q", "outcome": "answerable"},
+                                                   {"query_id": "qX", "outcome": "no_answer"}])
+    evidence = write(tmp_path / "evidence.jsonl", [{"query_id": "q", "doc_id": "d"}, {"query_id": "qY", "doc_id": "d"}])
+    for kwargs, unknown in (({"outcomes": outcomes}, "qX"), ({"evidence": evidence}, "qY")):
+        with pytest.raises(BadInputError) as err:
+            acceptance_test(queries=queries, run=run, **kwargs)
+        assert (err.value.line, err.value.field) == (2, "query_id") and f"unknown query '{unknown}'" in str(err.value)
 
 
 def test_cli_acceptance_with_a_live_retriever_records_latency(tmp_path, capsys):

@@ -70,6 +70,15 @@ def test_empty_gold_file_is_an_error(tmp_path, labels, content, name):
     assert str(gold) in err and ("empty" in err or "no rows" in err)
 
 
+@pytest.mark.parametrize("option, message", [
+    (["--seed", "-1"], "--seed -1 is negative"),
+    (["--max-drop", "-1"], "--max-drop -1.0 is negative"),
+])
+def test_bad_options_are_one_clear_error(tmp_path, labels, option, message):
+    gold = write_gold(tmp_path / "gold.jsonl", PAIRS)
+    assert message in expect_error("--labels", labels, "--gold", gold, "--baseline", labels, *option)
+
+
 def test_missing_field_and_unexpected_column_are_named(tmp_path, labels):
     gold = write_jsonl(tmp_path / "gold.jsonl", [{"query_id": "q1", "grade": 3}])
     assert "field 'doc_id': missing" in expect_error("--labels", labels, "--gold", gold)

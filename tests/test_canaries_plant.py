@@ -62,22 +62,25 @@ def test_canary_file_loads_three_kinds_with_deterministic_ids(files):
     assert first[2].documents() == []
 
 
+VALID = '[[canary]]\nid = "ok"\nquestion = "q0"\nplanted_at = "2026-01-01"\n# a comment line\nforbidden = ["y"]\n'
+
+
 @pytest.mark.parametrize("body, field, expected", [
     ('question = "q"\nplanted_at = "yesterday"\nforbidden = ["x"]', "planted_at", "ISO 8601"),
     ('question = "q"\nplanted_at = "2026-01-01"', None, "needs facts to recall, or a forbidden list"),
     ('question = "q"\nplanted_at = "2026-01-01"\npayload = "p"\nfacts = [{value = "Z7-ORB-11"}]', None,
      "must appear in the payload"),
-    ('question = "q"\nplanted_at = "2026-01-01"\nforbidden = ["x"]\ncolour = "red"', "colour", "Extra inputs"),
+    ('question = "q"\nplanted_at = "2026-01-01"\nforbidden = ["x"]\ncolour = "red"', "colour", "unknown field"),
     ('question = "q"\nplanted_at = "2026-01-01"\nforbidden = ["x"]\npass_threshold = 0', "pass_threshold", "greater than 0"),
     ('question = "q"\nplanted_at = "2026-01-01"\n[canary.sources.chat]\npayload = "A1-B"\nfacts = [{value = "A1-B"}]', None,
      "at least two stores"),
 ])
 def test_bad_canaries_name_the_file_and_field(tmp_path, body, field, expected):
     path = tmp_path / "c.toml"
-    path.write_text("[[canary]]\n" + body + "\n")
+    path.write_text(VALID + "\n[[canary]]\n" + body + "\n")  # the bad canary's table starts on line 8
     with pytest.raises(BadInputError) as err:
         load_canaries(path)
-    assert expected in str(err.value) and str(path) in str(err.value)
+    assert expected in str(err.value) and str(err.value).startswith(f"{path}:8: ")
     if field:
         assert err.value.field == field
 

@@ -9,7 +9,7 @@ from labeller.canaries import load_canaries, plant_files, probe_files
 from labeller.cli import main
 from labeller.errors import BadInputError
 from labeller.io import read_corpus
-from labeller.retrieval import Hit, Retriever
+from labeller.retrieval import Retriever, make_retriever
 
 SUPPLIERS = ["Paperline Stationers", "Viking Direct", "Octopus Energy", "Thames Water", "BT Business",
              "Screwfix", "Pret A Manger", "Trainline", "Zoom", "Adobe"]
@@ -53,18 +53,6 @@ forbidden = ["GB82 WEST 1234 5698 7654 32", "as an ai language model"]
 """
 
 
-class RandomRetriever:
-    """Deliberately broken: ignores the query and returns random documents."""
-
-    name = "random"
-
-    def __init__(self, corpus, seed=7):
-        self.ids, self.rng = sorted(corpus), random.Random(seed)
-
-    def search(self, query, k):
-        return [Hit(doc_id=d, score=1.0) for d in self.rng.sample(self.ids, k)]
-
-
 @pytest.fixture
 def planted(tmp_path):
     rng = random.Random(0)
@@ -105,7 +93,7 @@ def test_bm25_finds_every_canary_and_the_probe_passes(planted):
 
 def test_a_retriever_returning_random_documents_fails_the_probe(planted):
     _, corpus, canaries = planted
-    broken = RandomRetriever(read_corpus(corpus))
+    broken = make_retriever("random", read_corpus(corpus))
     assert isinstance(broken, Retriever)
     report = probe_files(canaries=canaries, corpus=corpus, retriever=broken, k=10)
     assert not report.passed

@@ -1,28 +1,15 @@
 """The shipped canaries, planted into a test copy of the bundled sample and probed with real retrievers."""
 
-import random
 import shutil
 
 import pytest
 
 from labeller.canaries import load_canaries, plant_files, probe_files
 from labeller.io import read_corpus
-from labeller.retrieval import Hit, make_retriever
+from labeller.retrieval import make_retriever
 from labeller.shipped import shipped_dir
 
 SAMPLE = shipped_dir("pipelines") / "sample"
-
-
-class RandomRetriever:
-    """Deliberately broken: ignores the query and returns random documents."""
-
-    name = "random"
-
-    def __init__(self, corpus, seed=11):
-        self.ids, self.rng = sorted(corpus), random.Random(seed)
-
-    def search(self, query, k):
-        return [Hit(doc_id=d, score=1.0) for d in self.rng.sample(self.ids, k)]
 
 
 class OneStore:
@@ -62,7 +49,8 @@ def test_bm25_passes_the_sample_probe(planted):
 
 def test_a_random_retriever_fails_the_sample_probe(planted):
     corpus, canaries = planted
-    report = probe_files(canaries=canaries, corpus=corpus, retriever=RandomRetriever(read_corpus(corpus)), k=10)
+    broken = make_retriever("random", read_corpus(corpus))
+    report = probe_files(canaries=canaries, corpus=corpus, retriever=broken, k=10)
     assert not report.passed
     assert all(not c.passed for c in report.canaries if c.kind != "no-hallucination")
 

@@ -110,7 +110,7 @@ def test_bad_labels_are_one_clear_error(data, capsys):
     code, _, err = cli("evaluate", "--run", data["run"], "--labels", labels, capsys=capsys)
     assert code == 2 and "labels.jsonl:2: field 'doc_id': pair (q1, d1) is graded twice (first on line 1)" in err
     qrels = data["dir"] / "five.qrels"
-    qrels.write_text("q1 0 d1 4\n")
+    qrels.write_text(f"{next(iter(data['run_dict']))} 0 d1 4\n")
     code, _, err = cli("evaluate", "--run", data["run"], "--labels", qrels, capsys=capsys)
     assert code == 2 and "five.qrels:1: field 'grade': grade 4 is outside the scale 0-3" in err
     code, _, err = cli("evaluate", "--run", data["run"], "--labels", qrels, "--from-scale", "0-4", capsys=capsys)
@@ -119,10 +119,23 @@ def test_bad_labels_are_one_clear_error(data, capsys):
     assert code == 2 and "missing.txt: file not found" in err
 
 
+def test_a_run_sharing_no_query_with_the_labels_is_an_error_not_a_passing_gate(data, capsys):
+    """Wrong labels file: every metric would be blank and the regression gate would pass on nothing."""
+    other = write_qrels(data["dir"] / "other.qrels", {"elsewhere": {"d1": 2}})
+    for extra in ([], ["--baseline", data["run"]]):
+        code, out, err = cli("evaluate", "--run", data["run"], "--labels", other, *extra, capsys=capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert "none of the 12 queries of run" in err and "has a judgment in" in err and "other.qrels" in err
+
+
 @pytest.mark.parametrize("option, message", [
     (["--relevant-from", "1"], "--relevant-from 1 is out of range"),
     (["--gain", "square"], "gain 'square' is unknown"),
     (["--average", "some"], "--average 'some' is unknown"),
+    (["--seed", "-1"], "--seed -1 is negative"),
+    (["--default-threshold", "-0.5"], "--default-threshold -0.5 is negative"),
+    (["--depth", "0", "--fill-holes", "--judge", "offline:lexical", "--queries", "q.jsonl", "--corpus", "c.jsonl"],
+     "--depth 0 must be at least 1"),
 ])
 def test_bad_options(data, capsys, option, message):
     code, _, err = cli("evaluate", "--run", data["run"], "--labels", data["qrels"], *option, capsys=capsys)

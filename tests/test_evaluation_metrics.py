@@ -70,7 +70,8 @@ def test_metric_names_are_kept_as_given():
 
 
 @pytest.mark.parametrize("bad, message", [
-    ("ndgc@10", "unknown metric 'ndgc@10'"),
+    ("ndgc@10", "unknown metric 'ndgc@10' \\(did you mean ndcg@10\\?\\)"),
+    ("recal@100", "did you mean recall@100"),
     ("recall@100-l2", "relevance levels come from --relevant-from"),
     ("ndcg@0", "not a positive integer"),
     ("ndcg@ten", "not a positive integer"),

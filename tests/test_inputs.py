@@ -12,6 +12,7 @@ import pytest
 from labeller.errors import BadInputError, ConfigError
 from labeller.io import (format_qrels, read_corpus, read_gold, read_labels, read_pairs, read_queries, read_grades,
                          read_rows, read_run, top_k, write_rows, write_text)
+from labeller.io.tomlfile import read_toml
 from labeller.io.trec import parse_scale
 from labeller.records import Doc, Query, RunEntry
 from labeller.rubric import load_rubric
@@ -79,6 +80,15 @@ def test_an_empty_file(tmp_path, content):
     path = tmp_path / "q.jsonl"
     path.write_bytes(content)
     assert "file is empty" in str(error(read_queries, path))
+
+
+def test_a_csv_with_a_header_and_no_rows_is_as_empty_as_an_empty_jsonl(tmp_path):
+    """A pairs CSV with only its header used to label nothing and exit 0."""
+    pairs, queries = tmp_path / "pairs.csv", tmp_path / "queries.csv"
+    pairs.write_text("query_id,doc_id\r\n")
+    queries.write_text("query_id,text\n")
+    for read, path in ((read_pairs, pairs), (read_queries, queries)):
+        assert "file has a header but no rows" in str(error(read, path))
 
 
 def test_a_line_that_is_not_utf8(tmp_path):
@@ -157,6 +167,30 @@ def test_trec_and_table_runs(tmp_path):
     assert error(read_run, trec).line == 2
 
 
+def test_a_malformed_rank_or_a_missing_score_is_one_clear_error(tmp_path):
+    trec = tmp_path / "run.txt"
+    trec.write_text("q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 first 1.5 bm25\n")
+    err = error(read_run, trec)
+    assert (err.line, err.field) == (2, "rank") and "not a whole number" in str(err)
+    for rank in ("first", 1.5, True):
+        table = jsonl(tmp_path / "run.jsonl", [{"query_id": "q1", "doc_id": "d1", "score": 2.5, "rank": rank}])
+        assert (error(read_run, table).line, error(read_run, table).field) == (1, "rank")
+    table = jsonl(tmp_path / "run.jsonl", [{"query_id": "q1", "doc_id": "d1", "score": 2.5, "rank": 2.0}])
+    assert read_run(table)[0].rank == 2
+    table = jsonl(tmp_path / "run.jsonl", [{"query_id": "q1", "doc_id": "d1", "rank": 1}])
+    err = error(read_run, table)
+    assert err.field == "score" and "missing; expected a number" in str(err)
+
+
+def test_trec_files_from_windows_read_like_any_other(tmp_path):
+    """A byte-order mark must not become part of the first query id; CRLF endings and tabs are whitespace."""
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_bytes("q1\tQ0\td1\t1\t2.5\tbm25\r\nq1 Q0 d2 2 1.5 bm25\r\n".encode("utf-8-sig"))
+    assert [(e.query_id, e.doc_id, e.rank) for e in read_run(run)] == [("q1", "d1", 1), ("q1", "d2", 2)]
+    qrels.write_bytes("q1 0 d1 3\r\nq1\t0\td2\t0\r\n".encode("utf-8-sig"))
+    assert [(g.query_id, g.doc_id, g.grade) for g in read_grades(qrels).rows] == [("q1", "d1", 4), ("q1", "d2", 1)]
+
+
 def test_top_k_ranks_by_score_with_trec_eval_ties():
     entries = [RunEntry(query_id="q", doc_id=d, score=s) for d, s in (("a", 1.0), ("b", 3.0), ("c", 3.0), ("d", 2.0))]
     assert [e.doc_id for e in top_k(entries, 3)] == ["c", "b", "d"]  # ties: doc id descending
@@ -188,6 +222,23 @@ def test_gold_and_label_files_validate_every_field(tmp_path):
     jsonl(path, [{"query_id": "q", "doc_id": "d", "grade": 3}])
     assert error(read_labels, path).field in {"justification", "judge", "provider", "model", "rubric",
                                                "rubric_version", "cache_key", "created_at"}
+
+
+def test_a_missing_or_unknown_field_is_named_without_quoting_the_whole_row(tmp_path):
+    row = {"query_id": "q", "doc_id": "d", "grade": 3, "justification": "a long justification " * 20}
+    path = jsonl(tmp_path / "labels.jsonl", [row])
+    err = error(read_labels, path)
+    assert (err.line, err.field) == (1, "judge") and "missing; expected a Label row with" in str(err)
+    assert "a long justification" not in str(err)
+    full = {**row, "judge": "offline:lexical", "provider": "offline", "model": "lexical", "rubric": "general",
+            "rubric_version": "abc", "cache_key": "k", "created_at": "2026-01-01T00:00:00+00:00"}
+    jsonl(path, [full, {k: v for k, v in {**full, "doc_id": "d2"}.items() if k != "judge"}])
+    err = error(read_grades, path)  # as `labeller agree` and `labeller evaluate` read labels
+    assert (err.line, err.field) == (2, "judge") and "missing; expected a label row" in str(err)
+    assert "a long justification" not in str(err)
+    jsonl(path, [{"query_id": "q", "doc_id": "d", "grade": 3, "score": 0.5}])
+    err = error(read_gold, path)
+    assert err.field == "score" and "unknown field; expected a GoldLabel row with query_id, doc_id" in str(err)
 
 
 RUBRIC = """+++
@@ -224,6 +275,23 @@ def test_rubric_header_errors_are_config_errors(tmp_path, text, match):
     path.write_text(text)
     with pytest.raises(ConfigError, match=match):
         load_rubric(path)
+
+
+def test_toml_errors_name_the_line_of_the_file(tmp_path):
+    path = tmp_path / "bad.md"
+    path.write_text('+++\nname = "x"\n\ncolour = \n+++\nbody\n')  # the value is missing on line 4
+    with pytest.raises(ConfigError) as err:
+        load_rubric(path)
+    assert err.value.line == 4 and str(err.value).startswith(f"{path}:4: bad TOML header")
+    path.write_text('+++\nname = "x\n+++\nbody\n')  # an unterminated string on line 2
+    with pytest.raises(ConfigError) as err:
+        load_rubric(path)
+    assert err.value.line == 2
+    config = tmp_path / "c.toml"
+    config.write_text('a = 1\n[section\nb = 2\n')
+    with pytest.raises(BadInputError) as err:
+        read_toml(config)
+    assert err.value.line == 2 and "(at line" not in str(err.value)
 
 
 def test_an_unknown_rubric_name_lists_the_shipped_ones():

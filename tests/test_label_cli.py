@@ -149,6 +149,18 @@ def test_a_rejected_key_stops_the_run_and_accounts_for_every_pair(files, capsys,
     assert len((files / "labels.failures.jsonl").read_text().splitlines()) == 6
 
 
+@pytest.mark.parametrize("lines, message", [
+    ("q1 Q0 d3 1 9 x\nq1 Q0 d9 2 8 x\n", "run.txt:2: field 'doc_id': unknown document 'd9'"),
+    ("q1 Q0 d3 1 9 x\nq7 Q0 d1 1 8 x\n", "run.txt:2: field 'query_id': unknown query 'q7'"),
+    ("q1 Q0 d3 first 9 x\n", "run.txt:1: field 'rank': rank 'first' is not a whole number"),
+])
+def test_a_bad_run_names_its_line_and_writes_nothing(files, capsys, lines, message):
+    (files / "run.txt").write_text(lines)
+    code, _, err = cli(capsys, *BASE, "--run", "run.txt", "--depth", "2", "--judge", "offline", "--out", "top.jsonl")
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not (files / "top.jsonl").exists()
+
+
 BAD_INPUTS = {
     "missing text": ("corpus.jsonl", [CORPUS[0], {"doc_id": "d2"}], "corpus.jsonl:2: field 'text': missing"),
     "duplicate doc_id": ("corpus.jsonl", [CORPUS[0], CORPUS[1], CORPUS[0]], "corpus.jsonl:3: field 'doc_id': duplicate"),

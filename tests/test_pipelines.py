@@ -113,11 +113,35 @@ def test_bad_configs_name_the_file_and_field(tmp_path):
     assert code.value.code == 2
 
 
+@pytest.mark.parametrize("override, field, message", [
+    ("inputs=\"x\"", "inputs", "expected a table"),
+    ("retriever.name=nosuch", "retriever.name", "unknown retriever 'nosuch'"),
+    ("baseline.retriever=nosuch", "baseline.retriever", "unknown retriever 'nosuch'"),
+    ("judge.spec=openai", "judge.spec", "unknown judge 'openai'"),
+    ("evaluate.metrics=[\"ndcg@10\",\"recal@10\"]", "evaluate.metrics", "unknown metric 'recal@10'"),
+    ("evaluate.thresholds.x=0.1", "evaluate.thresholds", "threshold for 'x'"),
+])
+def test_a_bad_name_in_a_config_is_reported_against_the_file_and_key(override, field, message):
+    with pytest.raises(ConfigError) as err:
+        load_config(PIPELINES / "regression.toml", [override])
+    assert (err.value.path, err.value.field) == (str(PIPELINES / "regression.toml"), field)
+    assert message in str(err.value)
+
+
 def test_relative_paths_resolve_against_the_config(tmp_path):
     cfg = load_config(PIPELINES / "regression.toml", out_dir=tmp_path)
     assert cfg.inputs.queries == PIPELINES / "sample" / "queries.jsonl"
     assert cfg.baseline.run == PIPELINES / "sample" / "baseline.trec"
     assert cfg.output.dir == tmp_path.resolve()
+
+
+def test_a_path_given_with_set_is_relative_to_where_the_command_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(PIPELINES / "regression.toml", ["inputs.queries=mine/q.jsonl", "judge.rubric=my-rubric.md",
+                                                      "retriever.name=bm25-weak"])
+    assert cfg.inputs.queries == tmp_path.resolve() / "mine" / "q.jsonl"
+    assert cfg.judge.rubric == str(tmp_path.resolve() / "my-rubric.md")
+    assert cfg.inputs.corpus == PIPELINES / "sample" / "corpus.jsonl"  # the file's own paths: its folder
 
 
 def test_demo_pipelines_run_with_a_real_llm_client(tmp_path, api, monkeypatch):
@@ -131,3 +155,30 @@ def test_demo_pipelines_run_with_a_real_llm_client(tmp_path, api, monkeypatch):
     assert second.figures == first.figures
     labels = (tmp_path / "v" / "labels-new.jsonl").read_text()
     assert '"judge": "openai:gpt-4.1-mini"' in labels and "sk-test-pipelines" not in labels
+
+
+def test_pairs_that_cannot_be_labelled_fail_the_pipeline_but_keep_every_report(tmp_path, api, monkeypatch):
+    """A few stubborn pairs: the summary, labels and reports are still written, the status is failed
+    (exit 1), and a rerun once the judge recovers sends only those pairs."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelines-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+    api.poison["A4 copier paper 80gsm"] = "malformed"  # q01's description: its pairs never get a valid reply
+    first = run("label_slice", tmp_path / "s", judge="openai:gpt-4.1-mini")
+    assert first.status == "failed" and first.exit_code == 1
+    failed = first.figures["failed"]
+    assert 0 < failed < 410 and first.figures["labelled"] == 410 - failed
+    assert any(line.startswith(f"FAILED: {failed} pair") for line in first.summary)
+    assert Path(first.reports["label slice"]).is_file() and (tmp_path / "s" / "labels.failures.jsonl").is_file()
+    api.poison.clear()
+    api.reset()
+    second = run("label_slice", tmp_path / "s", judge="openai:gpt-4.1-mini")
+    assert second.status == "passed" and second.judge_requests == api.total == failed
+    assert not (tmp_path / "s" / "labels.failures.jsonl").exists()
+
+
+def test_a_missing_api_key_stops_a_pipeline_before_it_writes_anything(tmp_path, capsys):
+    out = tmp_path / "reg"
+    with pytest.raises(SystemExit) as code:  # conftest unsets every *_API_KEY
+        main(["run", str(PIPELINES / "regression.toml"), "--out", str(out), "--judge", "anthropic:claude-haiku-4-5"])
+    assert code.value.code == 2 and "set the ANTHROPIC_API_KEY environment variable" in capsys.readouterr().err
+    assert not out.exists()

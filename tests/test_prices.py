@@ -53,7 +53,7 @@ def test_a_user_file_overrides_and_extends_the_table(tmp_path):
     ('[openai."gpt-x"]\ninput = 1\n', "openai.gpt-x.output"),
     ('[openai."gpt-x"]\ninput = 1\noutput = 2\ncurrency = "EUR"\n', "openai.gpt-x.currency"),
     ('openai = 3\n', "field 'openai'"),
-    ('not toml at all [', "cannot parse price file"),
+    ('not toml at all [', r"prices.toml:1: not valid TOML"),
 ])
 def test_a_bad_price_file_is_a_config_error_naming_the_field(tmp_path, text, match):
     path = tmp_path / "prices.toml"

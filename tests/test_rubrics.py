@@ -50,6 +50,20 @@ def test_changing_one_word_changes_the_version_and_the_prompt(tmp_path):
     assert load_rubric(edited).version == original.version
 
 
+def test_windows_line_endings_and_a_byte_order_mark_load_as_the_same_rubric(tmp_path):
+    """A rubric saved by a Windows editor (or checked out with git's autocrlf) must load, and grade with
+    the same prompt and cache keys as the original."""
+    original = load_rubric("transactions")
+    text = (shipped_dir("rubrics") / "transactions.md").read_text(encoding="utf-8")
+    crlf, bom = tmp_path / "crlf.md", tmp_path / "bom.md"
+    crlf.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+    bom.write_bytes(text.encode("utf-8-sig"))
+    for path in (crlf, bom):
+        rubric = load_rubric(path)
+        assert (rubric.version, rubric.body, rubric.examples, rubric.query_fields, rubric.doc_fields) == \
+            (original.version, original.body, original.examples, original.query_fields, original.doc_fields)
+
+
 def test_transactions_rubric_shows_the_label_time_category_and_no_bare_text():
     rubric = load_rubric("transactions")
     queries, corpus = read_queries(SAMPLE / "queries.jsonl"), read_corpus(SAMPLE / "corpus.jsonl")

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from labeller.errors import BadInputError
+from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require
 
 Evidence = dict[str, dict[str, set[str]]]  # query_id -> evidence_id -> doc ids that carry it
@@ -38,12 +39,14 @@ class CoverageReport(BaseModel):
     queries: list[QueryCoverage]
 
 
-def read_evidence(path: str | Path) -> Evidence:
-    """Rows need query_id and doc_id; evidence_id (optional) groups documents that carry the same item."""
+def read_evidence(path: str | Path, queries: Mapping[str, object] | None = None) -> Evidence:
+    """Rows need query_id and doc_id; evidence_id (optional) groups documents that carry the same item.
+    Each query_id must be one of `queries` when they are given."""
     path = Path(path)
     evidence: Evidence = {}
     for line, row in read_rows(path):
         qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
+        check_known(qid, did, queries, None, path, line)
         item = require(row, "evidence_id", path, line) if row.get("evidence_id") not in (None, "") else did
         evidence.setdefault(qid, {}).setdefault(item, set()).add(did)
     return evidence

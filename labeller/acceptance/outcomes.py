@@ -19,6 +19,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 from labeller.errors import BadInputError
+from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require
 from labeller.records import RunEntry
 
@@ -41,11 +42,13 @@ class OutcomeReport(BaseModel):
     outcomes: list[OutcomeScore]  # one per outcome; deliberately no overall average
 
 
-def read_outcomes(path: str | Path) -> dict[str, Outcome]:
+def read_outcomes(path: str | Path, queries: Mapping[str, object] | None = None) -> dict[str, Outcome]:
+    """Rows {query_id, outcome}; each query_id must be one of `queries` when they are given."""
     path = Path(path)
     out: dict[str, Outcome] = {}
     for line, row in read_rows(path):
         qid = require(row, "query_id", path, line)
+        check_known(qid, "", queries, None, path, line)
         value = require(row, "outcome", path, line)
         if value not in OUTCOMES:
             raise BadInputError(f"unknown outcome '{value}'; expected one of {', '.join(OUTCOMES)}",

@@ -41,6 +41,11 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
         raise BadInputError(f"--gate-metric '{gate_metric}' is unknown; expected one of {', '.join(GATE_METRICS)}")
     if not 0 < confidence < 1:
         raise BadInputError(f"confidence {confidence} must lie between 0 and 1")
+    if seed < 0:
+        raise BadInputError(f"--seed {seed} is negative; expected a whole number >= 0", field="seed")
+    if max_drop < 0:
+        raise BadInputError(f"--max-drop {max_drop} is negative; expected the largest tolerated drop, >= 0",
+                            field="max_drop")
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     known = {"queries": query_map, "corpus": doc_map}

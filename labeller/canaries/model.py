@@ -15,6 +15,7 @@ A TOML canary file holds `[[canary]]` tables; a JSONL file holds one canary obje
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,10 @@ from labeller.canaries.factrecall import normalise
 from labeller.errors import BadInputError
 from labeller.io.tables import read_rows
 from labeller.io.tomlfile import read_toml
+from labeller.io.validation import validation_error
 
 DEFAULT_STORE = "default"
+_CANARY_HEADER = re.compile(r"^\s*\[\[\s*canary\s*\]\]")
 
 
 class _Strict(BaseModel):
@@ -132,24 +135,21 @@ def load_canaries(path: str | Path) -> list[Canary]:
     if path.suffix.lower() == ".toml":
         items = _toml_items(path)
     else:
-        items = [(f"line {line}", line, row) for line, row in read_rows(path)]
+        items = list(read_rows(path))
     canaries: list[Canary] = []
-    for where, line, item in items:
+    for line, item in items:
         try:
             canaries.append(Canary.model_validate(item))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or None
-            msg = err["msg"].removeprefix("Value error, ")
-            prefix = "" if line is not None else f"{where}: "
-            raise BadInputError(f"{prefix}{msg}", path=str(path), line=line, field=field) from None
+            raise validation_error(exc, path=str(path), line=line) from None
     if not canaries:
         raise BadInputError("no canaries; expected at least one [[canary]] table or JSON line", path=str(path))
     check_canaries(canaries, path)
     return canaries
 
 
-def _toml_items(path: Path) -> list[tuple[str, int | None, dict[str, Any]]]:
+def _toml_items(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
+    """Each [[canary]] table with the line of its header, so errors point into the file."""
     data = read_toml(path)
     unknown = sorted(set(data) - {"canary"})
     if unknown:
@@ -157,7 +157,10 @@ def _toml_items(path: Path) -> list[tuple[str, int | None, dict[str, Any]]]:
     tables = data.get("canary", [])
     if not isinstance(tables, list):
         raise BadInputError("`canary` must be an array of tables ([[canary]])", path=str(path), field="canary")
-    return [(f"canary[{i}]", None, table) for i, table in enumerate(tables)]
+    headers = [n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+               if _CANARY_HEADER.match(text)]
+    lines: list[int | None] = headers if len(headers) == len(tables) else [None] * len(tables)  # inline arrays
+    return list(zip(lines, tables))
 
 
 def check_canaries(canaries: list[Canary], path: str | Path | None = None) -> None:

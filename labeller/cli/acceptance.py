@@ -19,7 +19,7 @@ def acceptance(
     corpus: Annotated[Optional[Path], typer.Option(help="Corpus for --retriever.")] = None,
     evidence: Annotated[Optional[Path], typer.Option(help="Required evidence: rows {query_id, doc_id[, evidence_id]}.")] = None,
     outcomes: Annotated[Optional[Path], typer.Option(help="Expected outcomes: rows {query_id, outcome}.")] = None,
-    answers: Annotated[Optional[Path], typer.Option(help="Abstentions: rows {query_id, abstained}; default: an empty result.")] = None,
+    answers: Annotated[Optional[Path], typer.Option(help="Abstentions: rows {query_id, abstained}; without it, a query with no result abstains.")] = None,
     k: Annotated[int, typer.Option(min=1, help="Evidence must be in the top K.")] = 10,
     min_score: Annotated[Optional[float], typer.Option(help="Results scoring below this count as abstaining.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Live calls in flight while timing latency.")] = 1,

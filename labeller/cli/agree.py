@@ -15,7 +15,9 @@ _GATE_HELP = ("Gate: exit 1 when the new labels' metric is below --min-kappa, or
               "MAX_DROP even on the most favourable reading.")
 
 
-@app.command(help="Compare judge labels with human gold: kappa (plain, linear, quadratic, binarized), ordinal "
+@app.command(short_help="Compare judge labels with human gold (kappa, alpha, disagreements); with --baseline, "
+                        "gate a prompt change.",
+             help="Compare judge labels with human gold: kappa (plain, linear, quadratic, binarized), ordinal "
                   "alpha, correlations, confusion matrix, query-bootstrap intervals, and a disagreement report. "
                   "With --baseline, also the prompt-change gate. " + _GATE_HELP)
 def agree(
@@ -68,9 +70,14 @@ def agree(
             typer.echo(f"{name}: {value}")
         if result.gate:
             g = result.gate
-            typer.echo(f"gate: {g.verdict.upper()} ({g.change}); {g.metric} new {g.new}"
-                       + (f", baseline {g.old}, fixed {len(g.fixed)}, broken {len(g.broken)}" if g.old is not None else ""))
+            typer.echo(f"gate: {g.verdict.upper()} ({g.change}); {g.metric} new {_fmt(g.new)}"
+                       + (f", baseline {_fmt(g.old)}, fixed {len(g.fixed)}, broken {len(g.broken)}"
+                          if g.old is not None else ""))
         for path in result.reports:
             typer.echo(f"wrote {path}")
     if result.gate and result.gate.verdict == "fail":
         raise GateFailedError("prompt-change gate failed: " + "; ".join(result.gate.reasons))
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"

@@ -63,13 +63,9 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 42,
 ) -> None:
     """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
-    from labeller.errors import BadInputError, BudgetExceededError, GateFailedError, JudgeError, LabellingFailedError
-    from labeller.evaluation import EvaluateOptions, markdown, write_report
+    from labeller.evaluation import EvaluateOptions, markdown, outcome_error, write_report
     from labeller.evaluation import evaluate as run_evaluation
 
-    if fail_on_regression and baseline is None:  # asked for explicitly, without anything to compare with
-        raise BadInputError("--fail-on-regression needs --baseline (a run or a saved --json result)",
-                            field="fail_on_regression")
     label_options = None
     if fill_holes:
         from labeller.labelling import LabelOptions
@@ -81,22 +77,12 @@ def evaluate(
         average=average, baseline=baseline, thresholds=threshold or [], default_threshold=default_threshold,
         alpha=alpha, test=test, confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
-        rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options)
+        rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
+        fail_on_regression=fail_on_regression)
     result = run_evaluation(options)
     print(result.model_dump_json(indent=2) if json_out else markdown(result), end="\n" if json_out else "")
     if report is not None:
         print(f"report: {write_report(result, report)}", file=sys.stderr)
-    holes = result.holes
-    if holes is not None and holes.stopped == "budget":
-        raise BudgetExceededError(f"--max-cost reached while filling holes; {holes.failed} holes left unjudged")
-    if holes is not None and holes.stopped:
-        raise JudgeError(f"filling holes stopped: {holes.stopped}")
-    if holes is not None and holes.failed:
-        raise LabellingFailedError(f"{holes.failed} of {holes.holes} holes could not be labelled and counted as "
-                                   "not relevant; rerun the same command to retry them")
-    if fail_on_regression is None:
-        fail_on_regression = baseline is not None
-    if fail_on_regression and result.gate is not None and not result.gate.passed:
-        failed = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
-                  for c in result.gate.checks if c.verdict == "regression"]
-        raise GateFailedError("regression gate failed: " + "; ".join(failed))
+    error = outcome_error(result, fail_on_regression)
+    if error is not None:
+        raise error

@@ -23,7 +23,8 @@ def run_command(
     promote: Annotated[bool, typer.Option("--promote", help="regression: make today's run the baseline if it passes.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> int:
-    """Run one pipeline: label_slice, validate_prompt or regression (exit 1 when its gate fails)."""
+    """Run one pipeline: label_slice, validate_prompt or regression (exit 1 when its gate fails or a pair
+    could not be labelled)."""
     from labeller.pipelines import run_pipeline
 
     result = run_pipeline(config, overrides=set_, out_dir=out, judge=judge, base_url=base_url, promote=promote)
@@ -34,7 +35,8 @@ def run_command(
 @app.command("demo")
 def demo_command(
     out: Annotated[Path, typer.Option("--out", help="Where the demo writes its outputs and reports.")] = Path("out/demo"),
-    judge: JudgeOpt = None,
+    judge: Annotated[Optional[str], typer.Option(
+        "--judge", help="A real judge instead of offline:lexical, e.g. openai:gpt-4.1-mini (needs its API key).")] = None,
     base_url: BaseUrlOpt = None,
 ) -> int:
     """Run all three pipelines on the bundled sample (offline judge by default) and print where the reports are."""

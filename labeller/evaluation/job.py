@@ -19,11 +19,12 @@ from labeller.evaluation.compare import compare
 from labeller.evaluation.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLD, check_gate_options, gate, parse_thresholds
 from labeller.evaluation.metrics import check_gain, check_relevant_from, cutoffs, parse_metrics
 from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled
-from labeller.evaluation.qrels import load_judgments
+from labeller.evaluation.qrels import Judgments, load_judgments
 from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
 from labeller.evaluation.runs import Ranking, load_run
 from labeller.evaluation.scoring import score_run, workload
 from labeller.evaluation.system_ranking import system_ranking
+from labeller.io.validation import validation_error
 
 DEFAULT_METRICS = "ndcg@10,recall@100,mrr@10"
 
@@ -57,17 +58,29 @@ class EvaluateOptions(BaseModel):
     base_url: str | None = None
     holes_out: Path | None = None
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
+    fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
 
 
 def _check(options: EvaluateOptions) -> None:
     if not options.runs:
         raise BadInputError("no run given; expected --run RUN (TREC, .jsonl, .csv or .parquet)", field="run")
+    if options.fail_on_regression and options.baseline is None:  # asked for, with nothing to compare with
+        raise BadInputError("--fail-on-regression needs --baseline (a run or a saved --json result)",
+                            field="fail_on_regression")
     if options.average not in ("trec", "all"):
         raise BadInputError(f"--average '{options.average}' is unknown; expected trec or all", field="average")
     if not 0 < options.confidence < 1:
         raise BadInputError(f"--confidence {options.confidence} must be between 0 and 1", field="confidence")
     if options.permutations < 1 or options.bootstrap < 1:
         raise BadInputError("--permutations and --bootstrap must be at least 1")
+    if options.seed < 0:
+        raise BadInputError(f"--seed {options.seed} is negative; expected a whole number >= 0", field="seed")
+    if options.default_threshold < 0:
+        raise BadInputError(f"--default-threshold {options.default_threshold} is negative; expected a drop >= 0",
+                            field="default_threshold")
+    if options.depth is not None and options.depth < 1:
+        raise BadInputError(f"--depth {options.depth} must be at least 1: how many top documents per query to "
+                            "label", field="depth")
     check_relevant_from(options.relevant_from)
     check_gain(options.gain)
     check_gate_options(options.alpha, options.test)
@@ -104,9 +117,7 @@ def load_saved(path: Path) -> Evaluation | None:
     try:
         return Evaluation.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise BadInputError(f"not a valid saved evaluation: {err['msg']} at {'.'.join(map(str, err['loc']))}",
-                            path=str(path)) from None
+        raise validation_error(exc, path=str(path), expected="a saved `labeller evaluate --json` result") from None
 
 
 def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: list[str]) -> RunScores:
@@ -120,6 +131,17 @@ def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: l
     return RunScores(name=f"baseline:{Path(path).name}", source=str(path), metrics=saved.metrics,
                      trec_eval=saved.trec_eval, per_query=saved.per_query, judged=saved.judged,
                      unjudged=saved.unjudged, queries=saved.queries, no_answer=saved.no_answer)
+
+
+def _check_overlap(rankings: list[Ranking], judgments: Judgments) -> None:
+    """A run none of whose queries has a judgment scores nothing: almost always the wrong labels file (or
+    run), and a gate over it could only pass. Said once, clearly, instead of a table of blanks."""
+    for ranking in rankings:
+        if not any(q in judgments.grades for q in ranking.docs):
+            sample = ", ".join(sorted(ranking.docs)[:3]) + (", ..." if len(ranking.docs) > 3 else "")
+            raise BadInputError(f"none of the {len(ranking.docs)} queries of run '{ranking.name}' ({sample}) "
+                                f"has a judgment in {judgments.source}; expected labels for the run's queries "
+                                "(the same query_id)", path=ranking.source or None, field="query_id")
 
 
 def evaluate(options: EvaluateOptions) -> Evaluation:
@@ -147,6 +169,8 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
             corpus_path=options.corpus, rubric=options.rubric, cache_dir=options.cache, base_url=options.base_url,
             options=options.label_options, out_path=options.holes_out)
 
+    for graded in (judgments, alt) if alt else (judgments,):
+        _check_overlap(everything, graded)
     import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
     scores = {r.name: score_run(r, judgments, specs, settings) for r in everything}
     reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved

@@ -11,6 +11,7 @@ A metric without `@k` looks at the whole ranking (trec_eval's `map`, `recip_rank
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from labeller.errors import BadInputError
@@ -59,6 +60,9 @@ def parse_metric(name: str) -> MetricSpec:
     kind = _KINDS.get(base.strip().lower())
     if kind is None or "-l" in raw:
         hint = " (relevance levels come from --relevant-from, not the name)" if "-l" in raw else ""
+        close = difflib.get_close_matches(base.strip().lower(), _RANX_FUNCTIONS, n=1, cutoff=0.6)
+        if close and not hint:
+            hint = f" (did you mean {close[0]}{sep}{cut}?)"
         raise BadInputError(f"unknown metric '{raw}'{hint}; expected one of {SUPPORTED}", field="metrics")
     k = 0
     if sep:

@@ -22,6 +22,7 @@ from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require, write_rows, write_text
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale
+from labeller.io.validation import validation_error
 from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
 
 DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other
@@ -66,9 +67,7 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
     """Read a gold, label or qrels file. `several_per_pair=False` demands one grade per pair."""
     path = Path(path)
     if is_table(path):
-        raw_rows = list(read_rows(path))
-        if not raw_rows:
-            raise BadInputError("file has a header but no rows; expected at least one graded pair", path=str(path))
+        raw_rows = list(read_rows(path))  # never empty: read_rows refuses a file without rows
         kind: Kind = "labels" if "judge" in raw_rows[0][1] else "gold"
         low, high = GRADE_MIN, GRADE_MAX
     else:
@@ -114,20 +113,18 @@ def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
 def _whole_number(value: Any, path: Path, line: int) -> int:
     if isinstance(value, bool) or value is None or value == "":
         raise BadInputError("missing; expected a whole-number grade", path=str(path), line=line, field="grade")
-    if isinstance(value, str):
-        value = value.strip()
+    number = value
+    if isinstance(number, str):
         try:
-            value = float(value) if "." in value else int(value)
+            number = float(number.strip())
         except ValueError:
-            raise BadInputError(f"grade {value!r} is not a whole number", path=str(path), line=line,
-                                field="grade") from None
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise BadInputError(f"grade {value!r} is not a whole number", path=str(path), line=line, field="grade")
-        value = int(value)
-    if not isinstance(value, int):
-        raise BadInputError(f"grade {value!r} is not a whole number", path=str(path), line=line, field="grade")
-    return value
+            number = None
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)
+    if not isinstance(number, int):
+        raise BadInputError(f"grade {value!r} is not a whole number; expected an integer grade",
+                            path=str(path), line=line, field="grade")
+    return number
 
 
 def _validate(kind: Kind, row: dict[str, Any], path: Path, line: int) -> Graded:
@@ -141,11 +138,9 @@ def _validate(kind: Kind, row: dict[str, Any], path: Path, line: int) -> Graded:
     try:
         record = model.model_validate(row)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise BadInputError(f"{err['msg']} (got {err.get('input')!r}); expected a "
-                            f"{'label' if kind == 'labels' else 'gold'} row", path=str(path), line=line,
-                            field=field) from None
+        what = "label" if kind == "labels" else "gold"
+        raise validation_error(exc, path=str(path), line=line,
+                               expected=f"a {what} row with {', '.join(model.model_fields)}") from None
     if isinstance(record, Label):
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
                       note=record.justification, line=line)

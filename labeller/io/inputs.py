@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from labeller.errors import BadInputError
 from labeller.io.tables import read_rows, require
+from labeller.io.validation import validation_error
 from labeller.records import Doc, GoldLabel, Label, Pair, Query
 
 M = TypeVar("M", bound=BaseModel)
@@ -71,10 +72,8 @@ def read_models(path: str | Path, model: type[M]) -> list[tuple[int, M]]:
         try:
             out.append((line, model.model_validate(row)))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or None
-            raise BadInputError(f"{err['msg']} (got {err.get('input')!r})", path=str(path), line=line,
-                                field=field) from None
+            raise validation_error(exc, path=str(path), line=line,
+                                   expected=f"a {model.__name__} row with {', '.join(model.model_fields)}") from None
     return out
 
 

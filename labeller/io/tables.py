@@ -80,10 +80,14 @@ def _read_csv(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames:
         raise BadInputError("no header row; expected column names on line 1", path=str(path), line=1)
+    rows = 0
     for row in reader:
         if None in row:
             raise BadInputError("more values than header columns", path=str(path), line=reader.line_num)
+        rows += 1
         yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    if not rows:  # as empty as an empty JSONL file: nothing to label, score or compare
+        raise BadInputError("file has a header but no rows; expected at least one row", path=str(path))
 
 
 def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -38,7 +38,7 @@ def read_text(path: Path) -> str:
         raise BadInputError("file not found", path=str(path))
     raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a byte-order mark must not become part of the first query id
     except UnicodeDecodeError as exc:
         raise BadInputError("not valid UTF-8; expected UTF-8 text", path=str(path),
                             line=raw[: exc.start].count(b"\n") + 1) from None
@@ -55,7 +55,7 @@ def is_table(path: str | Path) -> bool:
     return Path(path).suffix.lower() in FORMATS
 
 
-def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, str | None]]:
+def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, object]]:
     """(line, query_id, doc_id, score, rank) of every line of a run, checked: 6 TREC columns or the
     table columns, a finite score, one score per pair. No record per line: runs can be huge."""
     if is_table(path):
@@ -66,6 +66,8 @@ def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, str | None]]:
                 if line.strip())
     seen: set[tuple[str, str]] = set()
     for n, qid, did, raw, rank in rows:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            raise BadInputError("missing; expected a number", path=str(path), line=n, field="score")
         try:
             score = float(raw)
         except (TypeError, ValueError):
@@ -81,8 +83,24 @@ def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, str | None]]:
         raise BadInputError("file is empty; expected at least one line", path=str(path))
 
 
+def _rank(raw: object, path: Path, line: int) -> int | None:
+    """The optional rank column as a whole number. Scoring ignores it (as trec_eval does), so only
+    read_run checks it: the lean read_run_scores path stays one float() per line."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = float(raw) if not isinstance(raw, bool) else math.nan
+    except (TypeError, ValueError):
+        value = math.nan
+    if not value.is_integer():
+        raise BadInputError(f"rank {raw!r} is not a whole number; expected the 1-based position of the document",
+                            path=str(path), line=line, field="rank")
+    return int(value)
+
+
 def read_run_scores(path: str | Path) -> dict[str, dict[str, float]]:
-    """A run as query -> doc -> score (the lean form evaluation needs), with read_run's checks."""
+    """A run as query -> doc -> score (the lean form evaluation needs), with read_run's checks except
+    the rank column's, which scoring ignores."""
     scores: dict[str, dict[str, float]] = {}
     with gc_paused():
         for _, qid, did, score, _ in _run_rows(Path(path)):
@@ -90,11 +108,17 @@ def read_run_scores(path: str | Path) -> dict[str, dict[str, float]]:
     return scores
 
 
+def read_run_lines(path: str | Path) -> list[tuple[int, RunEntry]]:
+    """read_run with each entry's line number, for errors about a pair that come after reading."""
+    path = Path(path)
+    with gc_paused():
+        return [(n, RunEntry(query_id=qid, doc_id=did, score=score, rank=_rank(rank, path, n)))
+                for n, qid, did, score, rank in _run_rows(path)]
+
+
 def read_run(path: str | Path) -> list[RunEntry]:
     """Read a run: TREC format, or JSONL/CSV/Parquet with query_id, doc_id, score and optional rank."""
-    with gc_paused():
-        return [RunEntry(query_id=qid, doc_id=did, score=score, rank=int(rank) if rank not in (None, "") else None)
-                for _, qid, did, score, rank in _run_rows(Path(path))]
+    return [entry for _, entry in read_run_lines(path)]
 
 
 def _trec_run_line(n: int, parts: list[str], path: Path):

@@ -2,6 +2,7 @@
 
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, TransientError
 from labeller.judges.offline import OfflineLexicalJudge
-from labeller.judges.registry import make_judge
+from labeller.judges.registry import make_judge, parse_judge_spec
 
-__all__ = ["Judge", "JudgeReply", "MalformedReplyError", "OfflineLexicalJudge", "TransientError", "make_judge"]
+__all__ = ["Judge", "JudgeReply", "MalformedReplyError", "OfflineLexicalJudge", "TransientError", "make_judge",
+           "parse_judge_spec"]

@@ -23,12 +23,13 @@ import httpx2
 
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.registry import KEY_VARIABLES
 from labeller.judges.wire import (TOOL_NAME, classify_status, parse_verdict, sdk_errors, server_message,
                                   verdict_schema)
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-KEY_VARIABLE = "ANTHROPIC_API_KEY"
+KEY_VARIABLE = KEY_VARIABLES["anthropic"]
 POOL_SIZE = 256
 
 

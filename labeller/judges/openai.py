@@ -19,12 +19,13 @@ import openai
 
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.registry import KEY_VARIABLES
 from labeller.judges.wire import (VERDICT_NAME, classify_status, parse_verdict, sdk_errors, server_message,
                                   verdict_schema)
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-KEY_VARIABLE = "OPENAI_API_KEY"
+KEY_VARIABLE = KEY_VARIABLES["openai"]
 POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
 
 

@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
-from labeller.errors import ConfigError
+import os
+
+from labeller.errors import ConfigError, MissingKeyError
 from labeller.judges.base import Judge
 
 FORMS = "openai:<model> (e.g. openai:gpt-4.1-mini), anthropic:<model> (e.g. anthropic:claude-haiku-4-5) or offline:lexical"
+
+
+OFFLINE_MODEL = "lexical"
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def parse_judge_spec(spec: str) -> tuple[str, str]:
+    """'openai:gpt-4.1-mini' -> ('openai', 'gpt-4.1-mini'), without building a client or needing a key.
+
+    Raises ConfigError for a name no judge answers to, so configs can be checked before anything runs.
+    """
+    provider, sep, model = (spec or "").strip().partition(":")
+    model = model.strip()
+    if provider == "offline":
+        if model not in ("", OFFLINE_MODEL):
+            raise ConfigError(f"unknown offline judge '{spec}'; the only offline judge is offline:lexical "
+                              "(a lexical-overlap heuristic, not an LLM)", field="judge")
+        return provider, OFFLINE_MODEL
+    if provider not in ("openai", "anthropic") or not sep or not model:
+        raise ConfigError(f"unknown judge '{spec}'; expected {FORMS}", field="judge")
+    return provider, model
+
+
+def require_api_key(spec: str) -> None:
+    """Raise MissingKeyError now, before a job writes anything, if the judge will need a key that is not set."""
+    provider, _ = parse_judge_spec(spec)
+    variable = KEY_VARIABLES.get(provider)
+    if variable and not os.environ.get(variable):
+        raise MissingKeyError(variable, provider)
 
 
 def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0, temperature: float = 0.0,
@@ -14,13 +45,7 @@ def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0,
 
     `api_key` overrides the provider's environment variable (a dry run passes a placeholder: it sends nothing).
     """
-    provider, sep, model = (spec or "").strip().partition(":")
-    if not sep or not model.strip():
-        if provider == "offline":
-            model = "lexical"
-        else:
-            raise ConfigError(f"unknown judge '{spec}'; expected {FORMS}", field="judge")
-    model = model.strip()
+    provider, model = parse_judge_spec(spec)
     if provider == "openai":
         from labeller.judges.openai import OpenAIJudge
 
@@ -31,11 +56,6 @@ def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0,
 
         return AnthropicJudge(model, base_url=base_url, timeout=timeout, max_output_tokens=max_output_tokens,
                               api_key=api_key)
-    if provider == "offline":
-        from labeller.judges.offline import OfflineLexicalJudge
+    from labeller.judges.offline import OfflineLexicalJudge
 
-        if model != OfflineLexicalJudge.model:
-            raise ConfigError(f"unknown offline judge '{spec}'; the only offline judge is offline:lexical "
-                              "(a lexical-overlap heuristic, not an LLM)", field="judge")
-        return OfflineLexicalJudge()
-    raise ConfigError(f"unknown judge '{spec}'; expected {FORMS}", field="judge")
+    return OfflineLexicalJudge()

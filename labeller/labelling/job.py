@@ -8,9 +8,9 @@ from pathlib import Path
 
 from labeller.cache import VerdictCache
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
-from labeller.io.inputs import read_corpus, read_pairs, read_queries
+from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
 from labeller.io.tables import table_format, write_rows
-from labeller.io.trec import read_run, top_k
+from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
@@ -37,12 +37,11 @@ def load_pairs(*, queries: dict[str, Query], corpus: dict[str, Doc], pairs_path:
         return read_pairs(pairs_path, queries, corpus)
     if depth is None or depth < 1:
         raise BadInputError("--run needs --depth K (K >= 1): how many top documents per query to label")
+    numbered = read_run_lines(run_path)
+    line_of = {(e.query_id, e.doc_id): n for n, e in numbered}
     pairs = []
-    for entry in top_k(read_run(run_path), depth):
-        for known, kind, value in ((queries, "query", entry.query_id), (corpus, "document", entry.doc_id)):
-            if value not in known:
-                raise BadInputError(f"unknown {kind} '{value}'; expected an id from the {kind} file",
-                                    path=str(run_path), field="query_id" if kind == "query" else "doc_id")
+    for entry in top_k([e for _, e in numbered], depth):
+        check_known(entry.query_id, entry.doc_id, queries, corpus, run_path, line_of[(entry.query_id, entry.doc_id)])
         pairs.append(Pair(query_id=entry.query_id, doc_id=entry.doc_id))
     return pairs
 

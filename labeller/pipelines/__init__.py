@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labeller.judges.registry import require_api_key
 from labeller.pipelines.config import PipelineConfig, load_config
 from labeller.pipelines.result import PipelineResult
 
@@ -23,6 +24,7 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     if base_url:
         extra.append(f"judge.base_url={base_url}")
     cfg = load_config(config_path, extra, out_dir)
+    require_api_key(cfg.judge.spec)  # before anything is retrieved or written
     cfg.output.dir.mkdir(parents=True, exist_ok=True)
     if cfg.pipeline == "label_slice":
         from labeller.pipelines.label_slice import run_label_slice

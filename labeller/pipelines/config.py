@@ -1,7 +1,7 @@
 """Pipeline configs: small TOML files, validated into pydantic models.
 
 Relative paths in a config resolve against the config file's directory, so a config and its
-data travel together. Outputs go under `output.dir` (also relative to the config), which
+data travel together; relative paths in a `--set` override resolve against the current directory. Outputs go under `output.dir` (also relative to the config), which
 `labeller run --out DIR` replaces, so a shipped config can run from an installed package.
 `--set section.key=value` overrides any value, e.g. `--set retriever.name=bm25-broken`.
 """
@@ -14,8 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from labeller.errors import ConfigError
+from labeller.errors import BadInputError, ConfigError
 from labeller.io.tomlfile import read_toml
+from labeller.io.validation import validation_error
 
 
 class Section(BaseModel):
@@ -88,28 +89,70 @@ class PipelineConfig(Section):
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("output", "dir"), ("output", "cache"),
           ("baseline", "run"), ("judge", "prices")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
+_SECTIONS = ("inputs", "judge", "output", "retriever", "gate", "baseline", "evaluate")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:
     path = Path(path)
     data = read_toml(path, ConfigError, "pipeline config")
+    _check_sections(data, path)
+    _resolve_paths(data, path.resolve().parent)  # the file's own paths travel with it
     for item in overrides or []:
         _apply_override(data, item, path)
-    base = path.resolve().parent
-    for section, key in _PATHS | _RUBRIC_KEYS:
-        holder = data if not section else data.get(section, {})
-        value = holder.get(key)
-        if isinstance(value, str) and value and (section, key) in _PATHS:
-            holder[key] = str(base / value)
-        elif isinstance(value, str) and value.endswith(".md") and not Path(value).is_absolute():
-            holder[key] = str(base / value)  # a rubric given as a file path travels with the config
+    _check_sections(data, path)
+    _resolve_paths(data, Path.cwd())  # a --set value is typed at a prompt: relative to where it is typed
     if out_dir is not None:
         data.setdefault("output", {})["dir"] = str(Path(out_dir).resolve())
     try:
-        return PipelineConfig.model_validate(data)
+        config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"{err['msg']}", path=str(path), field=".".join(map(str, err["loc"]))) from None
+        raise validation_error(exc, path=str(path), error=ConfigError) from None
+    _check_names(config, path)
+    return config
+
+
+def _check_sections(data: dict[str, Any], path: Path) -> None:
+    for section in _SECTIONS:
+        if not isinstance(data.get(section, {}), dict):
+            raise ConfigError(f"expected a table ([{section}] with key = value lines), got {data[section]!r}",
+                              path=str(path), field=section)
+
+
+def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    """Make relative paths (and rubrics given as .md paths) absolute against `base`; absolute ones stay."""
+    for section, key in _PATHS | _RUBRIC_KEYS:
+        holder = data if not section else data.get(section, {})
+        value = holder.get(key)
+        if isinstance(value, str) and value and ((section, key) in _PATHS or value.endswith(".md")):
+            holder[key] = str((base / value).resolve())
+
+
+def _check_names(cfg: PipelineConfig, path: Path) -> None:
+    """Names that only a later step would look up (judge, retrievers, metrics, thresholds), checked now
+    so that a typo is reported against the config file and its key before anything runs."""
+    from labeller.evaluation.gate import parse_thresholds
+    from labeller.evaluation.metrics import parse_metrics
+    from labeller.judges.registry import parse_judge_spec
+    from labeller.retrieval import available_retrievers
+
+    def known_retriever(name: str) -> None:
+        if name not in available_retrievers():
+            raise ConfigError(f"unknown retriever '{name}'; expected one of: {', '.join(available_retrievers())}")
+
+    checks = [("judge.spec", lambda: parse_judge_spec(cfg.judge.spec)),
+              ("retriever.name", lambda: known_retriever(cfg.retriever.name)),
+              ("evaluate.metrics", lambda: parse_metrics(cfg.evaluate.metrics)),
+              ("evaluate.thresholds", lambda: parse_thresholds([f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()],
+                                                               parse_metrics(cfg.evaluate.metrics)))]
+    if cfg.baseline.retriever is not None:
+        checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
+    for field, check in checks:
+        try:
+            check()
+        except ConfigError as exc:
+            raise ConfigError(exc.detail, path=str(path), field=field) from None
+        except BadInputError as exc:  # metric and threshold parsing speak of command-line flags
+            raise ConfigError(exc.detail, path=str(path), field=field) from None
 
 
 def _apply_override(data: dict[str, Any], item: str, path: Path) -> None:

@@ -7,7 +7,8 @@ from collections import Counter
 from labeller.io.tables import write_text
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
-from labeller.pipelines.steps import paragraphs, cost_text, label, load_inputs, pairs_of, retrieve, write_pairs
+from labeller.pipelines.steps import (cost_text, failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve,
+                                     write_pairs)
 from labeller.reports import bar_chart, page, table
 
 
@@ -29,6 +30,7 @@ def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
         f"Judge requests sent: {s.requests}; cost {cost_text(s.cost_usd)}; "
         f"tokens in/out {s.input_tokens}/{s.output_tokens}.",
         "Grade distribution: " + ", ".join(f"{g}: {grades.get(g, 0)}" for g in range(1, 6)) + ".",
+        *failure_lines(run),
     ]
     html = page(f"label_slice: {cfg.retriever.name} top {cfg.retriever.depth}", [
         ("Summary", paragraphs(summary)),
@@ -39,7 +41,8 @@ def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
                                       for lb in run.labels[:200]], numeric=(2,))),
     ], subtitle=f"rubric {run.labels[0].rubric if run.labels else cfg.judge.rubric} · config {config_path}")
     report = write_text(out / "report.html", html)
-    return PipelineResult(pipeline="label_slice", config=config_path, status="passed", summary=summary,
+    return PipelineResult(pipeline="label_slice", config=config_path, status="failed" if run.failures else "passed",
+                          summary=summary,
                           reports={"label slice": str(report), "labels": run.out_path or ""},
                           judge_requests=s.requests,
                           figures={"labelled": len(run.labels), "new": s.new, "cached": s.cached, "failed": s.failed,

@@ -17,7 +17,7 @@ from labeller.io.trec import read_run
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.history import HistoryRow, append_history, trend
 from labeller.pipelines.result import PipelineResult
-from labeller.pipelines.steps import label, load_inputs, pairs_of, paragraphs, retrieve, write_pairs
+from labeller.pipelines.steps import failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve, write_pairs
 from labeller.reports import line_chart, page, table
 
 
@@ -68,8 +68,10 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
         f"cache; judge requests sent: {s.requests}.",
         "REGRESSION: a drop beyond its threshold and significant." if regression
         else "No significant regression beyond the thresholds.",
+        *failure_lines(labelled),
     ]
-    return PipelineResult(pipeline="regression", config=config_path, status="failed" if regression else "passed",
+    failed = regression or bool(labelled.failures)
+    return PipelineResult(pipeline="regression", config=config_path, status="failed" if failed else "passed",
                           summary=summary, judge_requests=s.requests,
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labeller.errors import LabellingFailedError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import write_rows, write_text
 from labeller.io.trec import format_run, top_k
@@ -42,9 +43,27 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
           dry_run: bool = False) -> LabelRun:
     """Label a pairs file with the configured judge, through the shared cache."""
     options = LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost, dry_run=dry_run)
-    return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
-                     judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
-                     out_path=out_path, base_url=cfg.judge.base_url, options=options, prices_path=cfg.judge.prices)
+    try:
+        return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
+                         judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
+                         out_path=out_path, base_url=cfg.judge.base_url, options=options,
+                         prices_path=cfg.judge.prices)
+    except LabellingFailedError as exc:
+        # Some pairs failed after their retries; every other label is written and cached. The pipeline
+        # goes on, reports the failures and fails at the end: a few stubborn pairs must not hide the reports.
+        return exc.run  # type: ignore[attr-defined]
+
+
+def failure_lines(*runs: LabelRun) -> list[str]:
+    """Summary sentences for pairs the judge could not grade (none when every pair was labelled)."""
+    lines = []
+    for run in runs:
+        if run.failures:
+            n = len(run.failures)
+            lines.append(f"FAILED: {n} {'pair' if n == 1 else 'pairs'} could not be labelled after retries "
+                         f"(reasons in {run.failures_path}); left out, never given a grade. Rerun to retry "
+                         "them: everything labelled comes from the cache.")
+    return lines
 
 
 def cost_text(cost: float | None) -> str:

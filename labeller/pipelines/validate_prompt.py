@@ -7,7 +7,7 @@ from labeller.io.inputs import read_gold
 from labeller.io.tables import write_text
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
-from labeller.pipelines.steps import paragraphs, label, write_pairs
+from labeller.pipelines.steps import failure_lines, label, paragraphs, write_pairs
 from labeller.records import Pair
 from labeller.reports import page, table
 
@@ -36,6 +36,7 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
         *gate.reasons,
         *result.warnings,
         f"Judge requests sent: {old.stats.requests + new.stats.requests}.",
+        *failure_lines(old, new),
     ]
     changes = [[c.query_id, c.doc_id, c.gold, c.old, c.new, "fixed"] for c in gate.fixed] + \
               [[c.query_id, c.doc_id, c.gold, c.old, c.new, "broken"] for c in gate.broken]
@@ -47,7 +48,8 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
     ], subtitle=f"old {cfg.old_rubric} · new {cfg.new_rubric} · gold {cfg.inputs.gold.name}")
     report = write_text(out / "report.html", html)
     return PipelineResult(pipeline="validate_prompt", config=config_path,
-                          status="passed" if gate.verdict == "pass" else "failed", summary=summary,
+                          status="passed" if gate.verdict == "pass" and not (old.failures or new.failures)
+                          else "failed", summary=summary,
                           reports={"prompt change": str(report), "agreement": str(out / "agreement" / "agreement.html")},
                           judge_requests=old.stats.requests + new.stats.requests,
                           figures={"kappa_old": gate.old, "kappa_new": gate.new, "n": result.n,

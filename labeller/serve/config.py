@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from labeller.errors import ConfigError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tomlfile import read_toml
+from labeller.io.validation import validation_error
 from labeller.io.trec import read_run
 from labeller.records import Doc
 from labeller.retrieval.base import Hit, Retriever
@@ -85,9 +86,7 @@ def load_config(path: str | Path) -> ServeConfig:
     try:
         return ServeConfig(**data, base_dir=str(path.resolve().parent))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(err["msg"].removeprefix("Value error, "), path=str(path),
-                          field=".".join(str(p) for p in err["loc"])) from None
+        raise validation_error(exc, path=str(path), error=ConfigError) from None
 
 
 def resolve(config: ServeConfig, value: str) -> Path:

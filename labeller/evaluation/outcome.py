@@ -1,0 +1,31 @@
+"""How an evaluation ends for a script or CI job: the error (and exit code) its result calls for.
+
+Kept apart from `evaluate()` so the result can be printed and its report written first; the
+command line then raises what `outcome_error` returns.
+"""
+
+from __future__ import annotations
+
+from labeller.errors import BudgetExceededError, GateFailedError, JudgeError, LabellerError, LabellingFailedError
+from labeller.evaluation.results import Evaluation
+
+
+def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) -> LabellerError | None:
+    """None when the run is clean; else the first problem: hole filling stopped by the budget (exit 3)
+    or by the judge, holes left unlabelled, or a regression the gate found. `fail_on_regression`
+    defaults to on whenever the evaluation has a baseline."""
+    holes = result.holes
+    if holes is not None and holes.stopped == "budget":
+        return BudgetExceededError(f"--max-cost reached while filling holes; {holes.failed} holes left unjudged")
+    if holes is not None and holes.stopped:
+        return JudgeError(f"filling holes stopped: {holes.stopped}")
+    if holes is not None and holes.failed:
+        return LabellingFailedError(f"{holes.failed} of {holes.holes} holes could not be labelled and counted as not "
+                                    "relevant; rerun the same command to retry them")
+    if fail_on_regression is None:
+        fail_on_regression = result.baseline is not None
+    if fail_on_regression and result.gate is not None and not result.gate.passed:
+        failed = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
+                  for c in result.gate.checks if c.verdict == "regression"]
+        return GateFailedError("regression gate failed: " + "; ".join(failed))
+    return None
