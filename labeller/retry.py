@@ -18,7 +18,7 @@ import random
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential_jitter
 
-from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, TransientError
+from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, RejectedRequestError, TransientError
 from labeller.rubric import JudgePrompt
 
 
@@ -41,6 +41,10 @@ class RetryExhaustedError(Exception):
         super().__init__(f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}")
         self.reason, self.attempts = reason, attempts
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
+
+
+class PairRejectedError(RetryExhaustedError):
+    """The provider refused this pair's request outright (HTTP 400/413/422); it was not retried."""
 
 
 class _Wait:
@@ -90,4 +94,6 @@ async def generate_with_retry(judge: Judge, prompt: JudgePrompt, policy: RetryPo
                     raise
     except (TransientError, MalformedReplyError) as exc:
         raise RetryExhaustedError(exc.reason, attempts, spent_in, spent_out) from None
+    except RejectedRequestError as exc:
+        raise PairRejectedError(exc.reason, attempts, spent_in, spent_out) from None
     return reply, attempts

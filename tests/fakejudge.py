@@ -13,7 +13,7 @@ import hashlib
 import os
 
 from labeller.errors import JudgeError
-from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, TransientError
+from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, RejectedRequestError, TransientError
 from labeller.records import Verdict
 from labeller.rubric import JudgePrompt
 
@@ -62,6 +62,8 @@ class FakeJudge(Judge):
             raise MalformedReplyError("malformed reply: grade 9", input_tokens=INPUT_TOKENS, output_tokens=OUTPUT_TOKENS)
         if outcome == "fatal":
             raise JudgeError("fake rejected the API key (HTTP 401)")
+        if outcome == "rejected":
+            raise RejectedRequestError("fake rejected the request (HTTP 400): prompt too long")
         if outcome == "boom":
             raise RuntimeError("fake bug")
         grade = expected_grade(qid, did)

@@ -116,6 +116,26 @@ def test_a_fatal_error_stops_the_run_and_accounts_for_every_pair(env):
     assert env[4].stats().entries == 4  # what was done is kept
 
 
+def test_a_refused_request_fails_only_its_pair_without_a_retry(env):
+    """HTTP 400 for one pair (say, a document past the context window) must not halt the run."""
+    judge = FakeJudge(script={"d1-2": ["rejected"]})
+    result = run(env, judge)
+    assert len(result.labels) == 11 and len(result.failures) == 1
+    failure = result.failures[0]
+    assert failure.doc_id == "d1-2" and failure.attempts == 1 and "HTTP 400" in failure.reason
+    assert result.stats.stopped_by is None and result.stats.requests == 12
+
+
+def test_refusals_with_no_success_at_all_stop_the_run(env):
+    """Every request refused means the request itself is wrong: stop instead of paying for all of them."""
+    _, _, pairs, _, _ = env
+    judge = FakeJudge(script={p.doc_id: ["rejected"] for p in pairs})
+    result = run(env, judge, concurrency=1)
+    assert len(judge.calls) == 5 and result.labels == []
+    assert "the first 5 requests were all rejected" in result.stats.stopped_by
+    assert len(result.failures) == 12 and sum(f.reason.startswith("not sent") for f in result.failures) == 7
+
+
 def test_an_unexpected_judge_exception_stops_the_run_without_losing_pairs(env):
     result = run(env, FakeJudge(script={"d0-1": ["boom"]}), concurrency=1)
     assert len(result.labels) + len(result.failures) == 12

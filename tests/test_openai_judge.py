@@ -10,7 +10,7 @@ import fakeapi
 from fakeapi import FakeAPI, expected_grade
 
 from labeller.errors import JudgeError, MissingKeyError
-from labeller.judges.base import MalformedReplyError, TransientError
+from labeller.judges.base import MalformedReplyError, RejectedRequestError, TransientError
 from labeller.judges.openai import OpenAIJudge
 from labeller.rubric import JudgePrompt
 
@@ -114,7 +114,7 @@ def test_key_travels_only_in_the_authorization_header(api, monkeypatch):
     ("missing", MalformedReplyError, "grade: Field required"),
     ("refusal", MalformedReplyError, "refusal"),
     ("404", JudgeError, "does not know model 'm'"),
-    ("400", JudgeError, "HTTP 400"),
+    ("400", RejectedRequestError, "HTTP 400"),
 ])
 def test_each_failure_is_classified(api, kind, error, reason):
     api.script([kind])

@@ -7,6 +7,8 @@ Providers only classify what went wrong:
 - TransientError: worth retrying after a wait (429, 5xx, timeout, dropped connection).
 - MalformedReplyError: the model answered, but not with a valid verdict (bad JSON, grade 9,
   missing field, refusal). Retried a few times, then recorded as a failure.
+- RejectedRequestError: the provider refused this pair's request (400, 413, 422). Not retried;
+  the pair becomes a failure and the run goes on (the engine stops it if every request is refused).
 - anything derived from labeller.errors.JudgeError: fatal for the run (bad key, unknown model).
 """
 
@@ -34,6 +36,15 @@ class MalformedReplyError(Exception):
     def __init__(self, reason: str, input_tokens: int = 0, output_tokens: int = 0) -> None:
         super().__init__(reason)
         self.reason, self.input_tokens, self.output_tokens = reason, input_tokens, output_tokens
+
+
+class RejectedRequestError(Exception):
+    """The provider refused this one request (HTTP 400, 413, 422: e.g. a document past the context
+    window). Retrying cannot help, but other pairs may still succeed: the pair is recorded as a failure."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class JudgeReply(BaseModel):

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from labeller.errors import JudgeError, redact
-from labeller.judges.base import MalformedReplyError, TransientError
+from labeller.judges.base import MalformedReplyError, RejectedRequestError, TransientError
 from labeller.records import GRADE_MAX, GRADE_MIN, Verdict
 
 VERDICT_NAME = "verdict"  # the OpenAI json_schema name
@@ -21,6 +21,8 @@ TOOL_NAME = "record_verdict"  # the Anthropic forced tool
 
 # Statuses worth retrying: timeouts, conflicts, rate limits, and every server-side failure (529 overloaded incl.).
 _TRANSIENT_STATUSES = {408, 409, 425, 429}
+# Statuses about this request's content (too long, unprocessable): fail the pair, keep the run going.
+_PAIR_STATUSES = {400, 413, 422}
 
 
 def verdict_schema() -> dict[str, Any]:
@@ -100,6 +102,8 @@ def classify_status(status: int, headers: Mapping[str, str] | None, message: str
                           f"may use model '{model}'")
     if status == 404:
         return JudgeError(f"{label} at {base_url} does not know model '{model}' (HTTP 404): {message}")
+    if status in _PAIR_STATUSES:
+        return RejectedRequestError(f"{label} rejected the request (HTTP {status}): {message}")
     return JudgeError(f"{label} rejected the request (HTTP {status}): {message}")
 
 

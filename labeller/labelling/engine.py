@@ -18,10 +18,11 @@ from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, esti
 from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
-from labeller.retry import RetryExhaustedError, generate_with_retry
+from labeller.retry import PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
+SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
 
 Item = tuple[str, list[int]]  # a cache key and the positions of the pairs that share it
 
@@ -62,6 +63,7 @@ class _Run:
         self.waiting: list[Item] = []
         self.reserved = 0.0  # estimated cost of requests in flight
         self.stop_reason: str | None = None
+        self.rejected = 0  # pairs the provider refused outright (HTTP 400/413/422)
         # Leases and verdicts of one event-loop pass share one transaction each.
         self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
         self.saves = LoopBatcher(cache.put_many)
@@ -97,6 +99,14 @@ class _Run:
         tokens = estimate_tokens(prompt)
         cost = None if self.price is None else self.price.cost(tokens, EXPECTED_OUTPUT_TOKENS)
         return tokens, cost
+
+    def note_rejection(self, reason: str) -> None:
+        """One refused pair is that pair's problem; refusals with no success at all mean the request
+        itself is wrong (a bad parameter, a model that takes no schema): stop rather than pay N times."""
+        self.rejected += 1
+        if self.rejected >= SYSTEMATIC_REJECTIONS and self.stats.new == 0 and not self.stop_reason:
+            self.stats.stopped_by = redact(f"the first {self.rejected} requests were all rejected: {reason}", _secrets())
+            self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
 
     def dry_run(self, items: list[Item]) -> None:
         tokens_in = 0
@@ -195,6 +205,8 @@ class _Run:
             for i, f in zip(positions, failures):
                 self.results[i] = f
             self.stats.failed += len(positions)
+            if isinstance(exc, PairRejectedError):
+                self.note_rejection(str(exc))
             return
         except Exception as exc:  # JudgeError (bad key, unknown model) or a bug: stop sending, keep what is done
             reason = str(exc) if isinstance(exc, JudgeError) else f"unexpected {type(exc).__name__}: {exc}"
