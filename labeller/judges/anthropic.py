@@ -24,7 +24,7 @@ import httpx2
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
 from labeller.judges.registry import KEY_VARIABLES
-from labeller.judges.wire import (TOOL_NAME, classify_status, parse_verdict, sdk_errors, server_message,
+from labeller.judges.wire import (TOOL_NAME, parse_verdict, sdk_errors,
                                   verdict_schema)
 from labeller.rubric import JudgePrompt
 
@@ -59,8 +59,7 @@ class AnthropicJudge(Judge):
         return {"max_tokens": self.max_output_tokens, "tools": [self._tool], "tool_choice": self._tool_choice}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        with sdk_errors(anthropic, service="Anthropic", timeout=self.timeout, base_url=self.base_url,
-                        reply_kind="a message", status_error=self._status_error):
+        with sdk_errors(anthropic, self, service="Anthropic", key_variable=KEY_VARIABLE, reply_kind="a message"):
             message = await self._client.messages.create(
                 model=self.model,
                 max_tokens=self.max_output_tokens,
@@ -91,11 +90,6 @@ class AnthropicJudge(Judge):
         verdict = parse_verdict(call.input, **spent)
         return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out,
                           cached_input_tokens=cache_read)
-
-    def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
-        return classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
-                               provider=self.provider, key_variable=KEY_VARIABLE, model=self.model,
-                               base_url=self.base_url, secret=self._secret)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -20,7 +20,7 @@ import openai
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
 from labeller.judges.registry import KEY_VARIABLES
-from labeller.judges.wire import (VERDICT_NAME, classify_status, parse_verdict, sdk_errors, server_message,
+from labeller.judges.wire import (VERDICT_NAME, parse_verdict, sdk_errors,
                                   verdict_schema)
 from labeller.rubric import JudgePrompt
 
@@ -55,8 +55,7 @@ class OpenAIJudge(Judge):
                 "response_format": self._response_format}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        with sdk_errors(openai, service="OpenAI", timeout=self.timeout, base_url=self.base_url,
-                        reply_kind="a chat completion", status_error=self._status_error):
+        with sdk_errors(openai, self, service="OpenAI", key_variable=KEY_VARIABLE, reply_kind="a chat completion"):
             completion = await self._client.chat.completions.create(
                 model=self.model,
                 messages=[{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
@@ -86,11 +85,6 @@ class OpenAIJudge(Judge):
             raise MalformedReplyError("malformed reply: empty content", **spent)
         verdict = parse_verdict(choice.message.content, **spent)
         return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out, cached_input_tokens=cached)
-
-    def _status_error(self, exc: openai.APIStatusError) -> Exception:
-        return classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
-                               provider=self.provider, key_variable=KEY_VARIABLE, model=self.model,
-                               base_url=self.base_url, secret=self._secret)
 
     async def aclose(self) -> None:
         await self._client.close()

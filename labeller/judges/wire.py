@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -108,16 +108,17 @@ def classify_status(status: int, headers: Mapping[str, str] | None, message: str
 
 
 @contextmanager
-def sdk_errors(sdk: Any, *, service: str, timeout: float, base_url: str | None, reply_kind: str,
-               status_error: Callable[[Any], Exception]) -> Iterator[None]:
+def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_kind: str) -> Iterator[None]:
     """Classify what an official SDK (openai or anthropic: same exception names) raises during one call."""
     try:
         yield
     except sdk.APIStatusError as exc:
-        raise status_error(exc) from None
+        raise classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
+                              provider=judge.provider, key_variable=key_variable, model=judge.model,
+                              base_url=judge.base_url, secret=judge._secret) from None
     except sdk.APITimeoutError:
-        raise TransientError(f"no reply from {service} within {timeout:g}s") from None
+        raise TransientError(f"no reply from {service} within {judge.timeout:g}s") from None
     except sdk.APIConnectionError:
-        raise TransientError(f"connection to {base_url} failed") from None
+        raise TransientError(f"connection to {judge.base_url} failed") from None
     except sdk.APIError:  # a 200 whose body is not what was asked for
         raise MalformedReplyError(f"malformed reply: the response is not {reply_kind}") from None
