@@ -66,6 +66,21 @@ def workspace(root: Path) -> Path:
 
 
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
+GATE = ["evaluate", "--run", "run.trec", "--baseline", "baseline.trec", "--labels", "labels.jsonl"]
+
+
+def _keep_queries(path: Path, *queries: str) -> None:
+    path.write_text("".join(line for line in RUN.splitlines(keepends=True) if line.split()[0] in queries),
+                    encoding="utf-8")
+
+
+def _saved_result(root: Path, *queries: str) -> None:
+    """saved.json: a `labeller evaluate --json` result of a baseline that answered only `queries`."""
+    from labeller.evaluation import EvaluateOptions, evaluate
+
+    _keep_queries(root / "saved.trec", *queries)
+    result = evaluate(EvaluateOptions(runs=[root / "saved.trec"], labels=root / "labels.jsonl"))
+    (root / "saved.json").write_text(result.model_dump_json(), encoding="utf-8")
 OPENAI = ["--judge", "openai:gpt-4.1-mini", "--base-url", "{openai}"]
 
 
@@ -101,6 +116,19 @@ CASES: list[Case] = [
     # evaluate -----------------------------------------------------------------------------
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
+    # The gate over nothing comparable fails (exit 1) with the reason; it used to print "gate PASSED".
+    Case("evaluate-gate-no-label-reaches-relevant-from", [*GATE, "--fail-on-regression"], exit=1,
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [{**r, "grade": min(r["grade"], 2)} for r in LABELS]),
+         stderr="no-answer bucket"),
+    Case("evaluate-gate-no-shared-queries", GATE, exit=1, stderr="no shared queries",
+         setup=lambda d: (_keep_queries(d / "run.trec", "q1"), _keep_queries(d / "baseline.trec", "q2"))),
+    Case("evaluate-gate-saved-baseline-no-shared-queries",
+         ["evaluate", "--run", "run.trec", "--baseline", "saved.json", "--labels", "labels.jsonl"], exit=1,
+         setup=lambda d: (_saved_result(d, "q2"), _keep_queries(d / "run.trec", "q1")), stderr="no shared queries"),
+    # A query the candidate lost counts 0 for it (it used to drop out of the comparison); one
+    # differing query can never be significant, so the threshold decides, and says so.
+    Case("evaluate-gate-vanished-query", GATE, exit=1, stderr="decided by the threshold alone",
+         setup=lambda d: _keep_queries(d / "run.trec", "q1")),
     # qrels --------------------------------------------------------------------------------
     Case("qrels-export-missing-source", ["qrels", "export", "nope.jsonl", "--out", "out.qrels", "--to-scale", "0-3"],
          stderr="nope.jsonl", outputs=("out.qrels",)),
