@@ -69,7 +69,8 @@ def _hash(*parts: str) -> int:
 def llm_like(qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """The NIST grades with one in ten moved a step up and one in ten a step down (0-3 kept)."""
     moved = {0: 1, 1: -1}
-    return {q: {d: min(3, max(0, g + moved.get(_hash(q, d) % 10, 0))) for d, g in ds.items()} for q, ds in qrels.items()}
+    return {q: {d: min(3, max(0, g + moved.get(_hash(q, d) % 10, 0))) for d, g in ds.items()}
+            for q, ds in qrels.items()}
 
 
 def sub_float32_jitter(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:

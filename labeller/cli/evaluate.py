@@ -37,7 +37,8 @@ def evaluate(
                                                                "(repeatable).")] = None,
     default_threshold: Annotated[float, typer.Option(help="Threshold for metrics without --threshold.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="A drop is significant when p < alpha.")] = 0.05,
-    test: Annotated[str, typer.Option(help="Gate's one-sided significance test: randomization or t-test.")] = "randomization",
+    test: Annotated[str, typer.Option(help="Gate's one-sided significance test: randomization or "
+                                           "t-test.")] = "randomization",
     require_significance: Annotated[bool, typer.Option(
         "--require-significance",
         help="Gate only drops a test can call significant: when too few queries differ for the test to reach "

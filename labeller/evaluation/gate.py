@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from labeller.errors import BadInputError
 from labeller.evaluation.metrics import MetricSpec
-from labeller.evaluation.results import Comparison, GateCheck, GateResult
+from labeller.evaluation.results import Comparison, GateCheck, GateResult, PairedTest
 
 DEFAULT_THRESHOLD = 0.01
 DEFAULT_ALPHA = 0.05
@@ -55,19 +55,17 @@ def check_gate_options(alpha: float, test: str) -> None:
         raise BadInputError(f"--test '{test}' is unknown; expected randomization or t-test", field="test")
 
 
-def _decide(test_result, threshold: float, alpha: float, test: str,
-            require_significance: bool) -> tuple[str, str, str | None]:
+def _decide(drop: float, p: float | None, floor: float | None, check: PairedTest, threshold: float, alpha: float,
+            test: str, require_significance: bool) -> tuple[str, str, str | None]:
     """(verdict, decided_by, note) for a comparable check."""
-    drop = test_result.reference_mean - test_result.run_mean
     if drop <= 1e-12:
-        return "no-drop", "threshold and significance", None
+        return "no-drop", "threshold", None
     if drop <= threshold:
-        return "drop-within-threshold", "threshold and significance", None
-    p = test_result.p_worse_randomization if test == "randomization" else test_result.p_worse_t_test
-    floor = test_result.smallest_p_randomization if test == "randomization" else test_result.smallest_p_t_test
+        return "drop-within-threshold", "threshold", None
     if floor is None or floor >= alpha:
-        why = (f"too few queries for significance: {test_result.differing} of {test_result.n} differ, so the "
-               f"{test} test cannot go below p = {_p(floor)}, not below alpha {alpha}")
+        reach = (f"the {test} cannot run on {check.n} query" if floor is None
+                 else f"the {test} test cannot give p below {floor:.4g} (alpha {alpha})")
+        why = f"too few queries for significance ({check.differing} of {check.n} differ: {reach})"
         if require_significance:
             return "drop-untestable", "nothing", f"{why}; --require-significance: not gated"
         return "regression", "threshold alone", f"{why}; decided by the threshold alone"
@@ -76,21 +74,17 @@ def _decide(test_result, threshold: float, alpha: float, test: str,
     return "regression", "threshold and significance", None
 
 
-def _p(value: float | None) -> str:
-    return "none (the test cannot run)" if value is None else f"{value:.4g}"
-
-
-def _check(run: str, test_result, threshold: float, alpha: float, test: str, require_significance: bool,
+def _check(run: str, check: PairedTest, threshold: float, alpha: float, test: str, require_significance: bool,
            not_comparable: str | None) -> GateCheck:
-    base, new = test_result.reference_mean, test_result.run_mean
-    one_sided = test_result.p_worse_randomization if test == "randomization" else test_result.p_worse_t_test
-    floor = test_result.smallest_p_randomization if test == "randomization" else test_result.smallest_p_t_test
-    common = dict(run=run, metric=test_result.metric, threshold=threshold, baseline=base, run_value=new,
-                  p_value=one_sided, smallest_p=floor)
+    base, new = check.reference_mean, check.run_mean
+    p = check.p_worse_randomization if test == "randomization" else check.p_worse_t_test
+    floor = check.smallest_p_randomization if test == "randomization" else check.smallest_p_t_test
+    common = dict(run=run, metric=check.metric, threshold=threshold, baseline=base, run_value=new, p_value=p,
+                  smallest_p=floor)
     if not_comparable is not None or base is None or new is None:
         return GateCheck(**common, drop=None, decided_by="nothing", verdict="not-comparable",
                          note=not_comparable or "no query to compare")
-    verdict, decided_by, note = _decide(test_result, threshold, alpha, test, require_significance)
+    verdict, decided_by, note = _decide(base - new, p, floor, check, threshold, alpha, test, require_significance)
     return GateCheck(**common, drop=base - new, decided_by=decided_by, note=note, verdict=verdict)
 
 

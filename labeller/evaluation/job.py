@@ -153,10 +153,10 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
                         exact_scores=options.exact_scores)
     thresholds = parse_thresholds(options.thresholds, specs, options.default_threshold)
     judgments = load_judgments(options.labels, options.from_scale)
-    rankings = [load_run(p, exact_scores=options.exact_scores) for p in options.runs]
+    exact = options.exact_scores
+    rankings = [load_run(p, exact_scores=exact) for p in options.runs]
     saved = load_saved(options.baseline) if options.baseline is not None else None
-    baseline_run = (load_run(options.baseline, exact_scores=options.exact_scores) if options.baseline is not None and saved is None
-                    else None)
+    baseline_run = load_run(options.baseline, exact_scores=exact) if options.baseline and saved is None else None
     if baseline_run is not None:
         baseline_run.name = f"baseline:{baseline_run.name}"
     everything = rankings + ([baseline_run] if baseline_run else [])

@@ -75,8 +75,8 @@ def _gate_rows(g: GateResult) -> list[list[object]]:
 def _gate_headline(g: GateResult) -> str:
     if not g.passed:
         return f"**Regression gate: FAILED** against `{g.baseline}`: " + "; ".join(g.reasons)
-    headline = (f"**Regression gate: PASSED** against `{g.baseline}` (no drop above its threshold that is "
-                f"significant at p < {g.alpha}, one-sided {g.test} test, or that too few queries differ to test)")
+    headline = (f"**Regression gate: PASSED** against `{g.baseline}`: no drop above its threshold is significant "
+                f"(p < {g.alpha}, one-sided {g.test} test), nor on too few queries for a test to tell")
     if g.warnings:
         headline += " **but not everything was gated**: " + "; ".join(g.warnings)
     return headline

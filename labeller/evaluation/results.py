@@ -96,7 +96,9 @@ class GateCheck(Result):
     drop: float | None  # baseline - run; positive is worse
     p_value: float | None  # one-sided: is the run worse?
     smallest_p: float | None = None  # the smallest p the test can reach on these queries
-    decided_by: Literal["threshold and significance", "threshold alone", "nothing"] = "threshold and significance"
+    # threshold: no drop beyond it; threshold and significance: beyond it, then the test; threshold
+    # alone: beyond it, and too few queries differ for the test to reach alpha; nothing: not gated
+    decided_by: Literal["threshold", "threshold and significance", "threshold alone", "nothing"] = "threshold"
     note: str | None = None  # e.g. "too few queries for significance; decided by the threshold alone"
     verdict: Literal["regression", "drop-not-significant", "drop-untestable", "drop-within-threshold", "no-drop",
                      "not-comparable"]

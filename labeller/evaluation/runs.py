@@ -6,9 +6,10 @@ order). trec_eval keeps a score as a C `float` (32 bits: `float sim` in trec_for
 atof into a double, then rounded), so two scores that differ only beyond single precision tie and
 go by document id. labeller rounds each score the same way (double -> float32, round to nearest)
 before ranking, so its order is trec_eval's bit for bit; `exact_scores=True` ranks by the full
-double instead, for runs whose scores carry real information below 1e-7 of their size. ranx would break ties its own way (an unstable sort on hashed ids), so labeller fixes the
-order here and hands ranx strictly decreasing pseudo-scores (see labeller.evaluation.scoring):
-ranx then scores exactly the ranking trec_eval scores.
+double instead, for runs whose scores carry real information below 1e-7 of their size.
+ranx would break ties its own way (an unstable sort on hashed ids), so labeller fixes the order
+here and hands ranx strictly decreasing pseudo-scores (see labeller.evaluation.scoring): ranx then
+scores exactly the ranking trec_eval scores.
 """
 
 from __future__ import annotations
