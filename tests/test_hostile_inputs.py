@@ -129,6 +129,10 @@ CASES: list[Case] = [
     # differing query can never be significant, so the threshold decides, and says so.
     Case("evaluate-gate-vanished-query", GATE, exit=1, stderr="decided by the threshold alone",
          setup=lambda d: _keep_queries(d / "run.trec", "q1")),
+    # A clearly worse run on a sample too small for any test: it used to pass as "not significant".
+    Case("evaluate-gate-small-sample-worse", GATE, exit=1, stderr="too few queries for significance",
+         setup=lambda d: (d / "run.trec").write_text(RUN.replace(" 9 sys", " 0 sys").replace(" 7 sys", " 9 sys"),
+                                                     encoding="utf-8")),
     # qrels --------------------------------------------------------------------------------
     Case("qrels-export-missing-source", ["qrels", "export", "nope.jsonl", "--out", "out.qrels", "--to-scale", "0-3"],
          stderr="nope.jsonl", outputs=("out.qrels",)),

@@ -106,7 +106,9 @@ def markdown(ev: Evaluation) -> str:
     parts += [_md_table(header, rows), ""]
     q = ev.queries
     parts += [f"Queries: {q.averaged} averaged of {q.evaluated} evaluated; {q.in_run} in the run, {q.run_only} "
-                 f"of them without judgments (skipped), {q.missing_from_run} judged queries missing from the run.", ""]
+                 f"of them without judgments (skipped), {q.missing_from_run} judged queries missing from the run"
+                 + (" (skipped in its means, as trec_eval does; 0 in the comparisons and the gate)."
+                    if q.missing_from_run and ev.settings.average == "trec" and ev.comparisons else "."), ""]
     if ev.no_answer.query_ids:
         ids = ", ".join(ev.no_answer.query_ids[:20]) + (" …" if len(ev.no_answer.query_ids) > 20 else "")
         parts += [f"No-answer bucket: {len(ev.no_answer.query_ids)} queries have no document graded "
