@@ -131,3 +131,23 @@ def test_nothing_comparable_with_a_saved_baseline_fails(tmp_path, capsys):
                          "--baseline", tmp_path / "old.json", "--labels", qrels(tmp_path / "qrels.txt", Q5),
                          "--metrics", "ndcg@3", capsys=capsys)
     assert code == 1 and "no shared queries" in err and "Regression gate: FAILED" in out and "PASSED" not in out
+
+
+def test_five_queries_with_one_small_win_fail_on_the_threshold_alone(tmp_path, capsys):
+    """Four clear losses and one small win: p = 2/32 > 0.05, which used to pass as "not significant"
+    on a drop of 0.8. One query going the other way is enough to silence a 5-query test, so the
+    threshold decides; with 6 queries the test can still reject despite one win."""
+    slightly_better = ["d0", "d2", "d1", *DOCS[3:]]  # the baseline swaps d1 and d2; the candidate doesn't
+    candidate = {q: BAD for q in Q5[:4]} | {"q4": GOOD}
+    baseline = {q: GOOD for q in Q5[:4]} | {"q4": slightly_better}
+    code, result, err = gate(tmp_path, capsys, candidate, baseline, Q5)
+    check, test = result["gate"]["checks"][0], result["comparisons"][0]["tests"][0]
+    assert (test["wins"], test["losses"]) == (1, 4)
+    assert check["p_value"] == pytest.approx(2 / 32)
+    assert code == 1 and check["verdict"] == "regression" and check["decided_by"] == "threshold alone"
+    assert "one query going the other way" in check["note"]
+    Q6 = [f"q{i}" for i in range(6)]
+    code, result, _ = gate(tmp_path, capsys, candidate | {"q5": BAD}, baseline | {"q5": GOOD}, Q6)
+    check = result["gate"]["checks"][0]
+    assert check["p_value"] == pytest.approx(2 / 64)
+    assert code == 1 and check["decided_by"] == "threshold and significance"

@@ -8,8 +8,11 @@ side averaged, a query the run lost scoring 0 (see labeller.evaluation.compare).
 the one-sided paired test "is the run worse?", p < alpha.
 
 A test that cannot reject must not pass a gate in silence: when the smallest p the test can reach
-on these queries (labeller.evaluation.significance.smallest_p) is >= alpha (5 queries that all
-lost give 1/32; 4 give 1/16), the drop is decided by the threshold alone, and the verdict says so.
+on these queries (labeller.evaluation.significance.smallest_p) is so high that a single query going
+the other way keeps p >= alpha (2 x floor >= alpha: 5 differing queries give a floor of 1/32, and
+one small win among them gives p = 2/32 > 0.05), the drop is decided by the threshold alone, and
+the verdict says so. Otherwise a shuffled 5-query run with one lucky query would pass as "not
+significant" on a drop of 0.25.
 `require_significance` opts out: such a drop then passes as "drop-untestable", with a warning in
 the result that the CLI prints; it never passes unmarked. A comparison with nothing to compare
 (no answerable query, no shared query) fails: a gate over nothing could only ever pass.
@@ -62,14 +65,18 @@ def _decide(drop: float, p: float | None, floor: float | None, check: PairedTest
         return "no-drop", "threshold", None
     if drop <= threshold:
         return "drop-within-threshold", "threshold", None
-    if floor is None or floor >= alpha:
+    significant = p is not None and p < alpha
+    # Too few queries: the test cannot reach alpha at all, or not once a single query goes the other
+    # way (2 x floor: the p of all-but-the-smallest lost), so "not significant" would mean "unlucky".
+    if floor is None or floor >= alpha or (not significant and 2 * floor >= alpha):
         reach = (f"the {test} cannot run on {check.n} query" if floor is None
-                 else f"the {test} test cannot give p below {floor:.4g} (alpha {alpha})")
+                 else f"the {test} test cannot give p below {floor:.4g} (alpha {alpha})" if floor >= alpha
+                 else f"one query going the other way keeps the {test} test's p >= {2 * floor:.4g} (alpha {alpha})")
         why = f"too few queries for significance ({check.differing} of {check.n} differ: {reach})"
         if require_significance:
             return "drop-untestable", "nothing", f"{why}; --require-significance: not gated"
         return "regression", "threshold alone", f"{why}; decided by the threshold alone"
-    if p is None or p >= alpha:
+    if not significant:
         return "drop-not-significant", "threshold and significance", None
     return "regression", "threshold and significance", None
 
