@@ -9,7 +9,6 @@ judgment are left alone: they are not part of the evaluation (trec_eval skips th
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from labeller.errors import BadInputError
@@ -41,6 +40,7 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     from labeller.io.tables import table_format, write_rows
     from labeller.judges.registry import make_judge
     from labeller.labelling import label_pairs
+    from labeller.labelling.interrupt import run_labelling
     from labeller.rubric import load_rubric
 
     if depth < 1:
@@ -65,7 +65,7 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
         finally:
             await judge_obj.aclose()
 
-    run = asyncio.run(_label())
+    run = run_labelling(_label(), cache_dir)
     if out_path is not None:
         record.saved_to = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     s = run.stats
