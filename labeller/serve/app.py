@@ -5,7 +5,10 @@
 - POST /judge: grade a query against documents through the labelling engine and the verdict cache.
 - GET /health: liveness, the configured retrievers and the default judge.
 
-An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404.
+An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
+a judge the config does not allow a 422 on `judge`. With a token configured (LABELLER_SERVE_TOKEN or
+`[server] token`) every path but /health needs `Authorization: Bearer <token>` (else 401); bodies
+above `[server] max_body_bytes` (1 MB by default) get 413 (see guard.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from labeller.errors import BadInputError, LabellerError
 from labeller.records import Doc, Pair, Query
 from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
+from labeller.serve.guard import RequestGuard, serve_token
 from labeller.serve.matching import match_passage, variant_metrics
 from labeller.serve.runretriever import UnknownQueryError
 from labeller.serve.schemas import (JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse,
@@ -72,6 +76,7 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             state["cache"].close()
 
     app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
+    app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes, token=serve_token(config.server.token))
 
     @app.get("/health")
     def health() -> dict:
@@ -101,6 +106,10 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
         from labeller.rubric import available_rubrics, load_rubric
 
         spec = req.judge or config.server.judge
+        if spec not in config.server.allowed_judges:  # any other model would be paid with the operator's key
+            raise RequestValidationError([{"loc": ("body", "judge"), "type": "judge_not_allowed",
+                                           "msg": f"this server serves only the judges its config allows: "
+                                                  f"{', '.join(config.server.allowed_judges)} ([server] judges)"}])
         rubric_name = req.rubric or config.server.rubric
         # Only shipped rubric names (or the server's own rubric): a request must not make the server read files.
         if rubric_name not in available_rubrics() and rubric_name != config.server.rubric:
