@@ -243,3 +243,38 @@ def test_acceptance_warns_when_only_some_run_queries_match(tmp_path, capsys):
     assert done.value.code in (0, None)
     err = capsys.readouterr().err
     assert "labeller: warning: 1 of the 2 query ids in" in err and "'zz'" in err
+
+
+# -- a full disk, for every command that writes -------------------------------------------------------------
+
+FULL_DISK = {
+    "agree --report": (["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl", "--report", "rep"], "rep"),
+    "evaluate --report": (["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--report", "rep"], "rep"),
+    "qrels export": (["qrels", "export", "gold.jsonl", "--out", "g.qrels", "--to-scale", "0-3"], "g.qrels"),
+    "qrels import": (["qrels", "import", "run.qrels", "--out", "g.jsonl", "--from-scale", "0-3"], "g.jsonl"),
+    "canaries plant": (["canaries", "plant", "--corpus", "corpus.jsonl", "--canaries", "c.toml", "--out",
+                        "corpus.test.jsonl"], "corpus.test.jsonl"),
+    "run --out": (["run", "pipe.toml", "--out", "piped"], "piped"),
+    "demo --out": (["demo", "--out", "demo-out"], "demo-out"),
+}
+
+
+@pytest.mark.parametrize("command", FULL_DISK, ids=list(FULL_DISK))
+def test_a_full_disk_is_one_line_for_every_command_that_writes(tmp_path, command):
+    from test_hostile_inputs import workspace
+
+    root = workspace(tmp_path)
+    (root / "run.qrels").write_text("q1 0 d1 2\n")
+    (root / "pipe.toml").write_text('pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\n'
+                                    'corpus = "corpus.jsonl"\n')
+    (root / "c.toml").write_text('[[canary]]\nid = "c1"\nquestion = "Which code?"\n'
+                                 '[[canary.fact]]\nvalue = "Z9-QUAIL-77"\npayload = "The code is Z9-QUAIL-77."\n')
+    args, output = FULL_DISK[command]
+    before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+    done = subprocess.run([sys.executable, "-m", "labeller", *args], cwd=root, env=_env(), capture_output=True,
+                          text=True, timeout=300, preexec_fn=_file_size_limit(0))
+    assert done.returncode == 2, done.stderr
+    line = _one_error_line(done.stderr)
+    assert output in line and "File too large" in line, line
+    assert not (root / output).exists()
+    assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == before

@@ -88,8 +88,9 @@ def _config(text: str, name: str = "pipe.toml") -> Callable[[Path], None]:
     return lambda d: (d / name).write_text(text, encoding="utf-8")
 
 
-def _label_row(extra: list[str], stderr: str, **kw) -> Case:
-    return Case(f"label-{kw.pop('id')}", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, *extra], stderr=stderr, **kw)
+def _label_row(name: str, extra: list[str], stderr: str, **kw) -> Case:
+    """A `label` case with valid inputs and the OpenAI judge: `extra` spoils an output option."""
+    return Case(f"label-{name}", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, *extra], stderr=stderr, **kw)
 
 
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
@@ -124,28 +125,28 @@ CASES: list[Case] = [
          stderr="zzz", outputs=("out.jsonl",)),
     # An output that is one of the inputs would destroy it (issue 9): refused before anything is sent,
     # however the path is spelled.
-    _label_row(["--out", "corpus.jsonl"], "is an input", id="out-is-the-corpus"),
-    _label_row(["--out", "pairs.jsonl"], "is an input", id="out-is-the-pairs-file"),
-    _label_row(["--out", "./sub/../queries.jsonl"], "is an input", id="out-is-the-queries-by-another-path",
+    _label_row("out-is-the-corpus", ["--out", "corpus.jsonl"], "is an input"),
+    _label_row("out-is-the-pairs-file", ["--out", "pairs.jsonl"], "is an input"),
+    _label_row("out-is-the-queries-by-another-path", ["--out", "./sub/../queries.jsonl"], "is an input",
                setup=lambda d: (d / "sub").mkdir()),
-    _label_row(["--out", "link.jsonl"], "is an input", id="out-is-a-symlink-to-the-corpus",
+    _label_row("out-is-a-symlink-to-the-corpus", ["--out", "link.jsonl"], "is an input",
                setup=_link("corpus.jsonl", "link.jsonl")),
-    _label_row(["--out", "hard.jsonl"], "is an input", id="out-is-a-hard-link-to-the-corpus",
+    _label_row("out-is-a-hard-link-to-the-corpus", ["--out", "hard.jsonl"], "is an input",
                setup=_link("corpus.jsonl", "hard.jsonl", hard=True)),
-    _label_row(["--out", "rubric.md.jsonl", "--rubric", "rubric.md.jsonl"], "rubric.md.jsonl",
-               id="out-is-the-rubric-file", setup=lambda d: (d / "rubric.md").rename(d / "rubric.md.jsonl")),
+    _label_row("out-is-the-rubric-file", ["--out", "rubric.md.jsonl", "--rubric", "rubric.md.jsonl"],
+               "rubric.md.jsonl", setup=lambda d: (d / "rubric.md").rename(d / "rubric.md.jsonl")),
     Case("label-failures-file-is-an-input", [*LABEL, "--pairs", "out.failures.jsonl", *OPENAI, "--out", "out.jsonl"],
          setup=lambda d: (d / "pairs.jsonl").rename(d / "out.failures.jsonl"), stderr="failures file",
          outputs=("out.jsonl",)),
-    _label_row(["--cache", "corpus.jsonl", "--out", "new.jsonl"], "--cache", id="cache-is-an-input-file",
+    _label_row("cache-is-an-input-file", ["--cache", "corpus.jsonl", "--out", "new.jsonl"], "--cache",
                outputs=("new.jsonl",)),
     # Unwritable outputs are found before the first paid request (root ignores permission bits, so
     # these are faults no user can bypass: a parent that is a file, a directory, a path under /proc).
-    _label_row(["--out", "corpus.jsonl/labels.jsonl"], "not a directory", id="out-under-a-file"),
-    _label_row(["--out", "adir.jsonl"], "is a directory", id="out-is-a-directory",
+    _label_row("out-under-a-file", ["--out", "corpus.jsonl/labels.jsonl"], "not a directory"),
+    _label_row("out-is-a-directory", ["--out", "adir.jsonl"], "is a directory",
                setup=lambda d: (d / "adir.jsonl").mkdir()),
-    _label_row(["--out", "/proc/labeller-labels.jsonl"], "cannot write --out", id="out-on-an-unwritable-filesystem"),
-    _label_row(["--cache", "corpus.jsonl/cache", "--out", "new.jsonl"], "not a directory", id="cache-under-a-file",
+    _label_row("out-on-an-unwritable-filesystem", ["--out", "/proc/labeller-labels.jsonl"], "cannot write --out"),
+    _label_row("cache-under-a-file", ["--cache", "corpus.jsonl/cache", "--out", "new.jsonl"], "not a directory",
                outputs=("new.jsonl",)),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
@@ -213,6 +214,12 @@ CASES: list[Case] = [
     Case("demo-out-under-a-file", ["demo", "--out", "corpus.jsonl/demo"], stderr="not a directory"),
     # serve --------------------------------------------------------------------------------
     Case("serve-missing-config", ["serve", "--config", "nope.toml"], stderr="nope.toml"),
+    Case("serve-token-too-short", ["serve", "--config", "serve.toml"], stderr="token",
+         setup=_config('[server]\ntoken = "abc"\n[retrievers.bm25]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\n',
+                       "serve.toml")),
+    Case("serve-body-cap-not-positive", ["serve", "--config", "serve.toml"], stderr="max_body_bytes",
+         setup=_config('[server]\nmax_body_bytes = 0\n[retrievers.bm25]\nbuiltin = "bm25"\n'
+                       'corpus = "corpus.jsonl"\n', "serve.toml")),
 ]
 
 
