@@ -83,15 +83,14 @@ def config(tmp_path):
     sys.path[:] = [p for p in sys.path if p != str(tmp_path.resolve())]  # the config put its folder there
 
 
-@pytest.fixture
-def server(config):
-    """A real uvicorn server on a free loopback port, in a background thread."""
+def _uvicorn(app):
+    """A real uvicorn server for `app` on a free loopback port, in a background thread; yields an httpx client."""
     # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (else ~40 ms per request).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app_from_file(config), log_level="warning", lifespan="on"))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -103,6 +102,11 @@ def server(config):
     srv.should_exit = True
     thread.join(timeout=10)
     sock.close()
+
+
+@pytest.fixture
+def server(config):
+    yield from _uvicorn(create_app_from_file(config))
 
 
 GROUND_TRUTH = [
@@ -306,25 +310,6 @@ def test_labeller_serve_command_runs_the_api(config, tmp_path):
 
 
 # -- what stands between the network and the API -----------------------------------------------
-
-def _uvicorn(app):
-    """A real uvicorn server for `app` on a free loopback port; yields an httpx client."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-        yield client
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
-
 
 def _config_with(config, extra: str):
     """The fixture's config with lines added to its [server] table (and the default judges only)."""
