@@ -137,6 +137,27 @@ def test_a_disk_that_fills_mid_run_keeps_every_verdict_stored(tmp_path):
         assert api.total == 400 - kept
 
 
+def test_labels_that_cannot_be_written_after_labelling_cost_nothing_on_the_rerun(tmp_path):
+    """The disk fills only when the labels are written (2,000 rows of one shared verdict: a tiny cache,
+    a large labels file): one line saying every verdict is in the cache, and the rerun sends nothing."""
+    root = _workspace(tmp_path, 1)
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"doc_id": f"d{i}", "text": "spinach is green"}) + "\n"
+                                               for i in range(2000)))
+    (root / "pairs.jsonl").write_text("".join(json.dumps({"query_id": "q1", "doc_id": f"d{i}"}) + "\n"
+                                              for i in range(2000)))
+    with FakeAPI() as api:
+        full = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120,
+                              preexec_fn=_file_size_limit(300_000))
+        assert full.returncode == 2, full.stderr
+        line = _one_error_line(full.stderr)
+        assert "out.jsonl" in line and "every verdict is in the cache at .labeller-cache" in line
+        assert api.total == 1 and not (root / "out.jsonl").exists()
+        api.reset()
+        again = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert api.total == 0 and len((root / "out.jsonl").read_text().splitlines()) == 2000
+
+
 # -- the pieces -------------------------------------------------------------------------------------------
 
 def test_same_file_sees_through_spellings_and_links(tmp_path):

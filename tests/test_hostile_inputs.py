@@ -146,6 +146,7 @@ CASES: list[Case] = [
     _label_row("out-is-a-directory", ["--out", "adir.jsonl"], "is a directory",
                setup=lambda d: (d / "adir.jsonl").mkdir()),
     _label_row("out-on-an-unwritable-filesystem", ["--out", "/proc/labeller-labels.jsonl"], "cannot write --out"),
+    _label_row("out-where-even-root-may-not-write", ["--out", "/sys/labeller-labels.jsonl"], "cannot write --out"),
     _label_row("cache-under-a-file", ["--cache", "corpus.jsonl/cache", "--out", "new.jsonl"], "not a directory",
                outputs=("new.jsonl",)),
     # agree --------------------------------------------------------------------------------

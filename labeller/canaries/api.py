@@ -12,7 +12,7 @@ from labeller.canaries.probe import ProbeReport, check_planted, probe, retrieve
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
 from labeller.io.outputs import check_outputs
-from labeller.labelling.interrupt import run_labelling
+from labeller.labelling.faults import run_labelling
 from labeller.io.tables import read_rows, require, write_text
 from labeller.io.trec import read_run
 from labeller.retrieval.base import Retriever

@@ -40,7 +40,7 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     from labeller.io.tables import table_format, write_rows
     from labeller.judges.registry import make_judge
     from labeller.labelling import label_pairs
-    from labeller.labelling.interrupt import run_labelling
+    from labeller.labelling.faults import run_labelling
     from labeller.rubric import load_rubric
 
     if depth < 1:

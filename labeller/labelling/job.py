@@ -15,7 +15,7 @@ from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
-from labeller.labelling.interrupt import run_labelling
+from labeller.labelling.faults import run_labelling, verdicts_kept
 from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
@@ -86,12 +86,13 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     run = run_labelling(_label(cache_dir), cache_dir)
     if options.dry_run:
         return run
-    run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
-    failures_file = failures_path_for(out_path)
-    if run.failures:
-        run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
-    else:
-        failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
+    with verdicts_kept(cache_dir):  # a write that fails now (the disk filled) loses no verdict
+        run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+        failures_file = failures_path_for(out_path)
+        if run.failures:
+            run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
+        else:
+            failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
     _raise_for(run)
     return run
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,6 +32,16 @@ def run_labelling(main: Coroutine[Any, Any, T], cache_dir: str | Path) -> T:
         raise OutputError(f"the verdict cache could not be written ({reason}); every verdict stored before this "
                           "is kept: free some space or fix the path, then rerun the same command",
                           path=str(cache_dir)) from None
+
+
+@contextmanager
+def verdicts_kept(cache_dir: str | Path) -> Iterator[None]:
+    """An output that fails to write after labelling says that every verdict is in the cache."""
+    try:
+        yield
+    except OutputError as exc:
+        raise OutputError(f"{exc.detail}; every verdict is in the cache at {cache_dir}: fix the path and rerun "
+                          "the same command, nothing is paid again", path=exc.path) from None
 
 
 def interrupted_message(cache_dir: str | Path) -> str:
