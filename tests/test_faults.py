@@ -72,34 +72,57 @@ def _one_error_line(stderr: str, prefix: str = "labeller: error: ") -> str:
 
 # -- Ctrl-C ------------------------------------------------------------------------------------------
 
-def test_ctrl_c_says_how_many_verdicts_are_safe_and_a_rerun_pays_only_the_rest(tmp_path):
-    root = _workspace(tmp_path, 60)
-    with FakeAPI(latency=0.05) as api:
-        proc = subprocess.Popen(_label_args(api, concurrency=2), cwd=root, env=_env(), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while api.total < 10:  # mid-run: some verdicts paid, most pairs still to go
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run sent nothing"
-            time.sleep(0.01)
-        sent = api.total
+def _interrupt(root: Path, api: FakeAPI, presses: int) -> tuple[int, str, int]:
+    """Start labelling 60 pairs, press Ctrl-C `presses` times once 10 requests were sent; return
+    (exit code, stderr, requests the server saw by the end)."""
+    proc = subprocess.Popen(_label_args(api, concurrency=4), cwd=root, env=_env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while api.total < 10:  # mid-run: some verdicts paid, most pairs still to go
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run sent nothing"
+        time.sleep(0.01)
+    for _ in range(presses):
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-        assert proc.returncode == 130, stderr
+        time.sleep(0.02)
+    _, stderr = proc.communicate(timeout=60)
+    return proc.returncode, stderr, api.total
+
+
+def _rerun_pays(root: Path, api: FakeAPI) -> int:
+    api.reset()
+    again = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert len((root / "out.jsonl").read_text().splitlines()) == 60
+    return api.total
+
+
+def test_ctrl_c_waits_for_the_requests_in_flight_and_nothing_is_paid_twice(tmp_path):
+    root = _workspace(tmp_path, 60)
+    with FakeAPI(latency=0.2) as api:
+        code, stderr, sent = _interrupt(root, api, presses=1)
+        assert code == 130, stderr
         line = _one_error_line(stderr, "labeller: interrupted; ")
+        assert "labeller: stopping: waiting for the requests in flight" in stderr
         safe = _cached(root)
-        # Every answered request is in the cache; only the (at most --concurrency) requests in flight
-        # when Ctrl-C came never got their answer.
-        assert sent - 2 <= safe <= api.total < 60
+        assert safe == sent < 60  # every request sent was answered and stored
         assert line == (f"labeller: interrupted; {safe:,} verdicts are safe in the cache at .labeller-cache; "
                         "rerun the same command to continue")
         assert not (root / "out.jsonl").exists()
+        assert _rerun_pays(root, api) == 60 - safe  # 60 requests in all: nothing paid twice
 
-        api.reset()
-        again = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
-        assert again.returncode == 0, again.stderr
-        assert api.total == 60 - safe  # nothing paid twice
-        assert len((root / "out.jsonl").read_text().splitlines()) == 60
+
+def test_a_second_ctrl_c_stops_at_once_and_still_counts_what_is_safe(tmp_path):
+    root = _workspace(tmp_path, 60)
+    with FakeAPI(latency=0.5) as api:
+        code, stderr, sent = _interrupt(root, api, presses=2)
+        assert code == 130, stderr
+        line = _one_error_line(stderr, "labeller: interrupted; ")
+        safe = _cached(root)
+        # Stopped without waiting: the (at most --concurrency = 4) requests then in flight have no answer.
+        assert sent - 4 <= safe < sent
+        assert line.startswith(f"labeller: interrupted; {safe:,} verdicts are safe")
+        assert _rerun_pays(root, api) == 60 - safe
 
 
 # -- a full disk ---------------------------------------------------------------------------------------

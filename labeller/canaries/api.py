@@ -102,7 +102,7 @@ def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Re
         source = f"retriever {retriever.name}"
     check = None
     if judge_obj is not None and rubric_obj is not None:
-        check = run_labelling(_judge(items, docs, judge_obj, rubric_obj, cache_dir), cache_dir)
+        check = run_labelling(lambda sender: _judge(items, docs, sender, rubric_obj, cache_dir), judge_obj, cache_dir)
     return probe(items, docs, ranked, k=k, source=source, hit_texts=texts, answers=answer_texts,
                  judge_check=check, latency=latency, judge=judge_obj.name if judge_obj else None,
                  rubric=f"{rubric_obj.name}@{rubric_obj.version}" if rubric_obj else None, depth=depth)

@@ -73,17 +73,17 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
 
-    async def _label(directory: str | Path) -> LabelRun:
+    async def _label(directory: str | Path, sender: Judge) -> LabelRun:
         try:
             with VerdictCache(directory) as cache:
-                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, cache, options, prices=prices)
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options, prices=prices)
         finally:
-            await judge.aclose()
+            await sender.aclose()
 
     if options.dry_run and not Path(cache_dir, "cache.db").exists():
         with tempfile.TemporaryDirectory() as empty:  # a dry run creates no cache: every pair is new
-            return asyncio.run(_label(empty))
-    run = run_labelling(_label(cache_dir), cache_dir)
+            return asyncio.run(_label(empty, judge))
+    run = run_labelling(lambda sender: _label(cache_dir, sender), judge, cache_dir)
     if options.dry_run:
         return run
     with verdicts_kept(cache_dir):  # a write that fails now (the disk filled) loses no verdict
