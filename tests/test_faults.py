@@ -72,9 +72,9 @@ def _one_error_line(stderr: str, prefix: str = "labeller: error: ") -> str:
 
 # -- Ctrl-C ------------------------------------------------------------------------------------------
 
-def _interrupt(root: Path, api: FakeAPI, presses: int) -> tuple[int, str, int]:
-    """Start labelling 60 pairs, press Ctrl-C `presses` times once 10 requests were sent; return
-    (exit code, stderr, requests the server saw by the end)."""
+def _interrupt(root: Path, api: FakeAPI, presses: int) -> tuple[str, str, int, int]:
+    """Start labelling 60 pairs, press Ctrl-C `presses` times once 10 requests were sent, check the exit
+    and the last line; return (stderr, that line, requests the server saw, verdicts in the cache)."""
     proc = subprocess.Popen(_label_args(api, concurrency=4), cwd=root, env=_env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -86,39 +86,44 @@ def _interrupt(root: Path, api: FakeAPI, presses: int) -> tuple[int, str, int]:
         proc.send_signal(signal.SIGINT)
         time.sleep(0.02)
     _, stderr = proc.communicate(timeout=60)
-    return proc.returncode, stderr, api.total
+    assert proc.returncode == 130, stderr
+    assert not (root / "out.jsonl").exists()
+    return stderr, _one_error_line(stderr, "labeller: interrupted; "), api.total, _cached(root)
 
 
-def _rerun_pays(root: Path, api: FakeAPI) -> int:
+def _rerun_pays(root: Path, api: FakeAPI, rows: int = 60) -> int:
+    """Run the same command again, unhindered; return how many requests it sent."""
     api.reset()
     again = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
-    assert len((root / "out.jsonl").read_text().splitlines()) == 60
+    assert len((root / "out.jsonl").read_text().splitlines()) == rows
     return api.total
+
+
+def _label_on_a_full_disk(root: Path, api: FakeAPI, limit: int, concurrency: int = 4) -> str:
+    """Label with every file capped at `limit` bytes; check exit 2 and no labels file; return the one line."""
+    full = subprocess.run(_label_args(api, concurrency), cwd=root, env=_env(), capture_output=True, text=True,
+                          timeout=120, preexec_fn=_file_size_limit(limit))
+    assert full.returncode == 2, full.stderr
+    assert not (root / "out.jsonl").exists()
+    return _one_error_line(full.stderr)
 
 
 def test_ctrl_c_waits_for_the_requests_in_flight_and_nothing_is_paid_twice(tmp_path):
     root = _workspace(tmp_path, 60)
     with FakeAPI(latency=0.2) as api:
-        code, stderr, sent = _interrupt(root, api, presses=1)
-        assert code == 130, stderr
-        line = _one_error_line(stderr, "labeller: interrupted; ")
+        stderr, line, sent, safe = _interrupt(root, api, presses=1)
         assert "labeller: stopping: waiting for the requests in flight" in stderr
-        safe = _cached(root)
         assert safe == sent < 60  # every request sent was answered and stored
         assert line == (f"labeller: interrupted; {safe:,} verdicts are safe in the cache at .labeller-cache; "
                         "rerun the same command to continue")
-        assert not (root / "out.jsonl").exists()
         assert _rerun_pays(root, api) == 60 - safe  # 60 requests in all: nothing paid twice
 
 
 def test_a_second_ctrl_c_stops_at_once_and_still_counts_what_is_safe(tmp_path):
     root = _workspace(tmp_path, 60)
     with FakeAPI(latency=0.5) as api:
-        code, stderr, sent = _interrupt(root, api, presses=2)
-        assert code == 130, stderr
-        line = _one_error_line(stderr, "labeller: interrupted; ")
-        safe = _cached(root)
+        _, line, sent, safe = _interrupt(root, api, presses=2)
         # Stopped without waiting: the (at most --concurrency = 4) requests then in flight have no answer.
         assert sent - 4 <= safe < sent
         assert line.startswith(f"labeller: interrupted; {safe:,} verdicts are safe")
@@ -131,10 +136,7 @@ def test_a_full_disk_is_found_before_anything_is_paid(tmp_path):
     root = _workspace(tmp_path, 5)
     before = {p.name: p.read_bytes() for p in root.iterdir()}
     with FakeAPI() as api:
-        done = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120,
-                              preexec_fn=_file_size_limit(0))
-        assert done.returncode == 2, done.stderr
-        line = _one_error_line(done.stderr)
+        line = _label_on_a_full_disk(root, api, 0)
         assert "out.jsonl" in line and "cannot write --out" in line
         assert api.total == 0
     assert {p.name: p.read_bytes() for p in root.iterdir()} == before
@@ -145,19 +147,11 @@ def test_a_disk_that_fills_mid_run_keeps_every_verdict_stored(tmp_path):
     and the verdicts stored before the disk filled are served from the cache by the rerun."""
     root = _workspace(tmp_path, 400)
     with FakeAPI() as api:
-        full = subprocess.run(_label_args(api, concurrency=8), cwd=root, env=_env(), capture_output=True, text=True,
-                              timeout=120, preexec_fn=_file_size_limit(400_000))
-        assert full.returncode == 2, full.stderr
-        line = _one_error_line(full.stderr)
+        line = _label_on_a_full_disk(root, api, 400_000, concurrency=8)
         assert ".labeller-cache" in line and "could not be written" in line and "kept" in line
-        assert not (root / "out.jsonl").exists()
         kept = _cached(root)
         assert 0 < kept < 400
-
-        api.reset()
-        again = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
-        assert again.returncode == 0, again.stderr
-        assert api.total == 400 - kept
+        assert _rerun_pays(root, api, rows=400) == 400 - kept
 
 
 def test_labels_that_cannot_be_written_after_labelling_cost_nothing_on_the_rerun(tmp_path):
@@ -169,16 +163,10 @@ def test_labels_that_cannot_be_written_after_labelling_cost_nothing_on_the_rerun
     (root / "pairs.jsonl").write_text("".join(json.dumps({"query_id": "q1", "doc_id": f"d{i}"}) + "\n"
                                               for i in range(2000)))
     with FakeAPI() as api:
-        full = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120,
-                              preexec_fn=_file_size_limit(300_000))
-        assert full.returncode == 2, full.stderr
-        line = _one_error_line(full.stderr)
+        line = _label_on_a_full_disk(root, api, 300_000)
         assert "out.jsonl" in line and "every verdict is in the cache at .labeller-cache" in line
-        assert api.total == 1 and not (root / "out.jsonl").exists()
-        api.reset()
-        again = subprocess.run(_label_args(api), cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
-        assert again.returncode == 0, again.stderr
-        assert api.total == 0 and len((root / "out.jsonl").read_text().splitlines()) == 2000
+        assert api.total == 1
+        assert _rerun_pays(root, api, rows=2000) == 0
 
 
 # -- the pieces -------------------------------------------------------------------------------------------
