@@ -433,3 +433,13 @@ def test_loopback_addresses():
 def test_a_short_token_in_the_config_is_refused(config):
     with pytest.raises(ConfigError, match="token"):
         load_config(_config_with(config, 'token = "abc"\n'))
+
+
+def test_a_cache_the_server_cannot_write_is_a_503_and_retrieval_still_works(config):
+    (config.parent / "blocker").write_text("a file where the cache directory should go")
+    path = _config_with(config, "")
+    path.write_text(path.read_text().replace('cache = "cache"', 'cache = "blocker/cache"'))
+    for client in _uvicorn(create_app_from_file(path)):
+        judged = client.post("/judge", json=JUDGE_BODY)
+        assert judged.status_code == 503 and "verdict cache" in judged.json()["detail"], judged.text
+        assert client.post("/retrieval-test/bm25", json={"query": "water", "ground_truth_texts": ["t"]}).status_code == 200

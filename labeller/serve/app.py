@@ -6,13 +6,14 @@
 - GET /health: liveness, the configured retrievers and the default judge.
 
 An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
-a judge the config does not allow a 422 on `judge`. With a token configured (LABELLER_SERVE_TOKEN or
+a judge the config does not allow a 422 on `judge`; a verdict cache the server cannot open or write a 503. With a token configured (LABELLER_SERVE_TOKEN or
 `[server] token`) every path but /health needs `Authorization: Bearer <token>` (else 401); bodies
 above `[server] max_body_bytes` (1 MB by default) get 413 (see guard.py).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -128,10 +129,17 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
                                            "msg": "document ids must be unique"}])
         pairs = [Pair(query_id=query.query_id, doc_id=d) for d in corpus]
         try:
-            run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, cache(),
+            store = cache()
+        except LabellerError as exc:  # the server's own fault, not the caller's: say so, not a 422
+            raise HTTPException(503, f"the verdict cache cannot be opened: {exc}") from None
+        try:
+            run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, store,
                                     LabelOptions(progress=False))
         except BadInputError as exc:
             raise _invalid("documents", exc, "bad_input") from None
+        except (sqlite3.Error, OSError) as exc:  # a full disk: verdicts stored before are kept
+            raise HTTPException(503, f"the verdict cache could not be written ({exc}); verdicts stored before "
+                                     "are kept") from None
         return JudgeResponse(judge=judges[spec].name, rubric=rubric.name, rubric_version=rubric.version,
                              labels=run.labels, failures=run.failures, new=run.stats.new, cached=run.stats.cached)
 
