@@ -318,7 +318,9 @@ def _config_with(config, extra: str):
     return config
 
 
-JUDGE_BODY = {"query": {"query_id": "q1", "text": "courier invoice"}, "documents": [{"doc_id": "d1", "text": DOCS["d1"]}]}
+JUDGE_BODY = {"query": {"query_id": "q1", "text": "courier invoice"},
+              "documents": [{"doc_id": "d1", "text": DOCS["d1"]}]}
+SMALL_TEST = {"query": "water", "ground_truth_texts": ["t"]}
 
 
 def test_judge_serves_only_the_judges_its_config_allows(config, monkeypatch):
@@ -393,7 +395,7 @@ def test_a_bearer_token_is_required_when_set(config, monkeypatch, source):
 def test_no_token_means_open_on_loopback(config, monkeypatch):
     monkeypatch.delenv("LABELLER_SERVE_TOKEN", raising=False)
     for client in _uvicorn(create_app_from_file(config)):
-        assert client.post("/retrieval-test/bm25", json={"query": "water", "ground_truth_texts": ["t"]}).status_code == 200
+        assert client.post("/retrieval-test/bm25", json=SMALL_TEST).status_code == 200
 
 
 def test_serve_warns_when_binding_beyond_loopback(config, tmp_path):
@@ -442,4 +444,4 @@ def test_a_cache_the_server_cannot_write_is_a_503_and_retrieval_still_works(conf
     for client in _uvicorn(create_app_from_file(path)):
         judged = client.post("/judge", json=JUDGE_BODY)
         assert judged.status_code == 503 and "verdict cache" in judged.json()["detail"], judged.text
-        assert client.post("/retrieval-test/bm25", json={"query": "water", "ground_truth_texts": ["t"]}).status_code == 200
+        assert client.post("/retrieval-test/bm25", json=SMALL_TEST).status_code == 200

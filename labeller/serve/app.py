@@ -6,9 +6,10 @@
 - GET /health: liveness, the configured retrievers and the default judge.
 
 An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
-a judge the config does not allow a 422 on `judge`; a verdict cache the server cannot open or write a 503. With a token configured (LABELLER_SERVE_TOKEN or
-`[server] token`) every path but /health needs `Authorization: Bearer <token>` (else 401); bodies
-above `[server] max_body_bytes` (1 MB by default) get 413 (see guard.py).
+a judge the config does not allow a 422 on `judge`; a verdict cache the server cannot open or write
+a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path but /health
+needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes` (1 MB by
+default) get 413 (see guard.py).
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             state["cache"].close()
 
     app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
-    app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes, token=serve_token(config.server.token))
+    app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes,
+                       token=serve_token(config.server.token))
 
     @app.get("/health")
     def health() -> dict:
