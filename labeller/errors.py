@@ -38,6 +38,12 @@ class ConfigError(BadInputError):
     """A judge name, rubric, price table or pipeline config is wrong."""
 
 
+class OutputError(BadInputError):
+    """An output cannot be written: one of the inputs, a directory, a read-only or full disk.
+
+    Raised before anything is paid for whenever the fault can be seen in advance."""
+
+
 class MissingKeyError(LabellerError):
     """A provider needs an API key that is not set. Names the variable, never a value."""
 
@@ -70,6 +76,12 @@ class GateFailedError(LabellerError):
     """A gate (prompt-change or retrieval regression) found a real drop."""
 
     exit_code = 1
+
+
+class Interrupted(LabellerError):
+    """Ctrl-C stopped a run; says how many verdicts are safe so the user knows a rerun pays for the rest only."""
+
+    exit_code = 130
 
 
 def redact(text: str, secrets: list[str | None]) -> str:

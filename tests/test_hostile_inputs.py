@@ -52,6 +52,20 @@ def write_jsonl(path: Path, rows) -> Path:
     return path
 
 
+def main_quiet(args: list[str]) -> None:
+    """Run a command during a case's setup (e.g. to fill a cache), expecting success."""
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    assert done.value.code in (0, None)
+
+
+def _corpus_named_pairs(d: Path) -> None:
+    """A pipeline whose corpus file is called pairs.jsonl and whose output directory is the workspace."""
+    write_jsonl(d / "pairs.jsonl", CORPUS)
+    (d / "pipe.toml").write_text('pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\n'
+                                 'corpus = "pairs.jsonl"\n[output]\ndir = "."\ncache = "c"\n', encoding="utf-8")
+
+
 def workspace(root: Path) -> Path:
     """Small valid inputs every case starts from; a case's setup then spoils one of them."""
     write_jsonl(root / "queries.jsonl", QUERIES)
@@ -63,6 +77,20 @@ def workspace(root: Path) -> Path:
     (root / "baseline.trec").write_text(RUN, encoding="utf-8")
     write_rubric(root)
     return root
+
+
+def _link(target: str, name: str, *, hard: bool = False) -> Callable[[Path], None]:
+    """A setup that makes `name` another name (symlink or hard link) for the workspace file `target`."""
+    return lambda d: os.link(d / target, d / name) if hard else (d / name).symlink_to(target)
+
+
+def _config(text: str, name: str = "pipe.toml") -> Callable[[Path], None]:
+    return lambda d: (d / name).write_text(text, encoding="utf-8")
+
+
+def _label_row(name: str, extra: list[str], stderr: str, **kw) -> Case:
+    """A `label` case with valid inputs and the OpenAI judge: `extra` spoils an output option."""
+    return Case(f"label-{name}", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, *extra], stderr=stderr, **kw)
 
 
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
@@ -110,9 +138,41 @@ CASES: list[Case] = [
     Case("label-pair-with-unknown-doc", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI],
          setup=lambda d: write_jsonl(d / "pairs.jsonl", [{"query_id": "q1", "doc_id": "zzz"}]),
          stderr="zzz", outputs=("out.jsonl",)),
+    # An output that is one of the inputs would destroy it (issue 9): refused before anything is sent,
+    # however the path is spelled.
+    _label_row("out-is-the-corpus", ["--out", "corpus.jsonl"], "is an input"),
+    _label_row("out-is-the-pairs-file", ["--out", "pairs.jsonl"], "is an input"),
+    _label_row("out-is-the-queries-by-another-path", ["--out", "./sub/../queries.jsonl"], "is an input",
+               setup=lambda d: (d / "sub").mkdir()),
+    _label_row("out-is-a-symlink-to-the-corpus", ["--out", "link.jsonl"], "is an input",
+               setup=_link("corpus.jsonl", "link.jsonl")),
+    _label_row("out-is-a-hard-link-to-the-corpus", ["--out", "hard.jsonl"], "is an input",
+               setup=_link("corpus.jsonl", "hard.jsonl", hard=True)),
+    _label_row("out-is-the-rubric-file", ["--out", "rubric.md.jsonl", "--rubric", "rubric.md.jsonl"],
+               "rubric.md.jsonl", setup=lambda d: (d / "rubric.md").rename(d / "rubric.md.jsonl")),
+    Case("label-failures-file-is-an-input", [*LABEL, "--pairs", "out.failures.jsonl", *OPENAI, "--out", "out.jsonl"],
+         setup=lambda d: (d / "pairs.jsonl").rename(d / "out.failures.jsonl"), stderr="failures file",
+         outputs=("out.jsonl",)),
+    _label_row("cache-is-an-input-file", ["--cache", "corpus.jsonl", "--out", "new.jsonl"], "--cache",
+               outputs=("new.jsonl",)),
+    # Unwritable outputs are found before the first paid request (root ignores permission bits, so
+    # these are faults no user can bypass: a parent that is a file, a directory, a path under /proc).
+    _label_row("out-under-a-file", ["--out", "corpus.jsonl/labels.jsonl"], "not a directory"),
+    _label_row("out-is-a-directory", ["--out", "adir.jsonl"], "is a directory",
+               setup=lambda d: (d / "adir.jsonl").mkdir()),
+    _label_row("out-on-an-unwritable-filesystem", ["--out", "/proc/labeller-labels.jsonl"], "cannot write --out"),
+    _label_row("out-where-even-root-may-not-write", ["--out", "/sys/labeller-labels.jsonl"], "cannot write --out"),
+    _label_row("cache-under-a-file", ["--cache", "corpus.jsonl/cache", "--out", "new.jsonl"], "not a directory",
+               outputs=("new.jsonl",)),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),
+    Case("agree-report-would-replace-an-input", ["agree", "--labels", "disagreements.csv", "--gold", "gold.jsonl",
+                                                 "--report", "."],
+         setup=lambda d: (d / "labels.jsonl").rename(d / "disagreements.csv"), stderr="is an input",
+         outputs=("agreement.md", "agreement.html")),
+    Case("agree-report-under-a-file", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl", "--report",
+                                       "gold.jsonl/report"], stderr="not a directory"),
     # evaluate -----------------------------------------------------------------------------
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
@@ -133,24 +193,66 @@ CASES: list[Case] = [
     Case("evaluate-gate-small-sample-worse", GATE, exit=1, stderr="too few queries for significance",
          setup=lambda d: (d / "run.trec").write_text(RUN.replace(" 9 sys", " 0 sys").replace(" 7 sys", " 9 sys"),
                                                      encoding="utf-8")),
+    Case("evaluate-report-would-replace-the-run", ["evaluate", "--run", "result.json", "--labels", "labels.jsonl",
+                                                   "--report", "."],
+         setup=lambda d: (d / "run.trec").rename(d / "result.json"), stderr="is an input",
+         outputs=("summary.md", "index.html")),
+    Case("evaluate-holes-out-is-the-labels", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                              "--fill-holes", "--judge", "offline:lexical", "--queries",
+                                              "queries.jsonl", "--corpus", "corpus.jsonl", "--holes-out",
+                                              "labels.jsonl"], stderr="--holes-out is an input"),
+    Case("evaluate-report-under-a-file", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--report",
+                                          "run.trec/report"], stderr="not a directory"),
     # qrels --------------------------------------------------------------------------------
     Case("qrels-export-missing-source", ["qrels", "export", "nope.jsonl", "--out", "out.qrels", "--to-scale", "0-3"],
          stderr="nope.jsonl", outputs=("out.qrels",)),
+    Case("qrels-export-out-is-the-source", ["qrels", "export", "gold.jsonl", "--out", "gold.jsonl", "--to-scale",
+                                            "0-3"], stderr="is an input"),
+    Case("qrels-import-out-is-the-source", ["qrels", "import", "g.qrels", "--out", "g.qrels", "--from-scale", "0-3"],
+         setup=lambda d: (d / "g.qrels").write_text("q1 0 d1 2\n", encoding="utf-8"), stderr="is an input"),
+    Case("qrels-export-out-under-a-file", ["qrels", "export", "gold.jsonl", "--out", "gold.jsonl/x.qrels",
+                                           "--to-scale", "0-3"], stderr="not a directory"),
     # cache --------------------------------------------------------------------------------
     Case("cache-stats-on-a-file", ["cache", "stats", "--cache", "labels.jsonl"], stderr="labels.jsonl"),
+    Case("cache-export-out-under-a-file", ["cache", "export", "--cache", "c", "--out", "corpus.jsonl/v.jsonl"],
+         setup=lambda d: main_quiet(["label", *LABEL[1:], "--pairs", "pairs.jsonl", "--judge", "offline:lexical",
+                                     "--cache", "c", "--out", "made.jsonl"]),
+         stderr="not a directory", mutable=("c",)),
     # acceptance ---------------------------------------------------------------------------
     Case("acceptance-missing-run", ["acceptance", "--queries", "queries.jsonl", "--run", "nope.trec"],
          stderr="nope.trec"),
+    Case("acceptance-run-matches-no-query", ["acceptance", "--queries", "queries.jsonl", "--run", "run.trec"],
+         setup=lambda d: (d / "run.trec").write_text("x1 Q0 d1 1 2.0 s\nx2 Q0 d2 1 1.0 s\n", encoding="utf-8"),
+         stderr="none of the run's 2 query ids is in the queries file queries.jsonl"),
     # canaries -----------------------------------------------------------------------------
     Case("canaries-plant-missing-canaries", ["canaries", "plant", "--corpus", "corpus.jsonl", "--canaries",
                                              "nope.toml", "--out", "corpus.test.jsonl"],
          stderr="nope.toml", outputs=("corpus.test.jsonl",)),
+    Case("canaries-plant-out-is-the-canary-file", ["canaries", "plant", "--corpus", "corpus.jsonl", "--canaries",
+                                                   "c.test.jsonl", "--out", "c.test.jsonl"],
+         setup=lambda d: write_jsonl(d / "c.test.jsonl", [{"canary_id": "c1", "question": "q?", "facts": []}]),
+         stderr="is an input"),
+    Case("canaries-new-out-under-a-file", ["canaries", "new", "--corpus", "corpus.jsonl", "--out",
+                                           "corpus.jsonl/c.toml"], stderr="not a directory"),
     # run / demo ---------------------------------------------------------------------------
     Case("run-missing-config", ["run", "nope.toml"], stderr="nope.toml"),
     Case("demo-unknown-judge", ["demo", "--out", "demo-out", "--judge", "nosuch:model"], stderr="nosuch",
          outputs=("demo-out",)),
+    Case("run-out-under-a-file", ["run", "pipe.toml", "--out", "corpus.jsonl/out"],
+         setup=_config('pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\ncorpus = "corpus.jsonl"\n'),
+         stderr="not a directory"),
+    # The output directory holds an input under a name the pipeline writes: refused before it is replaced.
+    Case("run-out-dir-holds-an-input-it-would-write", ["run", "pipe.toml"], setup=_corpus_named_pairs,
+         stderr="pairs.jsonl", outputs=("report.html", "c"), mutable=("run.trec",)),
+    Case("demo-out-under-a-file", ["demo", "--out", "corpus.jsonl/demo"], stderr="not a directory"),
     # serve --------------------------------------------------------------------------------
     Case("serve-missing-config", ["serve", "--config", "nope.toml"], stderr="nope.toml"),
+    Case("serve-token-too-short", ["serve", "--config", "serve.toml"], stderr="token",
+         setup=_config('[server]\ntoken = "abc"\n[retrievers.bm25]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\n',
+                       "serve.toml")),
+    Case("serve-body-cap-not-positive", ["serve", "--config", "serve.toml"], stderr="max_body_bytes",
+         setup=_config('[server]\nmax_body_bytes = 0\n[retrievers.bm25]\nbuiltin = "bm25"\n'
+                       'corpus = "corpus.jsonl"\n', "serve.toml")),
 ]
 
 

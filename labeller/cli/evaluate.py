@@ -75,6 +75,8 @@ def evaluate(
     """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
     from labeller.evaluation import EvaluateOptions, markdown, outcome_error, outcome_warnings, write_report
     from labeller.evaluation import evaluate as run_evaluation
+    from labeller.evaluation.report import REPORT_FILES
+    from labeller.io.outputs import check_outputs, existing_files
 
     label_options = None
     if fill_holes:
@@ -90,6 +92,10 @@ def evaluate(
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
         fail_on_regression=fail_on_regression)
+    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric])
+    check_outputs(inputs=inputs, files={"--holes-out": holes_path,
+                                        **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
+                  dirs={"--report": report, "--cache": cache if fill_holes else None})
     result = run_evaluation(options)
     print(result.model_dump_json(indent=2) if json_out else markdown(result), end="\n" if json_out else "")
     if report is not None:

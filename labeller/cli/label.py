@@ -107,7 +107,9 @@ def cache_export(
 ) -> None:
     """Write every cached verdict with its provenance to a file."""
     from labeller.cache import VerdictCache
+    from labeller.io.outputs import check_outputs
 
+    check_outputs(inputs=[cache / "cache.db"], files={"--out": out})
     with VerdictCache(cache, create=False) as store:
         count = store.export(out)
     print(f"exported {count} verdicts to {out}", file=sys.stderr)

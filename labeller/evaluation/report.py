@@ -195,6 +195,9 @@ def html(ev: Evaluation) -> str:
     return page(f"labeller evaluate: {ev.run}", sections, subtitle=f"{ev.queries.averaged} queries averaged")
 
 
+REPORT_FILES = ("result.json", "summary.md", "index.html")  # what write_report writes, for the early output check
+
+
 def write_report(ev: Evaluation, directory: str | Path) -> Path:
     """index.html, summary.md and result.json in `directory`, each written atomically."""
     directory = Path(directory)
