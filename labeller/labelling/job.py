@@ -68,6 +68,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
     async def _label(directory: str | Path) -> LabelRun:
         try:
