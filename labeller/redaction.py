@@ -56,7 +56,8 @@ def url_secrets(url: str | None) -> list[str]:
         return []
     try:
         parts = urlsplit(url)
-        found = [parts.username, parts.password]
+        # With a password the user name is an ordinary name; alone (https://TOKEN@host) it is the secret.
+        found = [parts.password] if parts.password else [parts.username]
     except ValueError:
         return []
     found += [value for name, value in parse_qsl(parts.query, keep_blank_values=False) if _sensitive(name)]
@@ -70,7 +71,12 @@ def url_secrets(url: str | None) -> list[str]:
 
 def scrub_urls(text: str) -> str:
     """Every URL inside `text` with its credentials masked."""
-    return _URL.sub(lambda m: redact_url(m.group(0)), text)
+    def masked(match: re.Match) -> str:
+        url = match.group(0)
+        core = url.rstrip(".,;:!?)]}")  # sentence punctuation after a URL is not part of it
+        return redact_url(core) + url[len(core):]
+
+    return _URL.sub(masked, text)
 
 
 def split_query(url: str) -> tuple[str, dict[str, str]]:

@@ -100,8 +100,8 @@ class Rubric(BaseModel):
 
         A field counts as present when at least one row has a value for it (fields may be sparse).
         """
-        for side, names, records, path in (("query", self.query_fields, queries, queries_path),
-                                           ("document", self.doc_fields, corpus, corpus_path)):
+        for side, key, names, records, path in (("query", "query_fields", self.query_fields, queries, queries_path),
+                                                ("document", "doc_fields", self.doc_fields, corpus, corpus_path)):
             wanted = [n for n in names if n != "text"]
             if not wanted:
                 continue
@@ -116,7 +116,7 @@ class Rubric(BaseModel):
                     f"rubric '{self.name}' ({self.path}) shows {side} field{'s' if len(missing) > 1 else ''} "
                     f"{', '.join(repr(m) for m in missing)}, but no row of {where} has a value for "
                     f"{'them' if len(missing) > 1 else 'it'} (other fields there: {have}); add the column "
-                    f"or choose a rubric whose {side}_fields match the data",
+                    f"or choose a rubric whose {key} match the data",
                     path=None if path is None else str(path), field=missing[0])
 
     def render(self, query: Query, doc: Doc) -> JudgePrompt:
