@@ -200,7 +200,7 @@ def test_cache_keys_do_not_depend_on_url_credentials(api):
 def test_url_credentials_never_reach_any_output(work, capsys):
     corpus(work, 8, lambda i: f"chair invoice number {i}")
     with FakeAPI() as api:
-        api.poison["number 3"] = "500"  # one pair fails: its reason goes to the failures file
+        api.poison["number 3"] = "400"  # one pair is refused: its reason goes to the failures file
         api.poison["number 5"] = "404"  # a fatal error naming the base URL
         url = api.openai_url.replace("http://", "http://user:PASSw0rd@") + "?api-key=TOKEN42"
         code, err = cli(capsys, *LABEL, "--base-url", url, "--concurrency", "1")
