@@ -129,6 +129,32 @@ class Rubric(BaseModel):
                            query_fields=self.query_fields, doc_fields=self.doc_fields)
 
 
+class SamePromptCheck:
+    """Watches the rendered prompts of a run: when pairs whose data differ all render to one prompt,
+    the rubric shows none of what differs (the fields it names are empty or equal everywhere), and
+    every pair would get the same grade. Identical data rendering identically is fine (twin documents)."""
+
+    def __init__(self, rubric: Rubric) -> None:
+        self.rubric, self.first, self.count = rubric, None, 0
+        self.varied_prompt = self.varied_data = False
+
+    def add(self, prompt: JudgePrompt) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = prompt
+            return
+        data = lambda p: (p.query.text, p.query.fields, p.doc.text, p.doc.fields)  # noqa: E731
+        self.varied_prompt = self.varied_prompt or prompt.user != self.first.user
+        self.varied_data = self.varied_data or data(prompt) != data(self.first)
+
+    def check(self) -> None:
+        if self.count > 1 and not self.varied_prompt and self.varied_data:
+            raise BadInputError(
+                f"all {self.count} pairs render to the same prompt with rubric '{self.rubric.name}' though their "
+                f"queries and documents differ: the fields it shows (query: {', '.join(self.rubric.query_fields)}; "
+                f"document: {', '.join(self.rubric.doc_fields)}) hold nothing that tells the pairs apart")
+
+
 def escape(text: str) -> str:
     """Data as it is shown inside a block: no `<` survives, so the data can never close (or open) a tag.
     `&` stays as it is ("Meals & entertainment"): a literal "&lt;" in the data is harmless either way."""

@@ -67,6 +67,7 @@ def workspace(root: Path) -> Path:
 
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
 OPENAI = ["--judge", "openai:gpt-4.1-mini", "--base-url", "{openai}"]
+LABEL_OUT = [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl"]
 
 
 @dataclass
@@ -98,42 +99,42 @@ CASES: list[Case] = [
          setup=lambda d: write_jsonl(d / "pairs.jsonl", [{"query_id": "q1", "doc_id": "zzz"}]),
          stderr="zzz", outputs=("out.jsonl",)),
     # issue 9: a rubric whose fields are not in the data sent every pair as an empty block, one grade for all
-    Case("label-rubric-field-missing-from-queries", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", *OPENAI,
+    Case("label-rubric-field-missing-from-queries", [*LABEL_OUT, *OPENAI,
                                                      "--rubric", "transactions"],
          stderr="queries.jsonl: field 'supplier': rubric 'transactions'", outputs=("out.jsonl",)),
-    Case("label-rubric-field-missing-from-corpus", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", *OPENAI, "--rubric", "fields.md"],
+    Case("label-rubric-field-missing-from-corpus", [*LABEL_OUT, *OPENAI, "--rubric", "fields.md"],
          setup=lambda d: (_fields_rubric(d, query=["text"], doc=["text", "supplier"])),
          stderr="corpus.jsonl: field 'supplier': rubric 'fields'", outputs=("out.jsonl",)),
-    Case("label-every-prompt-identical", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", *OPENAI, "--rubric", "fields.md"],
+    Case("label-every-prompt-identical", [*LABEL_OUT, *OPENAI, "--rubric", "fields.md"],
          setup=lambda d: (_fields_rubric(d, query=["region"], doc=["region"]), _add_field(d, "region", "EU")),
          stderr="same prompt", outputs=("out.jsonl",)),
     # issue 9: a document could close its own block and pass for instructions
-    Case("label-document-forges-end-of-block", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", *OPENAI], exit=0,
+    Case("label-document-forges-end-of-block", [*LABEL_OUT, *OPENAI], exit=0,
          error_line=False, mutable=(".labeller-cache",), requests=6,
          setup=lambda d: write_jsonl(d / "corpus.jsonl", [{**CORPUS[0], "text": INJECTION}, *CORPUS[1:]]),
          check=lambda d, err, api: _one_block_each(api)),
     # issue 9: list columns (Parquet, JSON arrays) reached the judge as a Python repr
-    Case("label-list-column-rendered-as-json", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", *OPENAI, "--rubric", "fields.md",
+    Case("label-list-column-rendered-as-json", [*LABEL_OUT, *OPENAI, "--rubric", "fields.md",
                                                 "--corpus", "corpus.parquet"], exit=0, error_line=False,
          mutable=(".labeller-cache",), requests=6,
          setup=lambda d: (_fields_rubric(d, query=["text"], doc=["text", "tags"]), _parquet_corpus_with_tags(d)),
          check=lambda d, err, api: _tags_as_json(api)),
     # issue 9: timed-out attempts never counted, so --timeout 0.1 --max-cost 0.002 sent 18 requests
-    Case("label-timeouts-count-against-the-budget", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", *OPENAI, "--timeout", "0.1",
+    Case("label-timeouts-count-against-the-budget", [*LABEL_OUT, *OPENAI, "--timeout", "0.1",
                                                      "--max-cost", "0.002"], exit=3, stderr="max-cost reached",
          latency=0.5, mutable=(".labeller-cache",), requests=2,
-         check=lambda d, err, api: _within_budget_at_worst_case(err, api, 0.002)),
+         check=lambda d, err, api: _timed_out_attempts_reported(err, api)),
     # issue 9: a closed port cost seconds of retries per pair; now the breaker stops the run at once
-    Case("label-closed-port-trips-the-breaker", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", "--judge", "openai:gpt-4.1-mini",
+    Case("label-closed-port-trips-the-breaker", [*LABEL_OUT, "--judge", "openai:gpt-4.1-mini",
                                                  "--base-url", "http://127.0.0.1:9/v1"], exit=1,
          stderr="server looks down", mutable=(".labeller-cache",)),
     # issue 9: credentials in a base URL were echoed to stderr and the failures file
-    Case("label-url-credentials-never-shown", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", "--judge", "openai:gpt-4.1-mini",
+    Case("label-url-credentials-never-shown", [*LABEL_OUT, "--judge", "openai:gpt-4.1-mini",
                                                "--base-url", "http://user:PASSw0rd@127.0.0.1:9/v1?api-key=TOKEN42"],
          exit=1, stderr="http://***:***@127.0.0.1:9/v1?api-key=***",
          mutable=(".labeller-cache",),
          check=lambda d, err, api: _no_secret_anywhere(d, err, ("PASSw0rd", "TOKEN42"))),
-    Case("label-url-credentials-reachable-server", [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl", "--judge", "openai:gpt-4.1-mini",
+    Case("label-url-credentials-reachable-server", [*LABEL_OUT, "--judge", "openai:gpt-4.1-mini",
                                                     "--base-url", "{credentials}"], exit=0, error_line=False,
          mutable=(".labeller-cache",), requests=6,
          check=lambda d, err, api: _no_secret_anywhere(d, err, ("PASSw0rd", "TOKEN42"))),
@@ -201,7 +202,7 @@ def _tags_as_json(api: FakeAPI) -> None:
     assert not any("['veg'" in u for u in users)
 
 
-def _within_budget_at_worst_case(err: str, api: FakeAPI, budget: float) -> None:
+def _timed_out_attempts_reported(err: str, api: FakeAPI) -> None:
     assert "may bill" in err and api.answers["ok"] == 2  # both timed out on our side, after sending
 
 

@@ -21,7 +21,7 @@ from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import CircuitBreaker, PairRejectedError, RetryExhaustedError, generate_with_retry
-from labeller.rubric import JudgePrompt, Rubric
+from labeller.rubric import JudgePrompt, Rubric, SamePromptCheck
 from labeller.tokens import TokenCounter
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
@@ -43,31 +43,6 @@ class _RateLimitedJudge(Judge):
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         await self.limits.acquire(self.counter.prompt(prompt) + EXPECTED_OUTPUT_TOKENS)
         return await self.inner.generate(prompt)
-
-
-class _SamePrompt:
-    """Watches the rendered prompts of a run: when pairs whose data differ all render to one prompt,
-    the rubric shows none of what differs (fields it names are empty), and every grade would be one."""
-
-    def __init__(self, rubric: Rubric) -> None:
-        self.rubric, self.first, self.count = rubric, None, 0
-        self.varied_prompt = self.varied_data = False
-
-    def add(self, prompt: JudgePrompt) -> None:
-        self.count += 1
-        if self.first is None:
-            self.first = prompt
-            return
-        data = lambda p: (p.query.text, p.query.fields, p.doc.text, p.doc.fields)  # noqa: E731
-        self.varied_prompt = self.varied_prompt or prompt.user != self.first.user
-        self.varied_data = self.varied_data or data(prompt) != data(self.first)
-
-    def check(self) -> None:
-        if self.count > 1 and not self.varied_prompt and self.varied_data:
-            raise BadInputError(
-                f"all {self.count} pairs render to the same prompt with rubric '{self.rubric.name}' though their "
-                f"queries and documents differ: the fields it shows (query: {', '.join(self.rubric.query_fields)}; "
-                f"document: {', '.join(self.rubric.doc_fields)}) hold nothing that tells the pairs apart")
 
 
 def _secrets(judge: Judge) -> list[str | None]:
@@ -114,7 +89,7 @@ class _Run:
         """Answer what the cache holds; return the rest, one item per distinct cache key."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
         todo: dict[str, list[int]] = {}
-        same = _SamePrompt(self.rubric)
+        same = SamePromptCheck(self.rubric)
         for i, pair in enumerate(self.pairs):
             if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
                 missing = "query" if pair.query_id not in self.queries else "document"
