@@ -1,4 +1,4 @@
-"""What a request costs: a price table per known model, and token estimates for dry runs and budgets.
+"""What a request costs: a price table per known model (token counts: labeller.tokens).
 
 Prices are USD per million tokens (input, cached input, output). The built-in table was written
 in November 2025 from the providers' public price pages; prices change, so users override or

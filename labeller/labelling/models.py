@@ -27,7 +27,7 @@ class LabelStats(BaseModel):
     failed: int = 0  # pairs the judge could not grade within the retry policy
     skipped: int = 0  # pairs never sent because the run stopped (budget or a fatal judge error)
     skipped_by_budget: int = 0
-    requests: int = 0  # requests sent, retries included
+    requests: int = 0  # attempts made, retries included (one that could not connect counts too)
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
