@@ -39,6 +39,8 @@ def cli(capsys, *args: str) -> tuple[int, str]:
 def work(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # The same counts on every machine: a developer's tiktoken cache must not change the estimates compared here.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-tiktoken-cache"))
     (tmp_path / "rubric.md").write_text('+++\nname = "plain"\n+++\nGrade 1-5 by relevance.\n', encoding="utf-8")
     return tmp_path
 
