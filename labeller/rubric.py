@@ -108,6 +108,8 @@ class Rubric(BaseModel):
             seen: set[str] = set()
             for record in records:
                 seen.update(k for k, v in record.fields.items() if v is not None and v != "")
+                if seen.issuperset(wanted):  # a large corpus is not read to its end once all are found
+                    break
             missing = [n for n in wanted if n not in seen]
             if missing:
                 where = "the file" if path is not None else ("the queries" if side == "query" else "the corpus")
