@@ -85,7 +85,10 @@ class Interrupted(LabellerError):
 
 
 def redact(text: str, secrets: list[str | None]) -> str:
-    """Remove every secret value from text before it is shown or stored."""
+    """Remove every secret value, and every credential inside a URL, from text before it is shown or stored."""
+    from labeller.redaction import scrub_urls
+
+    text = scrub_urls(text)
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")

@@ -72,6 +72,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
     async def _label(directory: str | Path, sender: Judge) -> LabelRun:
         try:
@@ -113,7 +114,9 @@ def _raise_for(run: LabelRun) -> None:
         error = JudgeError(f"{stats.stopped_by}; {len(run.labels)} labels written, "
                            f"{len(run.failures)} pairs not labelled (see {run.failures_path})")
     elif stats.budget_stopped:
-        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}; {len(run.labels)} labels "
+        maybe = (f" (+ up to ${stats.unconfirmed_cost_usd:.4f} for {stats.unconfirmed_attempts} attempts that may "
+                 "have been billed)" if stats.unconfirmed_attempts and stats.unconfirmed_cost_usd else "")
+        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {len(run.labels)} labels "
                                     f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
     elif run.failures:
         error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} pairs failed; {len(run.labels)} "
