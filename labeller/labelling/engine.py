@@ -8,7 +8,6 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
-from labeller.cache import BUSY, DONE, LEASE_TTL, MINE, CachedVerdict, VerdictCache, new_owner, now_iso
 from labeller.cache_key import cache_key
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
@@ -20,6 +19,7 @@ from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric
+from labeller.store.base import BUSY, DONE, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
@@ -48,7 +48,7 @@ def _secrets() -> list[str | None]:
 
 class _Run:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, cache: VerdictCache, options: LabelOptions, price: ModelPrice | None) -> None:
+                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
         limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
@@ -79,21 +79,21 @@ class _Run:
 
     def plan(self) -> list[Item]:
         """Answer what the cache holds; return the rest, one item per distinct cache key."""
-        todo: dict[str, list[int]] = {}
+        by_key: dict[str, list[int]] = {}
         for i, pair in enumerate(self.pairs):
             if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
                 missing = "query" if pair.query_id not in self.queries else "document"
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
-            key = self.key(self.render(pair))
-            if key in todo:
-                todo[key].append(i)
-                continue
-            record = self.cache.get(key)
-            if record is None:
-                todo[key] = [i]
-            else:
-                self.from_cache(record, [i])
-        return list(todo.items())
+            by_key.setdefault(self.key(self.render(pair)), []).append(i)
+        todo: list[Item] = []
+        for keys in chunks(by_key):  # many keys per store round trip: a remote store is not asked per pair
+            found = self.cache.get_many(keys)
+            for key in keys:
+                if key in found:
+                    self.from_cache(found[key], by_key[key])
+                else:
+                    todo.append((key, by_key[key]))
+        return todo
 
     def estimate(self, prompt: JudgePrompt) -> tuple[int, float | None]:
         tokens = estimate_tokens(prompt)
@@ -251,15 +251,22 @@ class _Run:
         """Pairs leased by another process: take its verdict when it lands, or grade them if it gave up."""
         while self.waiting:
             await asyncio.sleep(POLL_SECONDS)
-            still: list[Item] = []
-            for item in self.waiting:
-                record = self.cache.get(item[0])
-                if record is not None:
-                    self.from_cache(record, item[1])
-                elif self.stop_reason:
+            found = self.cache.get_many([key for key, _ in self.waiting])
+            pending = [item for item in self.waiting if item[0] not in found]
+            for key, positions in self.waiting:
+                if key in found:
+                    self.from_cache(found[key], positions)
+            if self.stop_reason:
+                for item in pending:
                     self.skip(item)
-                elif self.cache.claim([item[0]], self.owner) == [MINE]:
+                pending = []
+            claimed = self.cache.claim([key for key, _ in pending], self.owner) if pending else []
+            still: list[Item] = []
+            for item, status in zip(pending, claimed):
+                if status == MINE:
                     self.queue.append(item)
+                elif status == DONE:
+                    self.from_cache(self.cache.get(item[0]), item[1])
                 else:
                     still.append(item)
             self.waiting = still
@@ -293,7 +300,7 @@ class _Run:
 
 
 async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                      rubric: Rubric, cache: VerdictCache, options: LabelOptions | None = None, *,
+                      rubric: Rubric, cache: VerdictStore, options: LabelOptions | None = None, *,
                       prices: PriceTable | None = None) -> LabelRun:
     """Label every pair: from the cache when it can, from the judge otherwise.
 

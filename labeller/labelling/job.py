@@ -6,7 +6,6 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from labeller.cache import VerdictCache
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
 from labeller.io.tables import table_format, write_rows
@@ -18,6 +17,8 @@ from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
 from labeller.rubric import Rubric, load_rubric
+from labeller.store import open_store
+from labeller.store.base import NoStoreError
 
 
 def failures_path_for(out_path: str | Path) -> Path:
@@ -48,7 +49,7 @@ def load_pairs(*, queries: dict[str, Query], corpus: dict[str, Doc], pairs_path:
 
 def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: str | Path | None = None,
               run_path: str | Path | None = None, depth: int | None = None, judge_spec: str,
-              rubric: str | Path | None = "general", cache_dir: str | Path = ".labeller-cache",
+              rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
               out_path: str | Path = "labels.jsonl", base_url: str | None = None,
               options: LabelOptions | None = None, prices_path: str | Path | None = None,
               timeout: float = 60.0) -> LabelRun:
@@ -69,19 +70,20 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
 
-    async def _label(directory: str | Path) -> LabelRun:
+    async def _label(spec: str | Path | None, create: bool = True) -> LabelRun:
         try:
-            with VerdictCache(directory) as cache:
-                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, cache, options, prices=prices)
+            with open_store(spec, create=create) as store:
+                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
         finally:
             await judge.aclose()
 
-    if options.dry_run and not Path(cache_dir, "cache.db").exists():
-        with tempfile.TemporaryDirectory() as empty:  # a dry run creates no cache: every pair is new
-            return asyncio.run(_label(empty))
-    run = asyncio.run(_label(cache_dir))
     if options.dry_run:
-        return run
+        try:
+            return asyncio.run(_label(cache_dir, create=False))
+        except NoStoreError:  # a dry run creates no store: every pair is new
+            with tempfile.TemporaryDirectory() as empty:
+                return asyncio.run(_label(empty))
+    run = asyncio.run(_label(cache_dir))
     run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     failures_file = failures_path_for(out_path)
     if run.failures:

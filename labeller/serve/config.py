@@ -69,7 +69,7 @@ class RetrieverSpec(_Strict):
 class ServerSection(_Strict):
     judge: str = "offline:lexical"
     rubric: str = "general"
-    cache: str = ".labeller-cache"
+    cache: str | None = None  # a directory or a postgresql:// URL; None: $LABELLER_CACHE, else .labeller-cache
 
 
 class ServeConfig(_Strict):
