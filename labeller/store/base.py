@@ -18,6 +18,7 @@ Backends (directory.py, postgres.py) implement the abstract methods; the engine 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -30,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from labeller.errors import BadInputError
+from labeller.errors import BadInputError, StoreError
 from labeller.records import LabelFailure, Verdict
 
 DONE, MINE, BUSY = "done", "mine", "busy"  # what claim() says about each key
@@ -142,12 +143,38 @@ def chunks(items: Iterable[str], size: int = LOOKUP_CHUNK) -> Iterator[list[str]
         yield batch
 
 
+def one_line(exc: BaseException) -> str:
+    """A driver's message (libpq's are several lines) as one line, for `labeller: error: ...`."""
+    return " ".join(str(exc).split())
+
+
+def store_errors(*kinds: type[BaseException]):
+    """Turn a backend's own errors (a database gone away, a file damaged mid-run) into a StoreError naming
+    the store, with any secret the backend knows redacted: never a traceback, never a password."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except kinds as exc:
+                raise StoreError(f"{self.location}: the verdict store failed ({self.redact(one_line(exc))})") from None
+
+        return wrapper
+
+    return decorate
+
+
 class VerdictStore(ABC):
     """Where verdicts, leases, failures and batch records live. Every method is safe to call from
     several processes at once; every write is durable when it returns."""
 
     backend: str = ""
     location: str = ""  # for messages: never holds a password
+
+    def redact(self, text: str) -> str:
+        """`text` with any credential this store knows removed (a backend with a password overrides this)."""
+        return text
 
     # -- verdicts -------------------------------------------------------------------------------
     @abstractmethod

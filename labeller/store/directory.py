@@ -28,10 +28,11 @@ import diskcache
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
 from labeller.store.base import (BUSY, DONE, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
-                                 VerdictStore, now_iso, owner_is_dead, tally_stats)
+                                 VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 DB_FILE = "cache.db"
+_store_errors = store_errors(sqlite3.DatabaseError)  # a file damaged while in use
 OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
 
 
@@ -64,6 +65,7 @@ class DirectoryStore(VerdictStore):
             raise sqlite3.DatabaseError(result)
 
     # -- verdicts -------------------------------------------------------------------------------
+    @_store_errors
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
         found = {}
         for key in keys:
@@ -75,6 +77,7 @@ class DirectoryStore(VerdictStore):
     def __contains__(self, key: str) -> bool:
         return (VERDICT + key) in self._db
 
+    @_store_errors
     def put_many(self, records: list[CachedVerdict]) -> None:
         with self._db.transact():
             for record in records:
@@ -83,12 +86,14 @@ class DirectoryStore(VerdictStore):
                 self._db.delete(LEASE + key)
                 self._db.delete(FAILURE + key)
 
+    @_store_errors
     def record_failure(self, failure: LabelFailure) -> None:
         with self._db.transact():
             self._db.set(FAILURE + failure.cache_key, failure.model_dump_json())
             self._db.delete(LEASE + failure.cache_key)
 
     # -- leases ---------------------------------------------------------------------------------
+    @_store_errors
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
         out = []
         with self._db.transact():
@@ -108,15 +113,18 @@ class DirectoryStore(VerdictStore):
                         out.append(BUSY)
         return out
 
+    @_store_errors
     def lease_holder(self, key: str) -> str | None:
         return self._db.get(LEASE + key)
 
+    @_store_errors
     def renew(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> None:
         with self._db.transact():
             for key in keys:
                 if self._db.get(LEASE + key) == owner:
                     self._db.touch(LEASE + key, expire=ttl)
 
+    @_store_errors
     def release(self, keys: list[str], owner: str) -> None:
         with self._db.transact():
             for key in keys:
@@ -124,6 +132,7 @@ class DirectoryStore(VerdictStore):
                     self._db.delete(LEASE + key)
 
     # -- provider batches -----------------------------------------------------------------------
+    @_store_errors
     def put_batch(self, provider: str, batch_id: str, keys: list[str], meta: dict[str, Any] | None = None) -> BatchRecord:
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
@@ -136,6 +145,7 @@ class DirectoryStore(VerdictStore):
                 self._db.set(BATCHED + key, f"{provider}\0{batch_id}")
         return record
 
+    @_store_errors
     def get_batch(self, provider: str, batch_id: str) -> BatchRecord | None:
         raw = self._db.get(f"{BATCH}{provider}\0{batch_id}")
         return None if raw is None else BatchRecord.model_validate_json(raw)
@@ -145,10 +155,12 @@ class DirectoryStore(VerdictStore):
             if isinstance(name, str) and name.startswith(BATCH) and (raw := self._db.get(name)) is not None:
                 yield BatchRecord.model_validate_json(raw)
 
+    @_store_errors
     def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
         found = [b for b in self._batches() if b.status == "open" and provider in (None, b.provider)]
         return sorted(found, key=lambda b: (b.created_at, b.provider, b.batch_id))
 
+    @_store_errors
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
@@ -172,6 +184,7 @@ class DirectoryStore(VerdictStore):
                 if raw is not None:
                     yield CachedVerdict.model_validate_json(raw)
 
+    @_store_errors
     def stats(self) -> StoreStats:
         failures = leases = 0
         for name in self._db.iterkeys():
