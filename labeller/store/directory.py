@@ -7,7 +7,7 @@ Entries share one database, each kind under its own prefix:
 - ``lease:<key>``: the owner asking the judge about this key, with a diskcache expiry (the ttl).
   Claimed in a SQLite transaction, so two processes never pay for the same pair.
 - ``failure:<key>``: the last failure for a key, for stats only.
-- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON; ``batched:<key>`` marks a key covered by
+- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON after its sequence number; ``batched:<key>`` marks a key covered by
   an open batch, so claim() can answer BUSY without reading every batch.
 
 An existing database that SQLite cannot read (truncated, a garbled header, emptied to 0 bytes) is
@@ -31,6 +31,7 @@ from labeller.store.base import (BUSY, DONE, LEASE_TTL, MINE, BatchRecord, Cache
                                  VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
+BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
 DB_FILE = "cache.db"
 _store_errors = store_errors(sqlite3.DatabaseError)  # a file damaged while in use
 OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
@@ -137,10 +138,10 @@ class DirectoryStore(VerdictStore):
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
             if (existing := self._db.get(name)) is not None:
-                return BatchRecord.model_validate_json(existing)
+                return _load_batch(existing)[1]
             record = BatchRecord(provider=provider, batch_id=batch_id, keys=list(keys), meta=meta or {},
                                  created_at=now_iso())
-            self._db.set(name, record.model_dump_json())
+            self._db.set(name, _dump_batch(self._db.incr(BATCH_SEQ), record))
             for key in record.keys:
                 self._db.set(BATCHED + key, f"{provider}\0{batch_id}")
         return record
@@ -148,17 +149,17 @@ class DirectoryStore(VerdictStore):
     @_store_errors
     def get_batch(self, provider: str, batch_id: str) -> BatchRecord | None:
         raw = self._db.get(f"{BATCH}{provider}\0{batch_id}")
-        return None if raw is None else BatchRecord.model_validate_json(raw)
-
-    def _batches(self) -> Iterator[BatchRecord]:
-        for name in self._db.iterkeys():
-            if isinstance(name, str) and name.startswith(BATCH) and (raw := self._db.get(name)) is not None:
-                yield BatchRecord.model_validate_json(raw)
+        return None if raw is None else _load_batch(raw)[1]
 
     @_store_errors
     def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
-        found = [b for b in self._batches() if b.status == "open" and provider in (None, b.provider)]
-        return sorted(found, key=lambda b: (b.created_at, b.provider, b.batch_id))
+        found = []
+        for name in self._db.iterkeys():
+            if isinstance(name, str) and name.startswith(BATCH) and (raw := self._db.get(name)) is not None:
+                seq, batch = _load_batch(raw)
+                if batch.status == "open" and provider in (None, batch.provider):
+                    found.append((seq, batch))
+        return [batch for _, batch in sorted(found, key=lambda sb: sb[0])]  # in the order they were put
 
     @_store_errors
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
@@ -167,14 +168,14 @@ class DirectoryStore(VerdictStore):
             raw = self._db.get(name)
             if raw is None:
                 return
-            record = BatchRecord.model_validate_json(raw)
+            seq, record = _load_batch(raw)
             if record.status == "finished":
                 return
             for key in record.keys:
                 if self._db.get(BATCHED + key) == f"{provider}\0{batch_id}":
                     self._db.delete(BATCHED + key)
             done = record.model_copy(update=dict(status="finished", outcome=outcome, finished_at=now_iso()))
-            self._db.set(name, done.model_dump_json())
+            self._db.set(name, _dump_batch(seq, done))
 
     # -- inspection -----------------------------------------------------------------------------
     def records(self) -> Iterator[CachedVerdict]:
@@ -204,6 +205,15 @@ class DirectoryStore(VerdictStore):
 
     def close(self) -> None:
         self._db.close()
+
+
+def _dump_batch(seq: int, batch: BatchRecord) -> str:
+    return f"{seq} {batch.model_dump_json()}"  # JSON, not pickle, like every other entry
+
+
+def _load_batch(raw: str) -> tuple[int, BatchRecord]:
+    seq, _, body = raw.partition(" ")
+    return int(seq), BatchRecord.model_validate_json(body)
 
 
 @contextmanager

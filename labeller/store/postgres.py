@@ -45,7 +45,7 @@ MIGRATIONS: dict[int, list[str]] = {
         """CREATE TABLE labeller_failures (
              cache_key text PRIMARY KEY, record text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())""",
         """CREATE TABLE labeller_batches (
-             provider text NOT NULL, batch_id text NOT NULL, meta jsonb NOT NULL,
+             seq bigserial, provider text NOT NULL, batch_id text NOT NULL, meta jsonb NOT NULL,
              status text NOT NULL DEFAULT 'open', outcome text,
              created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,
              PRIMARY KEY (provider, batch_id))""",
@@ -224,7 +224,7 @@ class PostgresStore(VerdictStore):
             SELECT b.provider, b.batch_id, b.meta, b.status, b.outcome, b.created_at, b.finished_at,
                    coalesce((SELECT array_agg(cache_key ORDER BY position) FROM labeller_batch_keys bk
                              WHERE bk.provider = b.provider AND bk.batch_id = b.batch_id), '{{}}')
-            FROM labeller_batches b WHERE {where} ORDER BY b.created_at, b.provider, b.batch_id""", params).fetchall()
+            FROM labeller_batches b WHERE {where} ORDER BY b.seq""", params).fetchall()
         return [BatchRecord(provider=p, batch_id=b, meta=meta, status=status, outcome=outcome, keys=list(keys),
                             created_at=_iso(created), finished_at=_iso(finished) if finished else None)
                 for p, b, meta, status, outcome, created, finished, keys in rows]
