@@ -81,6 +81,11 @@ class PostgresStore(VerdictStore):
             raise BadInputError(f"cannot connect to the verdict store ({self.redact(one_line(exc))})",
                                 path=self.location) from None
         try:
+            # Like the directory store (SQLite WAL, synchronous=NORMAL): a commit is final once the server has
+            # it, so a killed labeller loses nothing; only a crash of the server itself could drop the last
+            # fraction of a second of verdicts (to be paid again, never wrong). Waiting for the disk flush on
+            # every commit would stall the labelling event loop instead.
+            self._conn.execute("SET synchronous_commit = off")
             self._migrate(create)
         except psycopg.Error as exc:
             self._conn.close()
@@ -119,9 +124,12 @@ class PostgresStore(VerdictStore):
     @_store_errors
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
         found: dict[str, CachedVerdict] = {}
-        with self._conn.cursor() as cur:
+        with self._conn.cursor(binary=True) as cur:
             for chunk in chunks(dict.fromkeys(keys)):
-                cur.execute("SELECT cache_key, record FROM labeller_verdicts WHERE cache_key = ANY(%s)", (chunk,))
+                # A join on the unnested keys walks the primary key; `= ANY(array)` can fall back to a
+                # sequential scan testing every row against the whole array.
+                cur.execute("""SELECT v.cache_key, v.record FROM unnest(%b::text[]) AS k(cache_key)
+                               JOIN labeller_verdicts v USING (cache_key)""", (chunk,))
                 for key, raw in cur:
                     found[key] = CachedVerdict.model_validate_json(raw)
         return found
@@ -137,10 +145,11 @@ class PostgresStore(VerdictStore):
                    [r.output_tokens for r in unique], [r.cost_usd for r in unique])
         with self._conn.transaction(), self._conn.cursor() as cur:
             # The first verdict paid for a key stays: leases make a second one rare, and copies idempotent.
+            # Arrays go in binary (%b): the text format escapes every quote of the JSON with a regex.
             cur.execute("""INSERT INTO labeller_verdicts
                              (cache_key, record, judge, rubric, input_tokens, output_tokens, cost_usd)
-                           SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[],
-                                                %s::bigint[], %s::bigint[], %s::float8[])
+                           SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[],
+                                                %b::bigint[], %b::bigint[], %b::float8[])
                            ON CONFLICT (cache_key) DO NOTHING""", columns)
             cur.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s)", (keys,))
             cur.execute("DELETE FROM labeller_failures WHERE cache_key = ANY(%s)", (keys,))
