@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight per process")
     parser.add_argument("--processes", default="1,2,4")
     parser.add_argument("--cached-pairs", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of every configuration (median reported)")
     parser.add_argument("--skip-shared", action="store_true")
     args = parser.parse_args()
 
@@ -119,19 +119,28 @@ def main() -> None:
             folder = Path(tmp)
             if not args.skip_shared:
                 write_inputs(folder, args.pairs)
-                print(f"shared labelling: {args.pairs} pairs, {args.latency * 1000:.0f} ms latency, "
-                      f"{args.concurrency} in flight per process")
+                counts = [int(p) for p in args.processes.split(",")]
+                walls: dict[tuple[str, int], list[float]] = {}
+                for round_ in range(args.repeat):  # interleaved, so machine load drifts evenly over all runs
+                    for n in counts:
+                        for backend in ("postgresql", "directory"):
+                            store = (new_database(server_url) if backend == "postgresql"
+                                     else str(folder / f"dir-{round_}-{n}"))
+                            wall, sent = shared_run(folder, store, n, args.concurrency, env, url)
+                            assert sent == args.pairs, f"{sent} requests for {args.pairs} pairs: a pair was paid twice"
+                            walls.setdefault((backend, n), []).append(wall)
+                            print(f"  round {round_ + 1}: {backend}, {n} processes: {wall:.2f} s, {sent} requests",
+                                  flush=True)
+                print(f"\nshared labelling: {args.pairs} pairs, {args.latency * 1000:.0f} ms latency, "
+                      f"{args.concurrency} in flight per process, median of {args.repeat}")
                 print("| store | processes | requests sent | wall time | pairs/s | vs one process |")
                 print("| --- | --- | --- | --- | --- | --- |")
                 for backend in ("postgresql", "directory"):
-                    one = None
-                    for n in (int(p) for p in args.processes.split(",")):
-                        store = new_database(server_url) if backend == "postgresql" else str(folder / f"dir-{n}")
-                        wall, sent = shared_run(folder, store, n, args.concurrency, env, url)
-                        assert sent == args.pairs, f"{sent} requests for {args.pairs} pairs: a pair was paid twice"
-                        rate = args.pairs / wall
-                        one = one or rate
-                        print(f"| {backend} | {n} | {sent} | {wall:.2f} s | {rate:.1f} | {rate / one:.2f} |", flush=True)
+                    one = args.pairs / statistics.median(walls[(backend, counts[0])])
+                    for n in counts:
+                        med = statistics.median(walls[(backend, n)])
+                        rate = args.pairs / med
+                        print(f"| {backend} | {n} | {args.pairs} | {med:.2f} s | {rate:.1f} | {rate / one:.2f} |")
 
             cached = folder / "cached"
             cached.mkdir()

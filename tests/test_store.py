@@ -22,7 +22,7 @@ from labeller.labelling import LabelOptions, label_pairs
 from labeller.prices import ModelPrice, PriceTable
 from labeller.records import LabelFailure
 from labeller.rubric import load_rubric
-from labeller.store import BUSY, DONE, MINE, copy_store, open_store
+from labeller.store import BUSY, DONE, IN_BATCH, MINE, copy_store, open_store
 from labeller.store.base import LOOKUP_CHUNK, NoStoreError
 
 WORKER = Path(__file__).with_name("cache_worker.py")
@@ -151,7 +151,7 @@ def test_a_batch_is_persisted_and_its_keys_are_busy_until_it_finishes(store_spec
         again = store.put_batch("openai", "batch_1", ["other"], {"changed": True})  # idempotent: the first stays
         assert again.keys == first.keys and again.meta == first.meta
         store.put_batch("anthropic", "msgbatch_2", ["k9"])
-        assert store.claim(["k1", "k9", "free"], "me|1|x") == [BUSY, BUSY, MINE]
+        assert store.claim(["k1", "k9", "free"], "me|1|x") == [IN_BATCH, IN_BATCH, MINE]
     with open_store(store_spec) as reopened:  # a killed run's successor finds them
         assert [(b.provider, b.batch_id) for b in reopened.open_batches()] == [("openai", "batch_1"),
                                                                                ("anthropic", "msgbatch_2")]
@@ -163,7 +163,27 @@ def test_a_batch_is_persisted_and_its_keys_are_busy_until_it_finishes(store_spec
         assert done.status == "finished" and done.outcome == "completed" and done.finished_at
         assert reopened.get_batch("openai", "nope") is None
         assert [b.batch_id for b in reopened.open_batches()] == ["msgbatch_2"]
-        assert reopened.claim(["k1", "k9"], "me|1|x") == [MINE, BUSY]
+        assert reopened.claim(["k1", "k9"], "me|1|x") == [MINE, IN_BATCH]
+
+
+def test_a_synchronous_run_sends_nothing_an_open_batch_covers_and_does_not_wait_for_it(store_spec, tmp_path):
+    queries, corpus, pairs = sample(2)
+    rubric = load_rubric(write_rubric(tmp_path))
+    with open_store(tmp_path / "keys-only") as scratch:  # the engine's keys for these pairs
+        keys = [lb.cache_key for lb in asyncio.run(label_pairs(pairs, queries, corpus, FakeJudge(), rubric, scratch,
+                                                               LabelOptions(progress=False))).labels]
+    with open_store(store_spec) as store:
+        store.put_batch("openai", "batch_x", keys[:3])
+        judge = FakeJudge()
+        started = time.monotonic()
+        run = asyncio.run(label_pairs(pairs, queries, corpus, judge, rubric, store, LabelOptions(progress=False)))
+        assert time.monotonic() - started < 5  # not waiting for the batch
+        assert len(judge.calls) == len(pairs) - 3 and run.stats.skipped == 3
+        assert {f.cache_key for f in run.failures} == set(keys[:3])
+        assert all("open provider batch" in f.reason for f in run.failures)
+        store.finish_batch("openai", "batch_x", "expired")
+        rerun = asyncio.run(label_pairs(pairs, queries, corpus, judge, rubric, store, LabelOptions(progress=False)))
+        assert len(judge.calls) == len(pairs) and not rerun.failures and rerun.stats.cached == len(pairs) - 3
 
 
 def test_copy_moves_verdicts_between_backends_idempotently(tmp_path, postgres_url):

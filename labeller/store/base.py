@@ -10,8 +10,8 @@ A store holds four kinds of record under a cache key (labeller.cache_key):
   is taken over at once.
 - a failure: the last failure for a key, for stats only. Never served as a verdict.
 - a BatchRecord: a provider batch in flight and the keys it covers, persisted before polling
-  starts, so a killed run resumes it instead of paying again. While a batch is open its keys are
-  BUSY to claim(): nobody else sends them.
+  starts, so a killed run resumes it instead of paying again. While a batch is open claim() answers
+  IN_BATCH for its keys: nobody sends them again, and a synchronous run says so instead of waiting.
 
 Backends (directory.py, postgres.py) implement the abstract methods; the engine sees only this class.
 """
@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from labeller.errors import BadInputError, StoreError
 from labeller.records import LabelFailure, Verdict
 
-DONE, MINE, BUSY = "done", "mine", "busy"  # what claim() says about each key
+DONE, MINE, BUSY, IN_BATCH = "done", "mine", "busy", "in_batch"  # what claim() says about each key
 LEASE_TTL = 30.0  # seconds; holders renew every LEASE_TTL / 3
 LOOKUP_CHUNK = 5000  # keys per round trip for get_many and friends
 
@@ -202,7 +202,7 @@ class VerdictStore(ABC):
     @abstractmethod
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
         """For each key, in one transaction: DONE (a verdict is stored), MINE (now leased to `owner`)
-        or BUSY (another live process holds the lease, or an open batch covers the key). Expired
+        BUSY (another live process holds the lease) or IN_BATCH (an open provider batch covers it). Expired
         leases and leases of dead processes on this machine are taken over."""
 
     @abstractmethod
@@ -232,7 +232,7 @@ class VerdictStore(ABC):
 
     @abstractmethod
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
-        """Mark a batch finished: its keys are no longer BUSY (those without a verdict can be sent again)."""
+        """Mark a batch finished: its keys are no longer IN_BATCH (those without a verdict can be sent again)."""
 
     # -- inspection -----------------------------------------------------------------------------
     @abstractmethod

@@ -8,7 +8,7 @@ Entries share one database, each kind under its own prefix:
   Claimed in a SQLite transaction, so two processes never pay for the same pair.
 - ``failure:<key>``: the last failure for a key, for stats only.
 - ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON after its sequence number; ``batched:<key>`` marks a key covered by
-  an open batch, so claim() can answer BUSY without reading every batch.
+  an open batch, so claim() can answer IN_BATCH without reading every batch.
 
 An existing database that SQLite cannot read (truncated, a garbled header, emptied to 0 bytes) is
 refused with an error naming the file: opening it as new would silently pay for every verdict again.
@@ -27,7 +27,7 @@ import diskcache
 
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
                                  VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
@@ -102,7 +102,7 @@ class DirectoryStore(VerdictStore):
                 if (VERDICT + key) in self._db:
                     out.append(DONE)
                 elif (BATCHED + key) in self._db:
-                    out.append(BUSY)
+                    out.append(IN_BATCH)
                 elif self._db.add(LEASE + key, owner, expire=ttl):
                     out.append(MINE)
                 else:

@@ -23,7 +23,7 @@ from psycopg.types.json import Jsonb
 
 from labeller.errors import BadInputError, redact
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
                                  VerdictStore, chunks, one_line, owner_is_dead, store_errors)
 from labeller.store.registry import redact_url
 
@@ -179,13 +179,16 @@ class PostgresStore(VerdictStore):
                               WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
                             RETURNING l.cache_key""", {"owner": owner, "ttl": ttl, "keys": wanted})
             mine = {row[0] for row in cur}
+            batched: set[str] = set()
             if others := [k for k in wanted if k not in mine]:
                 mine |= self._take_over_dead(cur, others, owner, ttl)
+                cur.execute(f"SELECT k FROM unnest(%s::text[]) AS t(k) WHERE {_OPEN_BATCH_COVERS}", (others,))
+                batched = {row[0] for row in cur}
             cur.execute("SELECT cache_key FROM labeller_verdicts WHERE cache_key = ANY(%s)", (wanted,))
             done = {row[0] for row in cur}  # read after the insert: a verdict that landed meanwhile wins
             if stale := sorted(mine & done):
                 cur.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s) AND owner = %s", (stale, owner))
-        return [DONE if k in done else MINE if k in mine else BUSY for k in keys]
+        return [DONE if k in done else MINE if k in mine else IN_BATCH if k in batched else BUSY for k in keys]
 
     def _take_over_dead(self, cur, keys: list[str], owner: str, ttl: float) -> set[str]:
         """Leases whose holder died on this machine: taken at once, on the condition it still holds them."""
