@@ -65,7 +65,8 @@ def stop(root: str | Path) -> None:
     root = Path(root)
     bindir = find_bin()
     if bindir is not None and (root / "data" / "postmaster.pid").exists():
-        subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate", "-w", "stop"]),
+        stop_cmd = [str(bindir / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate", "-w", "stop"]
+        subprocess.run(_as_server_user(stop_cmd),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.rmtree(root, ignore_errors=True)
 

@@ -4,10 +4,8 @@ and SDKs, a killed run, the schema and its version, and no credential anywhere i
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import psycopg
@@ -15,7 +13,7 @@ import pytest
 from fakeapi import FakeAPI
 from pgserver import find_bin
 from test_label_fakeapi_e2e import (KEY, N_PAIRS, assert_key_not_on_disk, check_outcome, command, environment,
-                                    inputs, label)
+                                    inputs, kill_mid_run, label)
 
 from labeller.cli import main
 from labeller.errors import BadInputError
@@ -52,15 +50,7 @@ def test_a_killed_label_run_loses_nothing_and_the_rerun_takes_its_leases_at_once
                                                                                   postgres_url):
     out, concurrency = tmp_path / "labels.jsonl", 8
     with FakeAPI(latency=0.1) as api:
-        proc = subprocess.Popen(command(inputs, out, postgres_url, concurrency=concurrency), env=environment(api),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while api.total < 80 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        first = api.total
-        assert 80 <= first < N_PAIRS, "the kill should land mid-run"
+        first = kill_mid_run(api, command(inputs, out, postgres_url, concurrency=concurrency))
         with open_store(postgres_url) as store:
             kept = store.stats().entries
         assert kept >= first - concurrency  # every answer received before the kill was stored

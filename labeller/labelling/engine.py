@@ -19,7 +19,8 @@ from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric
-from labeller.store.base import BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner,
+                                 now_iso)
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong

@@ -219,7 +219,8 @@ class VerdictStore(ABC):
 
     # -- provider batches -----------------------------------------------------------------------
     @abstractmethod
-    def put_batch(self, provider: str, batch_id: str, keys: list[str], meta: dict[str, Any] | None = None) -> BatchRecord:
+    def put_batch(self, provider: str, batch_id: str, keys: list[str],
+                  meta: dict[str, Any] | None = None) -> BatchRecord:
         """Persist a submitted batch and the keys it covers (before polling starts). Idempotent."""
 
     @abstractmethod

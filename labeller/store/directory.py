@@ -7,8 +7,8 @@ Entries share one database, each kind under its own prefix:
 - ``lease:<key>``: the owner asking the judge about this key, with a diskcache expiry (the ttl).
   Claimed in a SQLite transaction, so two processes never pay for the same pair.
 - ``failure:<key>``: the last failure for a key, for stats only.
-- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON after its sequence number; ``batched:<key>`` marks a key covered by
-  an open batch, so claim() can answer IN_BATCH without reading every batch.
+- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON after its sequence number;
+  ``batched:<key>`` marks a key covered by an open batch, so claim() can answer IN_BATCH without reading every batch.
 
 An existing database that SQLite cannot read (truncated, a garbled header, emptied to 0 bytes) is
 refused with an error naming the file: opening it as new would silently pay for every verdict again.
@@ -27,8 +27,8 @@ import diskcache
 
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
-                                 VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
+                                 StoreStats, VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
@@ -134,7 +134,8 @@ class DirectoryStore(VerdictStore):
 
     # -- provider batches -----------------------------------------------------------------------
     @_store_errors
-    def put_batch(self, provider: str, batch_id: str, keys: list[str], meta: dict[str, Any] | None = None) -> BatchRecord:
+    def put_batch(self, provider: str, batch_id: str, keys: list[str],
+                  meta: dict[str, Any] | None = None) -> BatchRecord:
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
             if (existing := self._db.get(name)) is not None:

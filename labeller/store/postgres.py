@@ -23,8 +23,8 @@ from psycopg.types.json import Jsonb
 
 from labeller.errors import BadInputError, redact
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
-                                 VerdictStore, chunks, one_line, owner_is_dead, store_errors)
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
+                                 StoreStats, VerdictStore, chunks, one_line, owner_is_dead, store_errors)
 from labeller.store.registry import redact_url
 
 SCHEMA_VERSION = 1
@@ -71,7 +71,8 @@ class PostgresStore(VerdictStore):
         try:
             self._password = conninfo_to_dict(url).get("password")
         except psycopg.ProgrammingError as exc:
-            raise BadInputError(f"not a valid PostgreSQL URL ({self.redact(one_line(exc))})", path=self.location) from None
+            raise BadInputError(f"not a valid PostgreSQL URL ({self.redact(one_line(exc))})",
+                                path=self.location) from None
         params: dict[str, Any] = {"autocommit": True, "application_name": "labeller"}
         if "connect_timeout" not in url:
             params["connect_timeout"] = 10
@@ -175,7 +176,8 @@ class PostgresStore(VerdictStore):
                             WHERE NOT EXISTS (SELECT 1 FROM labeller_verdicts v WHERE v.cache_key = k)
                               AND NOT {_OPEN_BATCH_COVERS}
                             ORDER BY i
-                            ON CONFLICT (cache_key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+                            ON CONFLICT (cache_key)
+                              DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
                               WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
                             RETURNING l.cache_key""", {"owner": owner, "ttl": ttl, "keys": wanted})
             mine = {row[0] for row in cur}
@@ -192,7 +194,8 @@ class PostgresStore(VerdictStore):
 
     def _take_over_dead(self, cur, keys: list[str], owner: str, ttl: float) -> set[str]:
         """Leases whose holder died on this machine: taken at once, on the condition it still holds them."""
-        cur.execute("SELECT cache_key, owner FROM labeller_leases WHERE cache_key = ANY(%s) ORDER BY cache_key", (keys,))
+        cur.execute("SELECT cache_key, owner FROM labeller_leases WHERE cache_key = ANY(%s) ORDER BY cache_key",
+                    (keys,))
         dead = [(key, holder) for key, holder in cur.fetchall() if owner_is_dead(holder)]
         if not dead:
             return set()
@@ -220,7 +223,8 @@ class PostgresStore(VerdictStore):
 
     # -- provider batches -----------------------------------------------------------------------
     @_store_errors
-    def put_batch(self, provider: str, batch_id: str, keys: list[str], meta: dict[str, Any] | None = None) -> BatchRecord:
+    def put_batch(self, provider: str, batch_id: str, keys: list[str],
+                  meta: dict[str, Any] | None = None) -> BatchRecord:
         ordered = list(dict.fromkeys(keys))
         with self._conn.transaction(), self._conn.cursor() as cur:
             cur.execute("""INSERT INTO labeller_batches (provider, batch_id, meta) VALUES (%s, %s, %s)
@@ -255,7 +259,8 @@ class PostgresStore(VerdictStore):
     @_store_errors
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
         self._conn.execute("""UPDATE labeller_batches SET status = 'finished', outcome = %s, finished_at = now()
-                              WHERE provider = %s AND batch_id = %s AND status = 'open'""", (outcome, provider, batch_id))
+                              WHERE provider = %s AND batch_id = %s AND status = 'open'""",
+                           (outcome, provider, batch_id))
 
     # -- inspection -----------------------------------------------------------------------------
     def records(self) -> Iterator[CachedVerdict]:
