@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--cached-pairs", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="rounds of every configuration (median reported)")
     parser.add_argument("--skip-shared", action="store_true")
+    parser.add_argument("--skip-cached", action="store_true")
     args = parser.parse_args()
 
     own_server = None
@@ -142,6 +143,8 @@ def main() -> None:
                         rate = args.pairs / med
                         print(f"| {backend} | {n} | {args.pairs} | {med:.2f} s | {rate:.1f} | {rate / one:.2f} |")
 
+            if args.skip_cached:
+                return
             cached = folder / "cached"
             cached.mkdir()
             write_inputs(cached, args.cached_pairs)

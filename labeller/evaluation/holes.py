@@ -9,7 +9,6 @@ judgment are left alone: they are not part of the evaluation (trec_eval skips th
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from labeller.errors import BadInputError
@@ -40,6 +39,7 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     from labeller.io.tables import table_format, write_rows
     from labeller.judges.registry import make_judge
     from labeller.labelling import label_pairs
+    from labeller.labelling.job import run_coroutine
     from labeller.rubric import load_rubric
     from labeller.store import open_store
 
@@ -65,7 +65,7 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
         finally:
             await judge_obj.aclose()
 
-    run = asyncio.run(_label())
+    run = run_coroutine(_label())
     if out_path is not None:
         record.saved_to = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     s = run.stats

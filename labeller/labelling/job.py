@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
@@ -19,6 +21,21 @@ from labeller.records import Doc, Pair, Query
 from labeller.rubric import Rubric, load_rubric
 from labeller.store import open_store
 from labeller.store.base import NoStoreError
+
+T = TypeVar("T")
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, without handing the result back through the main task. On exit, Python 3.11's
+    asyncio.run formats the main task twice while restoring the SIGINT handler, and a finished task's
+    repr includes its result: for a run of 100,000 labels that was seconds of pydantic repr."""
+    results: list[T] = []
+
+    async def main() -> None:
+        results.append(await coroutine)
+
+    asyncio.run(main())
+    return results[0]
 
 
 def failures_path_for(out_path: str | Path) -> Path:
@@ -79,11 +96,11 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
     if options.dry_run:
         try:
-            return asyncio.run(_label(cache_dir, create=False))
+            return run_coroutine(_label(cache_dir, create=False))
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
-                return asyncio.run(_label(empty))
-    run = asyncio.run(_label(cache_dir))
+                return run_coroutine(_label(empty))
+    run = run_coroutine(_label(cache_dir))
     run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     failures_file = failures_path_for(out_path)
     if run.failures:

@@ -4,7 +4,7 @@ Leases use the database's own locking, not timing: claim() is one INSERT ... ON 
 whose WHERE clause takes a lease only when there is none, it has expired (by the database's clock,
 so machines with skewed clocks agree) or its holder is the caller; concurrent claims of one key
 serialise on its unique index. A verdict written between two claims is caught by reading the
-verdicts again after the insert, in the same transaction. Keys are locked in sorted order so two
+verdicts again after the insert (a later statement, so a later snapshot). Keys are locked in sorted order so two
 claimers never deadlock. Lookups and writes take many keys per round trip (= ANY(array), unnest).
 
 The schema is created on first use and versioned in labeller_schema_version; opening a store
@@ -143,67 +143,73 @@ class PostgresStore(VerdictStore):
         keys = [r.cache_key for r in unique]
         columns = (keys, [r.model_dump_json() for r in unique], [r.judge for r in unique],
                    [f"{r.rubric}@{r.rubric_version}" for r in unique], [r.input_tokens for r in unique],
-                   [r.output_tokens for r in unique], [r.cost_usd for r in unique])
-        with self._conn.transaction(), self._conn.cursor() as cur:
-            # The first verdict paid for a key stays: leases make a second one rare, and copies idempotent.
-            # Arrays go in binary (%b): the text format escapes every quote of the JSON with a regex.
-            cur.execute("""INSERT INTO labeller_verdicts
-                             (cache_key, record, judge, rubric, input_tokens, output_tokens, cost_usd)
-                           SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[],
-                                                %b::bigint[], %b::bigint[], %b::float8[])
-                           ON CONFLICT (cache_key) DO NOTHING""", columns)
-            cur.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s)", (keys,))
-            cur.execute("DELETE FROM labeller_failures WHERE cache_key = ANY(%s)", (keys,))
+                   [r.output_tokens for r in unique], [r.cost_usd for r in unique], keys, keys)
+        # One statement, so one round trip and one transaction: the verdicts, and their leases and old
+        # failures gone. The first verdict paid for a key stays (leases make a second one rare; copies
+        # are idempotent). Arrays go in binary (%b): the text format escapes every quote of the JSON.
+        self._conn.execute("""
+            WITH stored AS (
+                   INSERT INTO labeller_verdicts (cache_key, record, judge, rubric, input_tokens, output_tokens, cost_usd)
+                   SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[],
+                                        %b::bigint[], %b::bigint[], %b::float8[])
+                   ON CONFLICT (cache_key) DO NOTHING RETURNING 1),
+                 unleased AS (DELETE FROM labeller_leases WHERE cache_key = ANY(%b::text[]) RETURNING 1),
+                 unfailed AS (DELETE FROM labeller_failures WHERE cache_key = ANY(%b::text[]) RETURNING 1)
+            SELECT (SELECT count(*) FROM stored), (SELECT count(*) FROM unleased), (SELECT count(*) FROM unfailed)""",
+                           columns)
 
     @_store_errors
     def record_failure(self, failure: LabelFailure) -> None:
-        with self._conn.transaction(), self._conn.cursor() as cur:
-            cur.execute("""INSERT INTO labeller_failures (cache_key, record) VALUES (%s, %s)
-                           ON CONFLICT (cache_key) DO UPDATE SET record = EXCLUDED.record, stored_at = now()""",
-                        (failure.cache_key, failure.model_dump_json()))
-            cur.execute("DELETE FROM labeller_leases WHERE cache_key = %s", (failure.cache_key,))
+        self._conn.execute("""
+            WITH failed AS (INSERT INTO labeller_failures (cache_key, record) VALUES (%(key)s, %(record)s)
+                            ON CONFLICT (cache_key) DO UPDATE SET record = EXCLUDED.record, stored_at = now()
+                            RETURNING 1)
+            DELETE FROM labeller_leases WHERE cache_key = %(key)s""",
+                           {"key": failure.cache_key, "record": failure.model_dump_json()})
 
     # -- leases ---------------------------------------------------------------------------------
     @_store_errors
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
+        """Each statement is atomic on its own and sees what committed before it started, so they are
+        pipelined (one round trip in the usual case) rather than wrapped in one transaction."""
         wanted = sorted(set(keys))  # one lock order for every claimer: no deadlocks
         if not wanted:
             return []
-        with self._conn.transaction(), self._conn.cursor() as cur:
-            cur.execute(f"""INSERT INTO labeller_leases AS l (cache_key, owner, expires_at)
-                            SELECT k, %(owner)s, now() + make_interval(secs => %(ttl)s)
-                            FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS t(k, i)
-                            WHERE NOT EXISTS (SELECT 1 FROM labeller_verdicts v WHERE v.cache_key = k)
-                              AND NOT {_OPEN_BATCH_COVERS}
-                            ORDER BY i
-                            ON CONFLICT (cache_key)
-                              DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-                              WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
-                            RETURNING l.cache_key""", {"owner": owner, "ttl": ttl, "keys": wanted})
-            mine = {row[0] for row in cur}
-            batched: set[str] = set()
-            if others := [k for k in wanted if k not in mine]:
-                mine |= self._take_over_dead(cur, others, owner, ttl)
-                cur.execute(f"SELECT k FROM unnest(%s::text[]) AS t(k) WHERE {_OPEN_BATCH_COVERS}", (others,))
-                batched = {row[0] for row in cur}
-            cur.execute("SELECT cache_key FROM labeller_verdicts WHERE cache_key = ANY(%s)", (wanted,))
-            done = {row[0] for row in cur}  # read after the insert: a verdict that landed meanwhile wins
-            if stale := sorted(mine & done):
-                cur.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s) AND owner = %s", (stale, owner))
+        conn = self._conn
+        with conn.pipeline():
+            leased = conn.execute(f"""
+                INSERT INTO labeller_leases AS l (cache_key, owner, expires_at)
+                SELECT k, %(owner)s, now() + make_interval(secs => %(ttl)s)
+                FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS t(k, i)
+                WHERE NOT EXISTS (SELECT 1 FROM labeller_verdicts v WHERE v.cache_key = k) AND NOT {_OPEN_BATCH_COVERS}
+                ORDER BY i
+                ON CONFLICT (cache_key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+                  WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
+                RETURNING l.cache_key""", {"owner": owner, "ttl": ttl, "keys": wanted})
+            # Read after the insert: a verdict that landed meanwhile wins over the lease just taken.
+            stored = conn.execute("SELECT cache_key FROM labeller_verdicts WHERE cache_key = ANY(%s)", (wanted,))
+            holders = conn.execute("SELECT cache_key, owner FROM labeller_leases WHERE cache_key = ANY(%s)", (wanted,))
+            covered = conn.execute(f"SELECT k FROM unnest(%s::text[]) AS t(k) WHERE {_OPEN_BATCH_COVERS}", (wanted,))
+        mine = {row[0] for row in leased.fetchall()}
+        done = {row[0] for row in stored.fetchall()}
+        batched = {row[0] for row in covered.fetchall()}
+        dead = sorted((k, o) for k, o in holders.fetchall() if k not in mine and k not in done and owner_is_dead(o))
+        if dead:
+            mine |= self._take_over(dead, owner, ttl)
+            done |= {row[0] for row in conn.execute("SELECT cache_key FROM labeller_verdicts WHERE cache_key = ANY(%s)",
+                                                      ([k for k, _ in dead],))}
+        if stale := sorted(mine & done):
+            conn.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s) AND owner = %s", (stale, owner))
         return [DONE if k in done else MINE if k in mine else IN_BATCH if k in batched else BUSY for k in keys]
 
-    def _take_over_dead(self, cur, keys: list[str], owner: str, ttl: float) -> set[str]:
+    def _take_over(self, dead: list[tuple[str, str]], owner: str, ttl: float) -> set[str]:
         """Leases whose holder died on this machine: taken at once, on the condition it still holds them."""
-        cur.execute("SELECT cache_key, owner FROM labeller_leases WHERE cache_key = ANY(%s) ORDER BY cache_key",
-                    (keys,))
-        dead = [(key, holder) for key, holder in cur.fetchall() if owner_is_dead(holder)]
-        if not dead:
-            return set()
-        cur.execute("""UPDATE labeller_leases AS l SET owner = %s, expires_at = now() + make_interval(secs => %s)
-                       FROM unnest(%s::text[], %s::text[]) AS d(k, o)
-                       WHERE l.cache_key = d.k AND l.owner = d.o
-                       RETURNING l.cache_key""", (owner, ttl, [k for k, _ in dead], [h for _, h in dead]))
-        return {row[0] for row in cur}
+        rows = self._conn.execute("""
+            UPDATE labeller_leases AS l SET owner = %s, expires_at = now() + make_interval(secs => %s)
+            FROM unnest(%s::text[], %s::text[]) AS d(k, o)
+            WHERE l.cache_key = d.k AND l.owner = d.o
+            RETURNING l.cache_key""", (owner, ttl, [k for k, _ in dead], [h for _, h in dead])).fetchall()
+        return {row[0] for row in rows}
 
     @_store_errors
     def renew(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> None:
