@@ -183,18 +183,22 @@ def test_rejected_key_stops_the_run(inputs: Path, tmp_path: Path):
     assert_key_not_on_disk(tmp_path)
 
 
+def kill_mid_run(api: FakeAPI, cmd: list[str], after: int = 80) -> int:
+    """Start a labeller, SIGKILL it once the server has seen `after` requests; return the requests it sent."""
+    proc = subprocess.Popen(cmd, env=environment(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while api.total < after and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert after <= api.total < N_PAIRS, "the kill should land mid-run"
+    return api.total
+
+
 def test_sigkill_loses_nothing_and_pays_only_in_flight_again(inputs: Path, tmp_path: Path):
     out, cache, concurrency = tmp_path / "labels.jsonl", tmp_path / "cache", 8
     with FakeAPI(latency=0.1) as api:
-        proc = subprocess.Popen(command(inputs, out, cache, concurrency=concurrency), env=environment(api),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while api.total < 80 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        first = api.total
-        assert 80 <= first < N_PAIRS, "the kill should land mid-run"
+        first = kill_mid_run(api, command(inputs, out, cache, concurrency=concurrency))
 
         api.latency = 0.0
         api.reset()

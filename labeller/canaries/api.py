@@ -67,7 +67,7 @@ def read_answers(path: str | Path, known: set[str]) -> dict[str, str]:
 def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Retriever | None = None,
                 run: str | Path | None = None, k: int = 10, depth: int | None = None,
                 answers: str | Path | None = None, judge: str | None = None, rubric: str | None = "general",
-                cache_dir: str | Path = ".labeller-cache") -> ProbeReport:
+                cache_dir: str | Path | None = None) -> ProbeReport:
     """Probe a retriever (a name for labeller.retrieval.make_retriever, or a Retriever) or a stored run."""
     if (retriever is None) == (run is None):
         raise BadInputError("give exactly one of a retriever or a run to probe")
@@ -109,10 +109,10 @@ def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Re
 
 
 async def _judge(items, docs, judge, rubric, cache_dir) -> JudgeCheck:
-    from labeller.cache import VerdictCache
+    from labeller.store import open_store
 
     try:
-        with VerdictCache(cache_dir) as cache:
+        with open_store(cache_dir) as cache:
             return await judge_canaries(items, docs, judge, rubric, cache)
     finally:
         await judge.aclose()

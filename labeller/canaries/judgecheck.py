@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from labeller.cache import VerdictCache
+from labeller.store.base import VerdictStore
 from labeller.canaries.model import Canary
 from labeller.judges.base import Judge
 from labeller.labelling import LabelOptions, label_pairs
@@ -32,7 +32,7 @@ class JudgeCheck(BaseModel):
 
 
 async def judge_canaries(canaries: Sequence[Canary], corpus: Mapping[str, Doc], judge: Judge, rubric: Rubric,
-                         cache: VerdictCache, options: LabelOptions | None = None) -> JudgeCheck:
+                         cache: VerdictStore, options: LabelOptions | None = None) -> JudgeCheck:
     """Grade each single-store canary's document for its own question, through the cache."""
     checked = judge_pairs(canaries)
     by_id = {c.canary_id: c for c in canaries}

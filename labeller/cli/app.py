@@ -9,5 +9,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-cache_app = typer.Typer(help="Inspect and export the verdict cache.", no_args_is_help=True)
+cache_app = typer.Typer(help="Inspect, export and copy the verdict store.", no_args_is_help=True)
+# Every --cache option: a directory or a postgresql:// URL; unset means $LABELLER_CACHE, else .labeller-cache.
+STORE_HELP = ("Verdict store: a directory, or a postgresql://user@host:port/db URL shared by a team "
+              "(default: $LABELLER_CACHE, else .labeller-cache).")
 app.add_typer(cache_app, name="cache")

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from labeller.cli.app import app
+from labeller.cli.app import STORE_HELP, app
 
 canaries_app = typer.Typer(help="Plant canary facts into a test copy of a corpus and probe retrievers with them.",
                            no_args_is_help=True)
@@ -61,7 +61,7 @@ def probe(
     answers: Annotated[Optional[Path], typer.Option(help="An agent's answers: rows {canary_id, answer}.")] = None,
     judge: Annotated[Optional[str], typer.Option(help="Also check the judge gives each canary document grade 5.")] = None,
     rubric: Annotated[str, typer.Option(help="Rubric for the judge check.")] = "general",
-    cache: Annotated[Path, typer.Option(help="Verdict cache directory for the judge check.")] = Path(".labeller-cache"),
+    cache: Annotated[Optional[str], typer.Option(help="For the judge check: " + STORE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
 ) -> None:
     """Where each canary ranked and the fact recall of what came back; exits 1 when any canary fails."""

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from labeller.cli.app import app
+from labeller.cli.app import STORE_HELP, app
 
 _BASELINE_HELP = ("A run (TREC or table) or a saved `labeller evaluate --json` result to compare with; "
                   "enables the regression gate.")
@@ -62,7 +62,7 @@ def evaluate(
     queries: Annotated[Optional[Path], typer.Option(help="For --fill-holes: queries file (query_id, text).")] = None,
     corpus: Annotated[Optional[Path], typer.Option(help="For --fill-holes: corpus file (doc_id, text).")] = None,
     rubric: Annotated[str, typer.Option(help="For --fill-holes: rubric file or shipped rubric name.")] = "general",
-    cache: Annotated[Path, typer.Option(help="For --fill-holes: verdict cache directory.")] = Path(".labeller-cache"),
+    cache: Annotated[Optional[str], typer.Option(help="For --fill-holes: " + STORE_HELP)] = None,
     base_url: Annotated[Optional[str], typer.Option(help="For --fill-holes: API base URL.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="For --fill-holes: requests in flight.")] = 16,
     max_cost: Annotated[Optional[float], typer.Option(min=0, help="For --fill-holes: USD budget.")] = None,

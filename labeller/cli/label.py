@@ -9,9 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from labeller.cli.app import app, cache_app
+from labeller.cli.app import STORE_HELP, app, cache_app
 
-DEFAULT_CACHE = ".labeller-cache"
 FIRST_FAILURES = 5
 
 
@@ -24,7 +23,7 @@ def label(
     run: Annotated[Optional[Path], typer.Option(help="A retriever run (TREC or table) to label instead of --pairs.")] = None,
     depth: Annotated[Optional[int], typer.Option(help="With --run: label the top K documents of each query.")] = None,
     rubric: Annotated[str, typer.Option(help="A rubric file, or the name of a shipped rubric.")] = "general",
-    cache: Annotated[Path, typer.Option(help="Verdict cache directory.")] = Path(DEFAULT_CACHE),
+    cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
     out: Annotated[Path, typer.Option(help="Output labels (.jsonl, .csv or .parquet).")] = Path("labels.jsonl"),
     concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight at once.")] = 16,
     max_cost: Annotated[Optional[float], typer.Option(min=0, help="Stop sending before the estimated spend passes this many USD.")] = None,
@@ -86,19 +85,20 @@ def _summary(result) -> None:
 
 @cache_app.command("stats")
 def cache_stats(
-    cache: Annotated[Path, typer.Option(help="Verdict cache directory.")] = Path(DEFAULT_CACHE),
+    cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stats as JSON.")] = False,
 ) -> None:
-    """Entries, judges, rubric versions, tokens, cost and size of the verdict cache."""
-    from labeller.cache import VerdictCache
+    """Entries, judges, rubric versions, tokens, cost and size of the verdict store."""
+    from labeller.store import open_store
 
-    with VerdictCache(cache, create=False) as store:
+    with open_store(cache, create=False) as store:
         stats = store.stats()
     if as_json:
         print(json.dumps(stats.model_dump(), indent=2))
         return
-    print(f"cache: {stats.directory} ({stats.size_bytes / 1e6:.1f} MB)")
-    print(f"verdicts: {stats.entries}  (failures recorded: {stats.failures_recorded}, leases held: {stats.leases_held})")
+    print(f"store: {stats.location} ({stats.backend}, {stats.size_bytes / 1e6:.1f} MB)")
+    print(f"verdicts: {stats.entries}  (failures recorded: {stats.failures_recorded}, leases held: {stats.leases_held}, "
+          f"batches open: {stats.batches_open})")
     print(f"tokens: {stats.input_tokens:,} in / {stats.output_tokens:,} out; cost ${stats.cost_usd:.4f}"
           + (f" (+{stats.entries_without_cost} verdicts with no known price)" if stats.entries_without_cost else ""))
     for title, counts in (("by judge", stats.by_judge), ("by rubric", stats.by_rubric)):
@@ -110,13 +110,27 @@ def cache_stats(
 @cache_app.command("export")
 def cache_export(
     out: Annotated[Path, typer.Option(help="Output file (.jsonl, .csv or .parquet).")],
-    cache: Annotated[Path, typer.Option(help="Verdict cache directory.")] = Path(DEFAULT_CACHE),
+    cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
 ) -> None:
-    """Write every cached verdict with its provenance to a file."""
-    from labeller.cache import VerdictCache
+    """Write every stored verdict with its provenance to a file."""
     from labeller.io.outputs import check_outputs
+    from labeller.store import default_spec, is_url, open_store
 
-    check_outputs(inputs=[cache / "cache.db"], files={"--out": out})
-    with VerdictCache(cache, create=False) as store:
+    spec = cache if cache is not None else default_spec()
+    check_outputs(inputs=[] if is_url(spec) else [Path(spec) / "cache.db"], files={"--out": out})
+    with open_store(spec, create=False) as store:
         count = store.export(out)
     print(f"exported {count} verdicts to {out}", file=sys.stderr)
+
+
+@cache_app.command("copy")
+def cache_copy(
+    src: Annotated[str, typer.Argument(help="Store to copy from: a directory or a postgresql:// URL.")],
+    dst: Annotated[str, typer.Argument(help="Store to copy into (created if new).")],
+) -> None:
+    """Copy every verdict from SRC into DST; verdicts DST already holds are left alone, so it can be rerun."""
+    from labeller.store import copy_store
+
+    result = copy_store(src, dst)
+    print(f"copied {result.copied} verdicts from {result.source} to {result.target} "
+          f"({result.already} already there, {result.read} read)", file=sys.stderr)

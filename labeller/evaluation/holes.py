@@ -31,17 +31,17 @@ def find_holes(rankings: list[Ranking], judgments: Judgments, depth: int) -> lis
 
 def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, judge: str, queries_path: str | Path,
                corpus_path: str | Path, rubric: str | Path | None = "general",
-               cache_dir: str | Path = ".labeller-cache",
+               cache_dir: str | Path | None = None,
                base_url: str | None = None, options=None, out_path: str | Path | None = None,
                timeout: float = 60.0) -> tuple[Judgments, HoleFilling, list]:
     """Label the holes; return (judgments with the new labels, what happened, the failures)."""
-    from labeller.cache import VerdictCache
     from labeller.io.inputs import read_corpus, read_queries
     from labeller.io.tables import table_format, write_rows
     from labeller.judges.registry import make_judge
     from labeller.labelling import label_pairs
     from labeller.labelling.faults import run_labelling
     from labeller.rubric import load_rubric
+    from labeller.store import default_spec, open_store
 
     if depth < 1:
         raise BadInputError(f"--depth {depth} must be at least 1", field="depth")
@@ -60,12 +60,12 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
 
     async def _label(sender):
         try:
-            with VerdictCache(cache_dir) as cache:
+            with open_store(cache_dir) as cache:
                 return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options)
         finally:
             await sender.aclose()
 
-    run = run_labelling(_label, judge_obj, cache_dir)
+    run = run_labelling(_label, judge_obj, cache_dir if cache_dir is not None else default_spec())
     if out_path is not None:
         record.saved_to = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     s = run.stats

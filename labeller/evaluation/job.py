@@ -56,7 +56,7 @@ class EvaluateOptions(BaseModel):
     queries: Path | None = None
     corpus: Path | None = None
     rubric: str = "general"
-    cache: Path = Path(".labeller-cache")
+    cache: str | Path | None = None  # a store directory or URL; None: $LABELLER_CACHE or .labeller-cache
     base_url: str | None = None
     holes_out: Path | None = None
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes

@@ -8,7 +8,6 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
-from labeller.cache import BUSY, DONE, LEASE_TTL, MINE, CachedVerdict, VerdictCache, new_owner, now_iso
 from labeller.cache_key import cache_key
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
@@ -22,6 +21,8 @@ from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import CircuitBreaker, PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric, SamePromptCheck
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner,
+                                 now_iso)
 from labeller.tokens import TokenCounter
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
@@ -51,7 +52,7 @@ def _secrets(judge: Judge) -> list[str | None]:
 
 class _Run:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, cache: VerdictCache, options: LabelOptions, price: ModelPrice | None) -> None:
+                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
         self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run,
@@ -88,7 +89,7 @@ class _Run:
     def plan(self) -> list[Item]:
         """Answer what the cache holds; return the rest, one item per distinct cache key."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        todo: dict[str, list[int]] = {}
+        by_key: dict[str, list[int]] = {}
         same = SamePromptCheck(self.rubric)
         for i, pair in enumerate(self.pairs):
             if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
@@ -96,17 +97,17 @@ class _Run:
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
             prompt = self.render(pair)
             same.add(prompt)
-            key = self.key(prompt)
-            if key in todo:
-                todo[key].append(i)
-                continue
-            record = self.cache.get(key)
-            if record is None:
-                todo[key] = [i]
-            else:
-                self.from_cache(record, [i])
+            by_key.setdefault(self.key(prompt), []).append(i)
         same.check()
-        return list(todo.items())
+        todo: list[Item] = []
+        for keys in chunks(by_key):  # many keys per store round trip: a remote store is not asked per pair
+            found = self.cache.get_many(keys)
+            for key in keys:
+                if key in found:
+                    self.from_cache(found[key], by_key[key])
+                else:
+                    todo.append((key, by_key[key]))
+        return todo
 
     def note_rejection(self, reason: str) -> None:
         """One refused pair is that pair's problem; refusals with no success at all mean the request
@@ -156,6 +157,15 @@ class _Run:
         if self.stats.budget_stopped:
             self.stats.skipped_by_budget += len(positions)
 
+    def in_batch(self, item: Item) -> None:
+        """A provider batch still open covers this pair: its answer will come from there, so nothing is
+        sent, and nothing waits for hours either."""
+        key, positions = item
+        reason = "not sent: an open provider batch covers this pair; rerun with --batch to collect it"
+        for i in positions:
+            self.results[i] = self.failure(i, key, reason, 0)
+        self.stats.skipped += len(positions)
+
     def tick(self, force: bool = False) -> None:
         if self.bar is not None:
             s = self.stats
@@ -176,6 +186,8 @@ class _Run:
             if claimed == BUSY:  # another process is grading it: wait for its verdict
                 self.waiting.append(item)
                 return
+            if claimed == IN_BATCH:
+                return self.in_batch(item)
             if claimed == DONE:  # it landed between planning and now
                 return self.from_cache(self.cache.get(key), positions)
             leased = True
@@ -240,15 +252,24 @@ class _Run:
         """Pairs leased by another process: take its verdict when it lands, or grade them if it gave up."""
         while self.waiting:
             await asyncio.sleep(POLL_SECONDS)
-            still: list[Item] = []
-            for item in self.waiting:
-                record = self.cache.get(item[0])
-                if record is not None:
-                    self.from_cache(record, item[1])
-                elif self.stop_reason:
+            found = self.cache.get_many([key for key, _ in self.waiting])
+            pending = [item for item in self.waiting if item[0] not in found]
+            for key, positions in self.waiting:
+                if key in found:
+                    self.from_cache(found[key], positions)
+            if self.stop_reason:
+                for item in pending:
                     self.skip(item)
-                elif self.cache.claim([item[0]], self.owner) == [MINE]:
+                pending = []
+            claimed = self.cache.claim([key for key, _ in pending], self.owner) if pending else []
+            still: list[Item] = []
+            for item, status in zip(pending, claimed):
+                if status == MINE:
                     self.queue.append(item)
+                elif status == DONE:
+                    self.from_cache(self.cache.get(item[0]), item[1])
+                elif status == IN_BATCH:
+                    self.in_batch(item)
                 else:
                     still.append(item)
             self.waiting = still
@@ -282,7 +303,7 @@ class _Run:
 
 
 async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                      rubric: Rubric, cache: VerdictCache, options: LabelOptions | None = None, *,
+                      rubric: Rubric, cache: VerdictStore, options: LabelOptions | None = None, *,
                       prices: PriceTable | None = None) -> LabelRun:
     """Label every pair: from the cache when it can, from the judge otherwise.
 

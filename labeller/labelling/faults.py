@@ -22,9 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from labeller.errors import Interrupted, JudgeError, OutputError
+from labeller.errors import Interrupted, JudgeError, OutputError, StoreError
 from labeller.judges.base import Judge, JudgeReply
 from labeller.rubric import JudgePrompt
+from labeller.store.registry import redact_url
 
 T = TypeVar("T")
 
@@ -55,6 +56,19 @@ class StoppableJudge(Judge):
         await self.inner.aclose()
 
 
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, without handing the result back through the main task. On exit, Python 3.11's
+    asyncio.run formats the main task twice while restoring the SIGINT handler, and a finished task's
+    repr includes its result: for a run of 100,000 labels that was seconds of pydantic repr."""
+    results: list[T] = []
+
+    async def main() -> None:
+        results.append(await coroutine)
+
+    asyncio.run(main())
+    return results[0]
+
+
 def run_labelling(main: Callable[[Judge], Coroutine[Any, Any, T]], judge: Judge, cache_dir: str | Path) -> T:
     """Run `main(judge)` on a new event loop, with Ctrl-C handled as above (ending in an Interrupted error
     that counts the cached verdicts), and a cache write that fails (full disk, read-only) turned into an
@@ -82,14 +96,18 @@ def run_labelling(main: Callable[[Judge], Coroutine[Any, Any, T]], judge: Judge,
             loop.remove_signal_handler(signal.SIGINT)
 
     try:
-        result = asyncio.run(supervised())
+        result = run_coroutine(supervised())
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise Interrupted(interrupted_message(cache_dir)) from None
+    except StoreError as exc:  # the store's own message names it, credentials redacted
+        raise OutputError(f"{exc}: the verdict cache could not be written; every verdict stored before this is "
+                          "kept: free some space, fix the path or bring the database back, then rerun the same "
+                          "command") from None
     except (sqlite3.Error, OSError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise OutputError(f"the verdict cache could not be written ({reason}); every verdict stored before this "
                           "is kept: free some space or fix the path, then rerun the same command",
-                          path=str(cache_dir)) from None
+                          path=redact_url(cache_dir)) from None
     if stoppable.stopping:
         raise Interrupted(interrupted_message(cache_dir))
     return result
@@ -101,18 +119,19 @@ def verdicts_kept(cache_dir: str | Path) -> Iterator[None]:
     try:
         yield
     except OutputError as exc:
-        raise OutputError(f"{exc.detail}; every verdict is in the cache at {cache_dir}: fix the path and rerun "
-                          "the same command, nothing is paid again", path=exc.path) from None
+        raise OutputError(f"{exc.detail}; every verdict is in the cache at {redact_url(cache_dir)}: fix the path "
+                          "and rerun the same command, nothing is paid again", path=exc.path) from None
 
 
 def interrupted_message(cache_dir: str | Path) -> str:
-    from labeller.cache import VerdictCache
+    from labeller.store import open_store
 
+    shown = redact_url(cache_dir)
     try:
-        with VerdictCache(cache_dir, create=False) as cache:
+        with open_store(cache_dir, create=False) as cache:
             count = cache.stats().entries
     except Exception:  # noqa: BLE001 - the run is over; a count we cannot take must not hide the message
-        return (f"interrupted; every verdict received so far is in the cache at {cache_dir}; "
+        return (f"interrupted; every verdict received so far is in the cache at {shown}; "
                 "rerun the same command to continue")
     noun = "verdict is" if count == 1 else "verdicts are"
-    return f"interrupted; {count:,} {noun} safe in the cache at {cache_dir}; rerun the same command to continue"
+    return f"interrupted; {count:,} {noun} safe in the cache at {shown}; rerun the same command to continue"

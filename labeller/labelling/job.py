@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from pathlib import Path
 
-from labeller.cache import VerdictCache
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
@@ -15,12 +13,13 @@ from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
-from labeller.labelling.faults import run_labelling, verdicts_kept
+from labeller.labelling.faults import run_coroutine, run_labelling, verdicts_kept
 from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
 from labeller.rubric import Rubric, load_rubric
-
+from labeller.store import default_spec, is_url, open_store
+from labeller.store.base import NoStoreError
 
 def failures_path_for(out_path: str | Path) -> Path:
     """labels.jsonl → labels.failures.jsonl, beside the labels."""
@@ -50,7 +49,7 @@ def load_pairs(*, queries: dict[str, Query], corpus: dict[str, Doc], pairs_path:
 
 def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: str | Path | None = None,
               run_path: str | Path | None = None, depth: int | None = None, judge_spec: str,
-              rubric: str | Path | None = "general", cache_dir: str | Path = ".labeller-cache",
+              rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
               out_path: str | Path = "labels.jsonl", base_url: str | None = None,
               options: LabelOptions | None = None, prices_path: str | Path | None = None,
               timeout: float = 60.0) -> LabelRun:
@@ -61,8 +60,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     LabellingFailedError if some pairs failed. The LabelRun is on the exception as `.run`.
     """
     options = options or LabelOptions()
+    cache_spec = cache_dir if cache_dir is not None else default_spec()
     table_format(out_path)  # a bad output extension fails before anything is read or sent
-    _check_outputs(out_path, cache_dir, options.dry_run,
+    _check_outputs(out_path, cache_spec, options.dry_run,
                    [queries_path, corpus_path, pairs_path, run_path, rubric, prices_path])
     rubric_obj: Rubric = load_rubric(rubric)
     prices: PriceTable = load_prices(prices_path)
@@ -74,20 +74,21 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
-    async def _label(directory: str | Path, sender: Judge) -> LabelRun:
+    async def _label(spec: str | Path, sender: Judge, create: bool = True) -> LabelRun:
         try:
-            with VerdictCache(directory) as cache:
-                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options, prices=prices)
+            with open_store(spec, create=create) as store:
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, store, options, prices=prices)
         finally:
             await sender.aclose()
 
-    if options.dry_run and not Path(cache_dir, "cache.db").exists():
-        with tempfile.TemporaryDirectory() as empty:  # a dry run creates no cache: every pair is new
-            return asyncio.run(_label(empty, judge))
-    run = run_labelling(lambda sender: _label(cache_dir, sender), judge, cache_dir)
     if options.dry_run:
-        return run
-    with verdicts_kept(cache_dir):  # a write that fails now (the disk filled) loses no verdict
+        try:
+            return run_coroutine(_label(cache_spec, judge, create=False))
+        except NoStoreError:  # a dry run creates no store: every pair is new
+            with tempfile.TemporaryDirectory() as empty:
+                return run_coroutine(_label(empty, judge))
+    run = run_labelling(lambda sender: _label(cache_spec, sender), judge, cache_spec)
+    with verdicts_kept(cache_spec):  # a write that fails now (the disk filled) loses no verdict
         run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
         failures_file = failures_path_for(out_path)
         if run.failures:
@@ -104,7 +105,8 @@ def _check_outputs(out_path: str | Path, cache_dir: str | Path, dry_run: bool, i
     if dry_run:
         refuse_inputs(outputs, existing_files(inputs))
     else:
-        check_outputs(inputs=existing_files(inputs), files=outputs, dirs={"--cache": cache_dir})
+        check_outputs(inputs=existing_files(inputs), files=outputs,
+                      dirs={"--cache": None if is_url(cache_dir) else cache_dir})
 
 
 def _raise_for(run: LabelRun) -> None:

@@ -9,6 +9,7 @@ data travel together; relative paths in a `--set` override resolve against the c
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from labeller.errors import BadInputError, ConfigError
 from labeller.io.tomlfile import read_toml
 from labeller.io.validation import validation_error
+from labeller.store.registry import check_spec, is_url
 
 
 class Section(BaseModel):
@@ -45,7 +47,7 @@ class JudgeConfig(Section):
 
 class OutputConfig(Section):
     dir: Path = Path("out")
-    cache: Path | None = None  # default: <dir>/../.labeller-cache, shared by every pipeline
+    cache: str | None = None  # a directory or a postgresql:// URL; default: $LABELLER_CACHE, else <dir>/../.labeller-cache
 
 
 class GateConfig(Section):
@@ -82,8 +84,11 @@ class PipelineConfig(Section):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
 
     @property
-    def cache_dir(self) -> Path:
-        return self.output.cache or self.output.dir.parent / ".labeller-cache"
+    def cache_dir(self) -> str | Path:
+        """The verdict store: a directory or a URL (the property keeps its old name for callers)."""
+        from labeller.store import ENV_VAR
+
+        return self.output.cache or os.environ.get(ENV_VAR) or self.output.dir.parent / ".labeller-cache"
 
 
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("output", "dir"), ("output", "cache"),
@@ -123,7 +128,7 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     for section, key in _PATHS | _RUBRIC_KEYS:
         holder = data if not section else data.get(section, {})
         value = holder.get(key)
-        if isinstance(value, str) and value and ((section, key) in _PATHS or value.endswith(".md")):
+        if isinstance(value, str) and value and not is_url(value) and ((section, key) in _PATHS or value.endswith(".md")):
             holder[key] = str((base / value).resolve())
 
 
@@ -146,6 +151,8 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
                                                                parse_metrics(cfg.evaluate.metrics)))]
     if cfg.baseline.retriever is not None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
+    if cfg.output.cache is not None:
+        checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
     for field, check in checks:
         try:
             check()

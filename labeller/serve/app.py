@@ -64,9 +64,10 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
 
     def cache():
         if "cache" not in state:
-            from labeller.cache import VerdictCache
+            from labeller.store import default_spec, is_url, open_store
 
-            state["cache"] = VerdictCache(resolve(config, config.server.cache))
+            spec = config.server.cache or default_spec()
+            state["cache"] = open_store(spec if is_url(spec) else resolve(config, spec))
         return state["cache"]
 
     @asynccontextmanager

@@ -73,7 +73,7 @@ class ServerSection(_Strict):
     judge: str = "offline:lexical"
     judges: list[str] = Field(default_factory=list)  # besides `judge`; a request naming any other is refused
     rubric: str = "general"
-    cache: str = ".labeller-cache"
+    cache: str | None = None  # a directory or a postgresql:// URL; None: $LABELLER_CACHE, else .labeller-cache
     max_body_bytes: int = Field(1_000_000, ge=1)
     token: str | None = Field(default=None, min_length=8, repr=False)
 

@@ -1,0 +1,235 @@
+"""The embedded default store: a directory holding a diskcache database (SQLite in WAL mode).
+
+Entries share one database, each kind under its own prefix:
+
+- ``verdict:<key>``: a CachedVerdict as JSON (not pickle, so the cache stays readable and never
+  executes anything).
+- ``lease:<key>``: the owner asking the judge about this key, with a diskcache expiry (the ttl).
+  Claimed in a SQLite transaction, so two processes never pay for the same pair.
+- ``failure:<key>``: the last failure for a key, for stats only.
+- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON after its sequence number;
+  ``batched:<key>`` marks a key covered by an open batch, so claim() can answer IN_BATCH without reading every batch.
+
+An existing database that SQLite cannot read (truncated, a garbled header, emptied to 0 bytes) is
+refused with an error naming the file: opening it as new would silently pay for every verdict again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import diskcache
+
+from labeller.errors import BadInputError
+from labeller.records import LabelFailure
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
+                                 StoreStats, VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
+
+VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
+BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
+DB_FILE = "cache.db"
+_store_errors = store_errors(sqlite3.DatabaseError)  # a file damaged while in use
+OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
+
+
+class DirectoryStore(VerdictStore):
+    backend = "directory"
+
+    def __init__(self, directory: str | Path, *, create: bool = True) -> None:
+        self.directory = Path(directory)
+        self.location = str(self.directory)
+        db_file = self.directory / DB_FILE
+        if not create and not db_file.is_file():
+            raise NoStoreError("no verdict cache here; expected a directory written by `labeller label`",
+                                path=self.location)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with _open_lock(self.directory):  # a cache another process is creating right now is not "empty"
+                if db_file.is_file() and db_file.stat().st_size == 0:
+                    raise _damaged(db_file, "the file is empty")
+                self._db = diskcache.Cache(str(self.directory), eviction_policy="none", statistics=0)
+                self._probe()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(db_file, str(exc)) from None
+        except OSError as exc:
+            raise BadInputError(f"cannot open the cache ({exc.strerror or exc})", path=self.location) from None
+
+    def _probe(self) -> None:
+        """Read the database's page list once: a truncated or garbled file fails here, not mid-run."""
+        (result,) = self._db._sql("PRAGMA quick_check(1)").fetchone()
+        if result != "ok":
+            raise sqlite3.DatabaseError(result)
+
+    # -- verdicts -------------------------------------------------------------------------------
+    @_store_errors
+    def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
+        found = {}
+        for key in keys:
+            raw = self._db.get(VERDICT + key)
+            if raw is not None:
+                found[key] = CachedVerdict.model_validate_json(raw)
+        return found
+
+    def __contains__(self, key: str) -> bool:
+        return (VERDICT + key) in self._db
+
+    @_store_errors
+    def put_many(self, records: list[CachedVerdict]) -> None:
+        with self._db.transact():
+            for record in records:
+                key = record.cache_key
+                self._db.set(VERDICT + key, record.model_dump_json())
+                self._db.delete(LEASE + key)
+                self._db.delete(FAILURE + key)
+
+    @_store_errors
+    def record_failure(self, failure: LabelFailure) -> None:
+        with self._db.transact():
+            self._db.set(FAILURE + failure.cache_key, failure.model_dump_json())
+            self._db.delete(LEASE + failure.cache_key)
+
+    # -- leases ---------------------------------------------------------------------------------
+    @_store_errors
+    def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
+        out = []
+        with self._db.transact():
+            for key in keys:
+                if (VERDICT + key) in self._db:
+                    out.append(DONE)
+                elif (BATCHED + key) in self._db:
+                    out.append(IN_BATCH)
+                elif self._db.add(LEASE + key, owner, expire=ttl):
+                    out.append(MINE)
+                else:
+                    holder = self._db.get(LEASE + key)
+                    if holder is None or holder == owner or owner_is_dead(holder):
+                        self._db.set(LEASE + key, owner, expire=ttl)
+                        out.append(MINE)
+                    else:
+                        out.append(BUSY)
+        return out
+
+    @_store_errors
+    def lease_holder(self, key: str) -> str | None:
+        return self._db.get(LEASE + key)
+
+    @_store_errors
+    def renew(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> None:
+        with self._db.transact():
+            for key in keys:
+                if self._db.get(LEASE + key) == owner:
+                    self._db.touch(LEASE + key, expire=ttl)
+
+    @_store_errors
+    def release(self, keys: list[str], owner: str) -> None:
+        with self._db.transact():
+            for key in keys:
+                if self._db.get(LEASE + key) == owner:
+                    self._db.delete(LEASE + key)
+
+    # -- provider batches -----------------------------------------------------------------------
+    @_store_errors
+    def put_batch(self, provider: str, batch_id: str, keys: list[str],
+                  meta: dict[str, Any] | None = None) -> BatchRecord:
+        name = f"{BATCH}{provider}\0{batch_id}"
+        with self._db.transact():
+            if (existing := self._db.get(name)) is not None:
+                return _load_batch(existing)[1]
+            record = BatchRecord(provider=provider, batch_id=batch_id, keys=list(keys), meta=meta or {},
+                                 created_at=now_iso())
+            self._db.set(name, _dump_batch(self._db.incr(BATCH_SEQ), record))
+            for key in record.keys:
+                self._db.set(BATCHED + key, f"{provider}\0{batch_id}")
+        return record
+
+    @_store_errors
+    def get_batch(self, provider: str, batch_id: str) -> BatchRecord | None:
+        raw = self._db.get(f"{BATCH}{provider}\0{batch_id}")
+        return None if raw is None else _load_batch(raw)[1]
+
+    @_store_errors
+    def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
+        found = []
+        for name in self._db.iterkeys():
+            if isinstance(name, str) and name.startswith(BATCH) and (raw := self._db.get(name)) is not None:
+                seq, batch = _load_batch(raw)
+                if batch.status == "open" and provider in (None, batch.provider):
+                    found.append((seq, batch))
+        return [batch for _, batch in sorted(found, key=lambda sb: sb[0])]  # in the order they were put
+
+    @_store_errors
+    def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
+        name = f"{BATCH}{provider}\0{batch_id}"
+        with self._db.transact():
+            raw = self._db.get(name)
+            if raw is None:
+                return
+            seq, record = _load_batch(raw)
+            if record.status == "finished":
+                return
+            for key in record.keys:
+                if self._db.get(BATCHED + key) == f"{provider}\0{batch_id}":
+                    self._db.delete(BATCHED + key)
+            done = record.model_copy(update=dict(status="finished", outcome=outcome, finished_at=now_iso()))
+            self._db.set(name, _dump_batch(seq, done))
+
+    # -- inspection -----------------------------------------------------------------------------
+    def records(self) -> Iterator[CachedVerdict]:
+        for name in self._db.iterkeys():
+            if isinstance(name, str) and name.startswith(VERDICT):
+                raw = self._db.get(name)
+                if raw is not None:
+                    yield CachedVerdict.model_validate_json(raw)
+
+    @_store_errors
+    def stats(self) -> StoreStats:
+        failures = leases = 0
+        for name in self._db.iterkeys():
+            if not isinstance(name, str):
+                continue
+            if name.startswith(FAILURE):
+                failures += 1
+            elif name.startswith(LEASE):
+                leases += self._db.get(name) is not None  # skip expired leases not yet culled
+        return StoreStats(backend=self.backend, location=self.location, **tally_stats(self.records()),
+                          failures_recorded=failures, leases_held=leases, batches_open=len(self.open_batches()),
+                          size_bytes=self._db.volume())
+
+    def check(self) -> list:
+        """SQLite and file consistency problems (empty when sound)."""
+        return self._db.check()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _dump_batch(seq: int, batch: BatchRecord) -> str:
+    return f"{seq} {batch.model_dump_json()}"  # JSON, not pickle, like every other entry
+
+
+def _load_batch(raw: str) -> tuple[int, BatchRecord]:
+    seq, _, body = raw.partition(" ")
+    return int(seq), BatchRecord.model_validate_json(body)
+
+
+@contextmanager
+def _open_lock(directory: Path) -> Iterator[None]:
+    """Serialise opening among labeller processes: SQLite leaves a new database at 0 bytes until its
+    first commit, which must not be mistaken for a cache truncated to nothing."""
+    with open(directory / OPEN_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _damaged(db_file: Path, reason: str) -> BadInputError:
+    return BadInputError(f"the verdict cache cannot be read ({reason}): it is damaged or not a labeller cache. "
+                         "Restore it from a backup, or move the directory aside to start a new cache "
+                         "(its verdicts would then be paid for again)", path=str(db_file))
