@@ -27,6 +27,21 @@ class AgreeResult(Agreement):
     warnings: list[str] = []
     reports: list[str] = []
 
+    def to_frame(self):
+        """The headline figures as a DataFrame: one row per figure (kappa, kappa_linear, ..., kappa_binary@3),
+        with its value and bootstrap interval, exactly the numbers of `--json`."""
+        import pandas as pd
+
+        rows = [(name, getattr(self, name), getattr(self.ci, name)) for name in _FIGURES]
+        rows += [(f"kappa_binary@{cut}", value, self.ci.kappa_binary.get(cut))
+                 for cut, value in self.kappa_binary.items()]
+        return pd.DataFrame([{"figure": name, "value": value, "ci_low": ci.low if ci else None,
+                              "ci_high": ci.high if ci else None, "n": self.n} for name, value, ci in rows])
+
+
+_FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "alpha_ordinal", "spearman", "kendall", "exact_agreement",
+            "within_one", "mean_signed_difference")
+
 
 def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | None = None,
                 queries: str | Path | None = None, corpus: str | Path | None = None, rubric: str | None = None,
@@ -49,15 +64,17 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     known = {"queries": query_map, "corpus": doc_map}
-    gold_file = read_grades(gold, from_scale=from_scale, clip=clip, **known)
-    alignment = align(read_grades(labels, from_scale=from_scale, clip=clip, several_per_pair=False, **known), gold_file)
+    gold_file = read_grades(gold, role="gold", from_scale=from_scale, clip=clip, **known)
+    alignment = align(read_grades(labels, role="labels", from_scale=from_scale, clip=clip, several_per_pair=False,
+                                  **known), gold_file)
     agreement = measure(alignment, relevant_from=relevant_from, resamples=resamples, seed=seed,
                         confidence=confidence, min_diff=min_diff, clip=clip)
     gate = None
     if baseline is not None or min_kappa is not None:
         old = None
         if baseline is not None:
-            old = align(read_grades(baseline, from_scale=from_scale, clip=clip, several_per_pair=False, **known),
+            old = align(read_grades(baseline, role="baseline", from_scale=from_scale, clip=clip,
+                                    several_per_pair=False, **known),
                         gold_file)
         gate = run_gate(alignment, old, metric=gate_metric, relevant_from=relevant_from, max_drop=max_drop,
                         min_kappa=min_kappa, resamples=resamples, seed=seed, confidence=confidence)

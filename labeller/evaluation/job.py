@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labeller.errors import BadInputError
 from labeller.evaluation.compare import compare
+from labeller.evaluation.floors import check_floors, parse_floors
 from labeller.evaluation.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLD, check_gate_options, gate, parse_thresholds
 from labeller.evaluation.metrics import check_gain, check_relevant_from, cutoffs, parse_metrics
 from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled
@@ -59,6 +60,7 @@ class EvaluateOptions(BaseModel):
     holes_out: Path | None = None
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
     fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
+    floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
 
 
 def _check(options: EvaluateOptions) -> None:
@@ -149,6 +151,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     specs = parse_metrics(options.metrics)
     settings = Settings(relevant_from=options.relevant_from, gain=options.gain, average=options.average)
     thresholds = parse_thresholds(options.thresholds, specs, options.default_threshold)
+    floors = parse_floors(options.floors, specs)
     judgments = load_judgments(options.labels, options.from_scale)
     rankings = [load_run(p) for p in options.runs]
     saved = load_saved(options.baseline) if options.baseline is not None else None
@@ -194,5 +197,6 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         settings=settings, labels=str(options.labels), runs=scores,
         baseline=reference.name if options.baseline is not None else None, comparisons=comparisons,
         gate=gate_result, holes=holes, system_ranking=ranking,
+        floors=check_floors([scores[r.name] for r in rankings], floors),
         ranx_kernels="compiled" if ranx_is_compiled() else "interpreted",
     )

@@ -27,7 +27,12 @@ def available_retrievers() -> dict[str, str]:
 
 
 def make_retriever(name: str, corpus: Mapping[str, Doc] | Iterable[Doc], **params: Any) -> Retriever:
-    """Build the named retriever over a corpus; `params` override its defaults (k1, b, fields, ...)."""
+    """Build the named retriever over a corpus; `params` override its defaults (k1, b, fields, ...).
+    A name 'package.module:function' is your own retriever (labeller.retrieval.imported)."""
+    if name not in _REGISTRY and ":" in name:
+        from labeller.retrieval.imported import imported_retriever
+
+        return imported_retriever(name, corpus, **params)
     if name not in _REGISTRY:
         raise ConfigError(f"unknown retriever '{name}'; expected one of: {', '.join(sorted(_REGISTRY))}")
     factory, defaults, _ = _REGISTRY[name]
