@@ -24,7 +24,7 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     if base_url:
         extra.append(f"judge.base_url={base_url}")
     cfg = load_config(config_path, extra, out_dir)
-    require_api_key(cfg.judge.spec)  # before anything is retrieved or written
+    require_api_key(cfg.judge.spec, cfg.judge.base_url)  # before anything is retrieved or written
     cfg.output.dir.mkdir(parents=True, exist_ok=True)
     if cfg.pipeline == "label_slice":
         from labeller.pipelines.label_slice import run_label_slice
