@@ -115,7 +115,7 @@ def evaluate(
         print(per_query_text(result) if per_query else markdown(result), end="")
     if report is not None:
         print(f"report: {write_report(result, report)}", file=sys.stderr)
-    for path in write_ci_outputs(evaluation_checks(result), title=f"labeller evaluate: {result.run}",
+    for path in write_ci_outputs(evaluation_checks(result), title="Gated checks",
                                  body=markdown(result), junit=junit, summary=summary):
         print(f"wrote {path}", file=sys.stderr)
     error = outcome_error(result, fail_on_regression)

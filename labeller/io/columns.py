@@ -79,7 +79,7 @@ def rename_plan(columns: list[str] | set[str], role: str | None) -> dict[str, st
         if canonical in present:
             continue
         source = explicit.get(canonical)
-        if source is None and role in ALIASES:
+        if source not in present and role in ALIASES:  # a mapping for another of the command's files
             found = [a for a in ALIASES[role].get(canonical, ()) if a in present and a not in plan]
             source = found[0] if len(found) == 1 else None
         if source is not None and source in present and source not in plan:
