@@ -151,3 +151,27 @@ def test_a_pipeline_floor_fails_the_run(own_system, capsys):
                          'evaluate.floors={"ndcg@10": 0.999}', "--summary", own_system / "summary.md")
     assert code == 1 and "BELOW FLOOR: ndcg@10" in out
     assert "| ndcg@10 of " in (own_system / "summary.md").read_text()
+
+
+def test_a_pipeline_reads_columns_named_otherwise_from_its_config(tmp_path, capsys):
+    import tomllib
+
+    sample = REPO / "pipelines" / "sample"
+    for name in ("queries", "corpus"):
+        rows = [json.loads(line) for line in (sample / f"{name}.jsonl").read_text().splitlines()]
+        key = "query_id" if name == "queries" else "doc_id"
+        (tmp_path / f"{name}.jsonl").write_text("".join(
+            json.dumps({("topic" if key == "query_id" else "passage_key") if k == key else k: v
+                        for k, v in row.items()}) + "\n" for row in rows))
+    config = tomllib.loads(CONFIG.read_text())
+    assert config["inputs"]["queries"]
+    text = CONFIG.read_text().replace('queries = "sample/queries.jsonl"', f'queries = "{tmp_path / "queries.jsonl"}"')
+    text = text.replace('corpus = "sample/corpus.jsonl"', f'corpus = "{tmp_path / "corpus.jsonl"}"\n'
+                        'columns = {query_id = "topic", doc_id = "passage_key"}')
+    text = text.replace('run = "sample/baseline.trec"', f'run = "{sample / "baseline.trec"}"')
+    (tmp_path / "regression.toml").write_text(text)
+    code, _, err = cli(capsys, "run", tmp_path / "regression.toml", "--out", tmp_path / "out")
+    assert code == 0, err
+    (tmp_path / "regression.toml").write_text(text.replace('query_id = "topic"', 'topic_key = "topic"'))
+    code, _, err = cli(capsys, "run", tmp_path / "regression.toml", "--out", tmp_path / "out2")
+    assert code == 2 and "field 'inputs.columns'" in err and "'topic_key' is not a column labeller reads" in err

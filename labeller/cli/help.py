@@ -9,14 +9,15 @@ option says so, and an argument is its upper-case name. Only help and usage text
 
 from __future__ import annotations
 
-import click
-from typer.core import TyperArgument, TyperOption
+from typing import Any
+
+from typer.core import TyperArgument, TyperOption  # typer 0.2x vendors click: no `import click` here
 
 
 _NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "bool": "BOOLEAN"}
 
 
-def _placeholder(param, ctx: click.Context) -> str:
+def _placeholder(param, ctx: Any) -> str:
     """typer's `<list[Path]>` / `<int range>` / `<a|b>` as PATH / INTEGER RANGE / [a|b]."""
     if param.metavar:
         return param.metavar
@@ -29,13 +30,13 @@ def _placeholder(param, ctx: click.Context) -> str:
     return " ".join(filter(None, [_NAMES.get(head.lower(), head.upper()), rest.upper()]))
 
 
-def _option_placeholder(self: TyperOption, ctx: click.Context) -> str | None:
+def _option_placeholder(self: TyperOption, ctx: Any) -> str | None:
     if self.is_flag or self.count:
         return None  # rich help shows nothing for a flag, like click's plain help
     return _placeholder(self, ctx) + (" (repeatable)" if self.multiple else "")
 
 
-def _argument_placeholder(self: TyperArgument, ctx: click.Context) -> str | None:
+def _argument_placeholder(self: TyperArgument, ctx: Any) -> str | None:
     return _placeholder(self, ctx)
 
 

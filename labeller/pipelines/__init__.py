@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labeller.io.columns import column_mapping
 from labeller.judges.registry import require_api_key
 from labeller.pipelines.config import PipelineConfig, load_config
 from labeller.pipelines.result import PipelineResult
@@ -25,18 +26,23 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
         extra.append(f"judge.base_url={base_url}")
     cfg = load_config(config_path, extra, out_dir)
     require_api_key(cfg.judge.spec, cfg.judge.base_url)  # before anything is retrieved or written
+    with column_mapping(cfg.inputs.columns):  # [inputs] columns, as --columns on the commands
+        return _run(cfg, str(config_path), promote)
+
+
+def _run(cfg: PipelineConfig, config_path: str, promote: bool) -> PipelineResult:
     cfg.output.dir.mkdir(parents=True, exist_ok=True)
     if cfg.pipeline == "label_slice":
         from labeller.pipelines.label_slice import run_label_slice
 
-        return run_label_slice(cfg, str(config_path))
+        return run_label_slice(cfg, config_path)
     if cfg.pipeline == "validate_prompt":
         from labeller.pipelines.validate_prompt import run_validate_prompt
 
-        return run_validate_prompt(cfg, str(config_path))
+        return run_validate_prompt(cfg, config_path)
     from labeller.pipelines.regression import run_regression
 
-    return run_regression(cfg, str(config_path), promote=promote)
+    return run_regression(cfg, config_path, promote=promote)
 
 
 __all__ = ["PipelineConfig", "PipelineResult", "load_config", "run_pipeline"]

@@ -27,6 +27,7 @@ class Inputs(Section):
     queries: Path
     corpus: Path
     gold: Path | None = None
+    columns: dict[str, str] = Field(default_factory=dict)  # columns named otherwise: {query_id = "qid"}
 
 
 class RetrieverConfig(Section):
@@ -136,6 +137,7 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
     from labeller.evaluation.metrics import parse_metrics
     from labeller.judges.registry import parse_judge_spec
     from labeller.evaluation.floors import parse_floors
+    from labeller.io.columns import parse_columns
     from labeller.retrieval import available_retrievers
     from labeller.retrieval.imported import check_import_path, is_import_path
 
@@ -146,6 +148,7 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
             raise ConfigError(f"unknown retriever '{name}'; expected one of: {', '.join(available_retrievers())}")
 
     checks = [("judge.spec", lambda: parse_judge_spec(cfg.judge.spec)),
+              ("inputs.columns", lambda: parse_columns([f"{k}={v}" for k, v in cfg.inputs.columns.items()])),
               ("retriever.name", lambda: known_retriever(cfg.retriever.name)),
               ("evaluate.metrics", lambda: parse_metrics(cfg.evaluate.metrics)),
               ("evaluate.thresholds", lambda: parse_thresholds([f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()],
