@@ -250,3 +250,25 @@ def test_parquet_labels_have_real_dtypes_and_read_back(tmp_path, capsys, monkeyp
                                     {"query_id": "q1", "doc_id": "d2", "grade": 1}])
     result = cli_json(capsys, "agree", "--labels", "labels.parquet", "--gold", "gold.jsonl", "--bootstrap", "10")
     assert result["n"] == 2
+
+
+def test_a_bare_scale_means_the_tables_when_a_command_reads_no_qrels(data, capsys):
+    """`labeller label` output (always 1-5) against a 0-3 gold CSV: a bare --from-scale 0-3 is the gold's."""
+    root = data["root"]
+    native = jsonl(root / "labels.jsonl", [
+        {"query_id": q, "doc_id": d, "grade": g, "justification": "j", "judge": "openai:m", "provider": "openai",
+         "model": "m", "rubric": "general", "rubric_version": "v", "cache_key": f"k{i}",
+         "created_at": "2026-01-01T00:00:00+00:00"} for i, ((q, d), g) in enumerate(data["judge"].items())])
+    gold03 = write_gold_csv(root / "gold03.csv", data["human"])
+    bare = cli_json(capsys, "agree", "--labels", native, "--gold", gold03, "--from-scale", "0-3", "--bootstrap", "20")
+    named = cli_json(capsys, "agree", "--labels", native, "--gold", gold03, "--from-scale", "gold=0-3",
+                     "--bootstrap", "20")
+    assert bare["kappa"] == named["kappa"] and bare["confusion"] == named["confusion"]
+    foreign = jsonl(root / "foreign.jsonl", [{"query_id": q, "doc_id": d, "grade": g} for (q, d), g in
+                                             data["judge"].items()])
+    code, _, err = cli(capsys, "agree", "--labels", foreign, "--gold", gold03, "--from-scale", "0-3")
+    assert code == 2 and "foreign.jsonl" in err  # another tool's 1-5 table is a table too: name each file's scale
+    bare_eval = cli_json(capsys, "evaluate", "--run", root / "run.trec", "--labels", gold03, "--from-scale", "0-3")
+    named_eval = cli_json(capsys, "evaluate", "--run", root / "run.trec", "--labels", gold03,
+                          "--from-scale", "labels=0-3")
+    assert bare_eval["metrics"] == named_eval["metrics"]

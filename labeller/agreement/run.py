@@ -11,7 +11,7 @@ from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_w
 from labeller.agreement.measure import measure
 from labeller.agreement.summary import Agreement
 from labeller.errors import BadInputError
-from labeller.io.gold import read_grades
+from labeller.io.gold import command_scale, read_grades
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.records import Pair
 
@@ -61,6 +61,7 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     if max_drop < 0:
         raise BadInputError(f"--max-drop {max_drop} is negative; expected the largest tolerated drop, >= 0",
                             field="max_drop")
+    from_scale = command_scale(from_scale, [labels, gold, baseline])
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     known = {"queries": query_map, "corpus": doc_map}

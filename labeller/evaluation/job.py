@@ -23,6 +23,7 @@ from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compile
 from labeller.evaluation.qrels import Judgments, load_judgments
 from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
 from labeller.evaluation.runs import Ranking, load_run
+from labeller.io.gold import command_scale
 from labeller.evaluation.scoring import score_run, workload
 from labeller.evaluation.system_ranking import system_ranking
 from labeller.io.validation import validation_error
@@ -152,7 +153,8 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     settings = Settings(relevant_from=options.relevant_from, gain=options.gain, average=options.average)
     thresholds = parse_thresholds(options.thresholds, specs, options.default_threshold)
     floors = parse_floors(options.floors, specs)
-    judgments = load_judgments(options.labels, options.from_scale)
+    scale = command_scale(options.from_scale, [options.labels, options.labels_alt])  # bare: qrels, else tables
+    judgments = load_judgments(options.labels, scale)
     rankings = [load_run(p) for p in options.runs]
     saved = load_saved(options.baseline) if options.baseline is not None else None
     baseline_run = load_run(options.baseline) if options.baseline is not None and saved is None else None
@@ -160,7 +162,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         baseline_run.name = f"baseline:{baseline_run.name}"
     everything = rankings + ([baseline_run] if baseline_run else [])
     _unique_names(everything)
-    alt = load_judgments(options.labels_alt, options.from_scale) if options.labels_alt else None
+    alt = load_judgments(options.labels_alt, scale) if options.labels_alt else None
 
     holes = None
     if options.fill_holes:

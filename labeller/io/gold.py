@@ -152,6 +152,21 @@ def scale_of(spec: str | None, role: str | None) -> str | None:
     return scales.get(role or "") or (scales.get("labels") if role in ("baseline", "judgments") else None)
 
 
+def command_scale(spec: str | None, paths: list[str | Path | None]) -> str | None:
+    """What a bare `--from-scale LOW-HIGH` means for one command's grade files: their qrels when there
+    are any (so human qrels and 1-5 tables mix, as always); when the command reads tables only, every
+    table (labeller's own label output excepted: always 1-5), e.g. a 0-3 gold CSV."""
+    if spec is None or "=" in spec:
+        return spec
+    if any(p is not None and _is_qrels(Path(p)) for p in paths):
+        return spec
+    return ",".join(f"{role}={spec}" for role in ROLES_WITH_SCALES)
+
+
+def _is_qrels(path: Path) -> bool:
+    return ranx_json(path) is not None or not is_table(path) or is_headed_tsv(path)
+
+
 def _table_kind(role: Role | None, first: dict[str, Any]) -> Kind:
     if role == "gold":
         return "gold"
@@ -172,8 +187,7 @@ def _out_of_scale(raw: int, low: int, high: int, shift_needed: bool, clip_hint: 
         return (f"grade 0 is outside the scale {low}-{high}: this file looks 0-based; give its own scale, e.g. "
                 f"--from-scale {role}=0-3, to shift its grades onto 1.. (--clip would merge 0 with 1)")
     message = f"grade {raw} is outside the scale {low}-{high}; fix it"
-    if scale is None:
-        message += f", or give the file's own scale with --from-scale {role}=LOW-HIGH"
+    message += f", or give this file its own scale with --from-scale {role}=LOW-HIGH"
     if clip_hint:
         message += ", or pass --clip to move out-of-scale grades to the nearest end (clipping is reported)"
     return message
