@@ -40,9 +40,10 @@ def agree(
                                                       "--from-scale.")] = False,
     from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="[FILE=]LOW-HIGH", help="A file's own "
                                                       "scale, shifted onto 1..: 0-3 maps 0..3 onto 1..4. LOW-HIGH: "
-                                                      "every TREC qrels input (default 0-3). gold=0-3, labels=0-2, "
-                                                      "baseline=...: that file, a table too (tables default to "
-                                                      "1-5; labeller's own label output is always 1-5).")] = None,
+                                                      "the TREC qrels inputs (default 0-3), or every table when "
+                                                      "there are none. gold=0-3, labels=0-2, baseline=...: that "
+                                                      "file (tables default to 1-5; labeller's own label output "
+                                                      "is always 1-5).")] = None,
     queries: Annotated[Optional[Path], typer.Option("--queries", help="Queries file: query text in reports, "
                                                                       "id checks.")] = None,
     corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus file: document excerpts in reports, "
