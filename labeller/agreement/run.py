@@ -11,7 +11,8 @@ from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_w
 from labeller.agreement.measure import measure
 from labeller.agreement.summary import Agreement
 from labeller.errors import BadInputError
-from labeller.io.gold import command_scale, read_grades
+from labeller.io.gold import read_grades
+from labeller.io.scales import command_scale
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.records import Pair
 

@@ -23,7 +23,7 @@ from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compile
 from labeller.evaluation.qrels import Judgments, load_judgments
 from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
 from labeller.evaluation.runs import Ranking, load_run
-from labeller.io.gold import command_scale
+from labeller.io.scales import command_scale
 from labeller.evaluation.scoring import score_run, workload
 from labeller.evaluation.system_ranking import system_ranking
 from labeller.io.validation import validation_error

@@ -29,6 +29,7 @@ from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require, write_rows, write_text
 from labeller.io.tables import is_headed_tsv
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale, ranx_json
+from labeller.io.scales import out_of_scale, scale_of, scale_role
 from labeller.io.validation import validation_error
 from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
 
@@ -36,7 +37,6 @@ DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for a
 
 Kind = Literal["labels", "gold", "qrels"]
 Role = Literal["labels", "baseline", "gold", "judgments"]
-ROLES_WITH_SCALES = ("labels", "baseline", "gold")
 _NATIVE_LABEL = ("cache_key", "rubric_version")  # columns only labeller's own label output has
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
 
@@ -115,8 +115,8 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
         if grade != raw:
             shift_needed = raw == 0 and low == GRADE_MIN and scale_given is None and kind != "qrels"
             if not clip or shift_needed:
-                raise BadInputError(_out_of_scale(raw, low, high, shift_needed, clip_hint, scale_given,
-                                                  _scale_role(role)),
+                raise BadInputError(out_of_scale(raw, low, high, shift_needed, clip_hint, scale_given,
+                                                  scale_role(role)),
                                     path=str(path), line=line, field="grade")
             clipped.append(Clipped(path=str(path), line=line, query_id=qid, doc_id=did, raw=raw,
                                    clipped_to=grade - low + GRADE_MIN))
@@ -135,38 +135,6 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
     return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped)
 
 
-def scale_of(spec: str | None, role: str | None) -> str | None:
-    """The scale `--from-scale` names for the file of this role: 'gold=0-3,labels=0-2' names each file's
-    scale, for tables and qrels alike. A bare '0-3' applies to qrels only, as it always has (so human
-    qrels and 1-5 tables can be read in one command); None here then."""
-    if spec is None or "=" not in spec:
-        return None
-    scales: dict[str, str] = {}
-    for item in (p.strip() for p in spec.split(",") if p.strip()):
-        name, sep, value = (s.strip() for s in item.partition("="))
-        if not sep or name not in ROLES_WITH_SCALES:
-            raise BadInputError(f"--from-scale '{item}' is not LOW-HIGH or FILE=LOW-HIGH with FILE one of "
-                                f"{', '.join(ROLES_WITH_SCALES)}", field="from_scale")
-        parse_scale(value)
-        scales[name] = value
-    return scales.get(role or "") or (scales.get("labels") if role in ("baseline", "judgments") else None)
-
-
-def command_scale(spec: str | None, paths: list[str | Path | None]) -> str | None:
-    """What a bare `--from-scale LOW-HIGH` means for one command's grade files: their qrels when there
-    are any (so human qrels and 1-5 tables mix, as always); when the command reads tables only, every
-    table (labeller's own label output excepted: always 1-5), e.g. a 0-3 gold CSV."""
-    if spec is None or "=" in spec:
-        return spec
-    if any(p is not None and _is_qrels(Path(p)) for p in paths):
-        return spec
-    return ",".join(f"{role}={spec}" for role in ROLES_WITH_SCALES)
-
-
-def _is_qrels(path: Path) -> bool:
-    return ranx_json(path) is not None or not is_table(path) or is_headed_tsv(path)
-
-
 def _table_kind(role: Role | None, first: dict[str, Any]) -> Kind:
     if role == "gold":
         return "gold"
@@ -175,22 +143,6 @@ def _table_kind(role: Role | None, first: dict[str, Any]) -> Kind:
     if role == "judgments":  # evaluation: a gold-shaped table may hold several people per pair
         return "gold" if set(first) <= set(GoldLabel.model_fields) else "labels"
     return "labels" if "judge" in first else "gold"
-
-
-def _scale_role(role: str | None) -> str:
-    return {"judgments": "labels", None: "gold"}.get(role, role)  # the name --from-scale knows the file by
-
-
-def _out_of_scale(raw: int, low: int, high: int, shift_needed: bool, clip_hint: bool, scale: str | None,
-                  role: str) -> str:
-    if shift_needed:
-        return (f"grade 0 is outside the scale {low}-{high}: this file looks 0-based; give its own scale, e.g. "
-                f"--from-scale {role}=0-3, to shift its grades onto 1.. (--clip would merge 0 with 1)")
-    message = f"grade {raw} is outside the scale {low}-{high}; fix it"
-    message += f", or give this file its own scale with --from-scale {role}=LOW-HIGH"
-    if clip_hint:
-        message += ", or pass --clip to move out-of-scale grades to the nearest end (clipping is reported)"
-    return message
 
 
 def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
