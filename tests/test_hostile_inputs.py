@@ -128,6 +128,9 @@ CASES: list[Case] = [
                                                      encoding="utf-8"),
          exit=1, stderr="floor failed: ndcg@10"),
     Case("evaluate-beir-not-a-folder", ["evaluate", "--run", "run.trec", "--beir", "nope"], stderr="not a directory"),
+    Case("evaluate-summary-onto-an-input", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                            "--summary", "labels.jsonl", "--junit", "junit.xml"],
+         stderr="--summary labels.jsonl is one of this command's inputs", outputs=("junit.xml",)),
     Case("evaluate-column-mapping-without-source", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
                                                     "--columns", "query_id"], stderr="not OURS=THEIRS"),
     # qrels --------------------------------------------------------------------------------

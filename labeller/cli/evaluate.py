@@ -87,12 +87,14 @@ def evaluate(
     from labeller.evaluation import evaluate as run_evaluation
     from labeller.evaluation.trec_names import per_query_text
     from labeller.io.columns import column_mapping
-    from labeller.reports.ci import evaluation_checks, write_ci_outputs
+    from labeller.reports.ci import check_ci_paths, evaluation_checks, write_ci_outputs
+
 
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
                                              need_qrels=labels is None)
         labels = required(labels or qrels, "--labels")
+    check_ci_paths([*run, labels, baseline, labels_alt, queries, corpus], junit=junit, summary=summary)
 
     label_options = None
     if fill_holes:

@@ -97,6 +97,18 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def check_ci_paths(inputs: list[Path | None], **outputs: Path | None) -> None:
+    """Refuse, before anything runs, a --junit or --summary path that is one of the command's inputs:
+    JUnit replaces its file and the summary appends to it, and neither may touch an input."""
+    named = {Path(p).resolve() for p in inputs if p is not None}
+    for flag, path in outputs.items():
+        if path is not None and Path(path).resolve() in named:
+            from labeller.errors import BadInputError
+
+            raise BadInputError(f"--{flag} {path} is one of this command's inputs; expected a new file",
+                                path=str(path), field=flag)
+
+
 def write_ci_outputs(checks: list[Check], *, title: str, body: str = "", junit: Path | None = None,
                      summary: Path | None = None) -> list[Path]:
     """Write the JUnit file (atomically, replacing it) and append the summary (GitHub's step summary is
