@@ -63,7 +63,7 @@ def agree(
     beir_split: BeirSplitOpt = "test",
 ) -> None:
     from labeller.agreement.report import generosity_sentence, headline
-    from labeller.api import agree as agree_api
+    from labeller.api.agreeing import agree as agree_api
     from labeller.errors import GateFailedError
     from labeller.io.columns import column_mapping
 

@@ -1,7 +1,7 @@
-"""agree, evaluate, compare: labels, gold and runs in (DataFrames, dicts or paths), results with frames out.
+"""evaluate, compare: labels and runs in (DataFrames, dicts or paths), results with frames out.
 
-These are the functions `labeller agree` and `labeller evaluate` call, so a notebook gets the very
-figures the command line prints with --json.
+They run `labeller.evaluation.evaluate`, the function `labeller evaluate` runs, so a notebook gets
+the very figures the command line prints with --json.
 """
 
 from __future__ import annotations
@@ -39,23 +39,6 @@ class EvaluationResult(Evaluation):
         rows = [{"reference": c.reference, "run": c.run, **t.model_dump(), "verdict": verdicts.get((c.run, t.metric))}
                 for c in self.comparisons for t in c.tests]
         return pd.DataFrame(rows)
-
-
-def agree(labels: Source, gold: Source, *, baseline: Source | None = None, queries: Source | None = None,
-          corpus: Source | None = None, columns: dict[str, str] | str | None = None, **options: Any):
-    """The judge's labels against human gold: an AgreeResult (kappa, alpha, intervals, confusion, ...; the
-    figures of `labeller agree --json`; `.to_frame()` for a table). With `baseline`, the prompt-change
-    gate. `options` are `labeller.agreement.agree_files`'s: from_scale, clip, relevant_from, resamples,
-    seed, confidence, min_diff, min_kappa, max_drop, gate_metric, rubric, report_dir."""
-    from labeller.agreement import agree_files
-    from labeller.io.columns import column_mapping
-
-    with sources() as held, column_mapping(columns):
-        result = agree_files(held.add(labels, "labels"), held.add(gold, "gold"),
-                             baseline=None if baseline is None else held.add(baseline, "baseline"),
-                             queries=None if queries is None else held.add(queries, "queries"),
-                             corpus=None if corpus is None else held.add(corpus, "corpus"), **options)
-        return held.rename(result)
 
 
 def evaluate(labels: Source, run: Source, metrics: str | list[str] = "ndcg@10,recall@100,mrr@10", *,
