@@ -86,24 +86,39 @@ def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, object]]:
         raise BadInputError("file is empty; expected at least one line", path=str(path))
 
 
-def ranx_json(path: Path) -> Iterator[tuple[str, str, object]] | None:
-    """A ranx run saved as JSON (`Run.save("run.json")`: {query_id: {doc_id: score}}) as (qid, did, score);
-    None when the file is not one (a .json file of JSON lines is a table). "Line" numbers of errors
-    count the (query, document) entries in file order."""
+def is_ranx_json(path: Path) -> bool:
+    """A ranx run or qrels saved as JSON ({query_id: {doc_id: value}}), told from JSON lines by its first
+    line: one object whose values are all objects (or a line too long to be a row). Reads 64 KB at most."""
     if path.suffix.lower() != ".json" or not path.is_file():
-        return None
+        return False
+    import json
+
     with path.open("rb") as handle:
         head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head.startswith(b"{"):
+        return False
+    first, newline, _ = head.partition(b"\n")
+    try:
+        data = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return not newline  # one object longer than 64 KB: ranx's single-line file, not a table row
+    return isinstance(data, dict) and bool(data) and all(isinstance(v, dict) for v in data.values())
+
+
+def ranx_json(path: Path) -> Iterator[tuple[str, str, object]] | None:
+    """A ranx JSON file's (qid, did, value) entries in file order, or None when it is not one (a .json
+    file of JSON lines is a table). Error "line" numbers count these entries."""
+    if not is_ranx_json(path):
         return None
     import json
 
     try:
         data = json.loads(read_text(path))
-    except json.JSONDecodeError:
-        return None  # one JSON object per line: a table
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"not valid JSON ({exc.msg}); expected a ranx file {{query_id: {{doc_id: value}}}}",
+                            path=str(path)) from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        return None
+        raise BadInputError("expected a ranx file {query_id: {doc_id: value}}", path=str(path))
     return ((str(qid), str(did), score) for qid, docs in data.items() for did, score in docs.items())
 
 
