@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from labeller.evaluation import EvaluateOptions, evaluate, markdown, write_report
 from labeller.io.tables import write_text
 from labeller.io.trec import read_known_run
-from labeller.pipelines.todays_run import todays_run
+from labeller.pipelines.todays_run import system_name, todays_run
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.history import HistoryRow, append_history, trend
 from labeller.pipelines.result import PipelineResult
@@ -49,7 +49,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     report_dir = out / "reports" / stamp
     report = write_report(ev, report_dir)
     regression = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
-    rows = [HistoryRow(run_at=now.isoformat(), retriever=cfg.retriever.name, metric=m, value=v,
+    rows = [HistoryRow(run_at=now.isoformat(), retriever=system_name(cfg), metric=m, value=v,
                        baseline_value=_baseline_value(ev, m), judge=cfg.judge.spec,
                        rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
                        regression=regression)
@@ -63,7 +63,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
 
     s = labelled.stats
     summary = notes + [
-        f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
+        f"Retriever {system_name(cfg)} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
         f"({ev.queries.no_answer} in the no-answer bucket): "
         + ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None) + ".",
         f"Labels: {len(labelled.labels)} pairs in the top {depth} of both runs; {s.new} new, {s.cached} from the "

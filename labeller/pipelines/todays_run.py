@@ -20,3 +20,8 @@ def todays_run(cfg, queries: dict[str, Query], corpus: dict[str, Doc], stem: Pat
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", cfg.retriever.name)  # "pkg.mod:fn" is a file name too
     path = stem.with_name(f"{stem.name}-{safe}.trec")
     return path, retrieve(cfg.retriever.name, queries, corpus, cfg.retriever.depth, path)
+
+
+def system_name(cfg) -> str:
+    """What today's system is called in summaries and history: the run file's name, else the retriever's."""
+    return f"run file {cfg.retriever.run.name}" if cfg.retriever.run is not None else cfg.retriever.name
