@@ -28,9 +28,20 @@ Source = Any  # a path, a pandas DataFrame, a list of row dicts, a {query: {doc:
 class Sources:
     """A temporary folder of inputs, and how to name each back to the caller."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self) -> None:
+        self._root: Path | None = None
         self.names: dict[str, str] = {}  # temporary path -> what the caller calls it
+
+    @property
+    def root(self) -> Path:
+        """The temporary folder, made on first use: a call given only paths (the CLI's) needs none."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="labeller-api-"))
+        return self._root
+
+    def close(self) -> None:
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
 
     def add(self, source: Source, role: str, name: str | None = None) -> Path:
         """The path to read `source` from; `name` becomes the file stem (a run's name in results)."""
@@ -103,12 +114,11 @@ def _frame_type(source: Any) -> str | None:
 @contextmanager
 def sources() -> Iterator[Sources]:
     """A Sources folder for one call; a BadInputError about one of its files names the caller's input."""
-    root = Path(tempfile.mkdtemp(prefix="labeller-api-"))
-    held = Sources(root)
+    held = Sources()
     try:
         yield held
     except BadInputError as exc:
         path = held.names.get(exc.path or "", exc.path)
         raise type(exc)(held.shown(exc.detail), path=path, line=exc.line, field=exc.field) from None
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        held.close()

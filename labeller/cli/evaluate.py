@@ -44,11 +44,21 @@ def evaluate(
                                                                "(repeatable).")] = None,
     default_threshold: Annotated[float, typer.Option(help="Threshold for metrics without --threshold.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="A drop is significant when p < alpha.")] = 0.05,
-    test: Annotated[str, typer.Option(help="Gate's significance test: randomization or t-test.")] = "randomization",
+    test: Annotated[str, typer.Option(help="Gate's one-sided significance test: randomization or "
+                                           "t-test.")] = "randomization",
+    require_significance: Annotated[bool, typer.Option(
+        "--require-significance",
+        help="Gate only drops a test can call significant: when too few queries differ for the test to reach "
+             "--alpha, a drop above its threshold passes as 'drop-untestable' with a warning, instead of "
+             "failing on the threshold alone.")] = False,
+    exact_scores: Annotated[bool, typer.Option(
+        "--exact-scores", help="Rank by the full double score. Default: as trec_eval, scores rounded to 32-bit "
+                               "floats, ties by doc id descending.")] = False,
     fail_on_regression: Annotated[Optional[bool], typer.Option(
         "--fail-on-regression/--no-fail-on-regression",
-        help="Exit 1 when the gate finds a drop above its threshold and significant. On by default whenever "
-             "--baseline is given; --no-fail-on-regression only reports.")] = None,
+        help="Exit 1 when the gate fails: a drop above its threshold that is significant (or that too few "
+             "queries differ to test), or nothing comparable. On by default whenever --baseline is given; "
+             "--no-fail-on-regression only reports.")] = None,
     labels_alt: Annotated[Optional[Path], typer.Option(help="Second judgments (e.g. LLM labels): report Kendall tau "
                                                             "and Spearman rho between the run orderings.")] = None,
     fill_holes: Annotated[bool, typer.Option("--fill-holes", help="Label the unjudged pairs in the top --depth "
@@ -83,18 +93,18 @@ def evaluate(
     beir_split: BeirSplitOpt = "test",
 ) -> None:
     """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
-    from labeller.evaluation import EvaluateOptions, markdown, outcome_error, write_report
+    from labeller.evaluation import EvaluateOptions, markdown, outcome_error, outcome_warnings, write_report
     from labeller.evaluation import evaluate as run_evaluation
+    from labeller.evaluation.report import REPORT_FILES
     from labeller.evaluation.trec_names import per_query_text
     from labeller.io.columns import column_mapping
-    from labeller.reports.ci import check_ci_paths, evaluation_checks, write_ci_outputs
-
+    from labeller.io.outputs import check_outputs, existing_files
+    from labeller.reports.ci import evaluation_checks, write_ci_outputs
 
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
                                              need_qrels=labels is None)
         labels = required(labels or qrels, "--labels")
-    check_ci_paths([*run, labels, baseline, labels_alt, queries, corpus], junit=junit, summary=summary)
 
     label_options = None
     if fill_holes:
@@ -105,10 +115,15 @@ def evaluate(
     options = EvaluateOptions(
         runs=run, labels=labels, metrics=metrics, relevant_from=relevant_from, from_scale=from_scale, gain=gain,
         average=average, baseline=baseline, thresholds=threshold or [], default_threshold=default_threshold,
-        alpha=alpha, test=test, confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
+        alpha=alpha, test=test, require_significance=require_significance, exact_scores=exact_scores,
+        confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
         fail_on_regression=fail_on_regression, floors=floor or [])
+    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric])
+    check_outputs(inputs=inputs, files={"--holes-out": holes_path, "--junit": junit, "--summary": summary,
+                                        **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
+                  dirs={"--report": report, "--cache": cache if fill_holes else None})
     with column_mapping(columns):
         result = run_evaluation(options)
     if json_out:
@@ -117,6 +132,8 @@ def evaluate(
         print(per_query_text(result) if per_query else markdown(result), end="")
     if report is not None:
         print(f"report: {write_report(result, report)}", file=sys.stderr)
+    for warning in outcome_warnings(result):
+        print(f"labeller: warning: {warning}", file=sys.stderr)
     for path in write_ci_outputs(evaluation_checks(result), title="Gated checks",
                                  body=markdown(result), junit=junit, summary=summary):
         print(f"wrote {path}", file=sys.stderr)

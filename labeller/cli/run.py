@@ -30,9 +30,10 @@ def run_command(
     """Run one pipeline: label_slice, validate_prompt or regression (exit 1 when its gate fails or a pair
     could not be labelled)."""
     from labeller.pipelines import run_pipeline
-    from labeller.reports.ci import check_ci_paths, write_ci_outputs
+    from labeller.io.outputs import check_outputs
+    from labeller.reports.ci import write_ci_outputs
 
-    check_ci_paths([config], junit=junit, summary=summary)
+    check_outputs(inputs=[config], files={"--junit": junit, "--summary": summary})
 
     result = run_pipeline(config, overrides=set_, out_dir=out, judge=judge, base_url=base_url, promote=promote)
     _show([result], json_)

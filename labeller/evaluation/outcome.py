@@ -12,7 +12,7 @@ from labeller.evaluation.results import Evaluation
 
 def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) -> LabellerError | None:
     """None when the run is clean; else the first problem: hole filling stopped by the budget (exit 3)
-    or by the judge, holes left unlabelled, or a regression the gate found. `fail_on_regression`
+    or by the judge, holes left unlabelled, or a failed gate (a regression, or nothing comparable). `fail_on_regression`
     defaults to on whenever the evaluation has a baseline."""
     holes = result.holes
     if holes is not None and holes.stopped == "budget":
@@ -26,11 +26,14 @@ def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) ->
         fail_on_regression = result.baseline is not None
     failed = []
     if fail_on_regression and result.gate is not None and not result.gate.passed:
-        failed = ["regression gate failed: " + "; ".join(
-            f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
-            for c in result.gate.checks if c.verdict == "regression")]
+        failed = ["regression gate failed: " + "; ".join(result.gate.reasons)]
     below = [f"{c.metric} of {c.run} is {'undefined' if c.value is None else f'{c.value:.4f}'}, below its floor "
              f"{c.floor}" for c in result.floors if not c.passed]
     if below:  # floors are gates of their own: they fail whatever --fail-on-regression says
         failed.append("floor failed: " + "; ".join(below))
     return GateFailedError("; ".join(failed)) if failed else None
+
+
+def outcome_warnings(result: Evaluation) -> list[str]:
+    """What a passing gate did not test (--require-significance on too few queries): said aloud."""
+    return list(result.gate.warnings) if result.gate is not None else []

@@ -2,9 +2,9 @@
 $GITHUB_STEP_SUMMARY (or any job page), from the checks a command or pipeline ran.
 
 A `Check` is one gated figure: a regression-gate comparison of one metric of one run, an absolute
-floor, a prompt-change gate, "every pair labelled". JUnit marks a failed check as <failure>, a check
-that could not be decided (no comparable queries) as <skipped>; the Markdown table shows PASS, FAIL
-or SKIP as plain words, which render everywhere (no emoji font needed).
+floor, a prompt-change gate, "every pair labelled". JUnit marks a failed check as <failure> (a
+`skip` status, for a check that was not run, as <skipped>); the Markdown table shows PASS, FAIL or
+SKIP as plain words, which render everywhere (no emoji font needed).
 """
 
 from __future__ import annotations
@@ -31,12 +31,17 @@ def evaluation_checks(ev, suite: str = "evaluate") -> list[Check]:
     checks = []
     if ev.gate is not None:
         for c in ev.gate.checks:
-            status: Status = ("fail" if c.verdict == "regression" else "skip" if c.verdict == "not-comparable"
-                              else "pass")
+            # a regression fails; so does a comparison with nothing comparable (the gate fails on it);
+            # a drop no test could judge under --require-significance passes, with the gate's note
+            status: Status = "fail" if c.verdict in ("regression", "not-comparable") else "pass"
             figures = (f"baseline {_num(c.baseline)}, run {_num(c.run_value)}, drop {_num(c.drop)} "
                        f"(threshold {c.threshold}), p {_num(c.p_value)} (alpha {ev.gate.alpha})")
+            note = f"; {c.note}" if getattr(c, "note", None) else ""
             checks.append(Check(suite=suite, name=f"{c.metric} of {c.run}: regression gate", status=status,
-                                message=f"{c.verdict}: {figures}"))
+                                message=f"{c.verdict}: {figures}{note}"))
+        if not ev.gate.passed and not any(c.status == "fail" for c in checks):
+            checks.append(Check(suite=suite, name="regression gate", status="fail",
+                                message="; ".join(getattr(ev.gate, "reasons", []) or ["failed"])))
     for f in ev.floors:
         checks.append(Check(suite=suite, name=f"{f.metric} of {f.run}: floor {f.floor}",
                             status="pass" if f.passed else "fail",
@@ -95,18 +100,6 @@ def summary_markdown(title: str, checks: list[Check], body: str = "") -> str:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
-
-
-def check_ci_paths(inputs: list[Path | None], **outputs: Path | None) -> None:
-    """Refuse, before anything runs, a --junit or --summary path that is one of the command's inputs:
-    JUnit replaces its file and the summary appends to it, and neither may touch an input."""
-    named = {Path(p).resolve() for p in inputs if p is not None}
-    for flag, path in outputs.items():
-        if path is not None and Path(path).resolve() in named:
-            from labeller.errors import BadInputError
-
-            raise BadInputError(f"--{flag} {path} is one of this command's inputs; expected a new file",
-                                path=str(path), field=flag)
 
 
 def write_ci_outputs(checks: list[Check], *, title: str, body: str = "", junit: Path | None = None,
