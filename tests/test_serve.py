@@ -278,7 +278,7 @@ def test_serve_without_the_extra_says_how_to_install_it(config, monkeypatch, cap
     with pytest.raises(SystemExit) as exit_:
         main(["serve", "--config", str(config)])
     assert exit_.value.code == 1
-    assert 'pip install "labeller[serve]"' in capsys.readouterr().err
+    assert 'pip install ".[serve]" in a labeller checkout' in capsys.readouterr().err
 
 
 def test_labeller_serve_command_runs_the_api(config, tmp_path):

@@ -12,6 +12,7 @@ from labeller.agreement.measure import measure
 from labeller.agreement.summary import Agreement
 from labeller.errors import BadInputError
 from labeller.io.gold import read_grades
+from labeller.io.scales import command_scale
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.outputs import check_outputs, existing_files
 from labeller.records import Pair
@@ -27,6 +28,21 @@ class AgreeResult(Agreement):
     leakage: list[LeakedExample] = []
     warnings: list[str] = []
     reports: list[str] = []
+
+    def to_frame(self):
+        """The headline figures as a DataFrame: one row per figure (kappa, kappa_linear, ..., kappa_binary@3),
+        with its value and bootstrap interval, exactly the numbers of `--json`."""
+        import pandas as pd
+
+        rows = [(name, getattr(self, name), getattr(self.ci, name)) for name in _FIGURES]
+        rows += [(f"kappa_binary@{cut}", value, self.ci.kappa_binary.get(cut))
+                 for cut, value in self.kappa_binary.items()]
+        return pd.DataFrame([{"figure": name, "value": value, "ci_low": ci.low if ci else None,
+                              "ci_high": ci.high if ci else None, "n": self.n} for name, value, ci in rows])
+
+
+_FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "alpha_ordinal", "spearman", "kendall", "exact_agreement",
+            "within_one", "mean_signed_difference")
 
 
 def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | None = None,
@@ -53,18 +69,21 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
         check_outputs(inputs=existing_files([labels, gold, baseline, queries, corpus, rubric]),
                       files={f"--report's {name}": Path(report_dir) / name for name in FILES},
                       dirs={"--report": report_dir})
+    from_scale = command_scale(from_scale, [labels, gold, baseline])
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     known = {"queries": query_map, "corpus": doc_map}
-    gold_file = read_grades(gold, from_scale=from_scale, clip=clip, **known)
-    alignment = align(read_grades(labels, from_scale=from_scale, clip=clip, several_per_pair=False, **known), gold_file)
+    gold_file = read_grades(gold, role="gold", from_scale=from_scale, clip=clip, **known)
+    alignment = align(read_grades(labels, role="labels", from_scale=from_scale, clip=clip, several_per_pair=False,
+                                  **known), gold_file)
     agreement = measure(alignment, relevant_from=relevant_from, resamples=resamples, seed=seed,
                         confidence=confidence, min_diff=min_diff, clip=clip)
     gate = None
     if baseline is not None or min_kappa is not None:
         old = None
         if baseline is not None:
-            old = align(read_grades(baseline, from_scale=from_scale, clip=clip, several_per_pair=False, **known),
+            old = align(read_grades(baseline, role="baseline", from_scale=from_scale, clip=clip,
+                                    several_per_pair=False, **known),
                         gold_file)
         gate = run_gate(alignment, old, metric=gate_metric, relevant_from=relevant_from, max_drop=max_drop,
                         min_kappa=min_kappa, resamples=resamples, seed=seed, confidence=confidence)

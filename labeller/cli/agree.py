@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import app
+from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
 
 _GATE_HELP = ("Gate: exit 1 when the new labels' metric is below --min-kappa, or when the upper end of the "
               "paired query-bootstrap interval of (new - baseline) is below -MAX_DROP, i.e. the drop exceeds "
@@ -21,9 +22,10 @@ _GATE_HELP = ("Gate: exit 1 when the new labels' metric is below --min-kappa, or
                   "alpha, correlations, confusion matrix, query-bootstrap intervals, and a disagreement report. "
                   "With --baseline, also the prompt-change gate. " + _GATE_HELP)
 def agree(
-    labels: Annotated[Path, typer.Option("--labels", help="Judge labels: label file, gold-format file or TREC qrels.")],
-    gold: Annotated[Path, typer.Option("--gold", help="Human gold: JSONL/CSV/Parquet (query_id, doc_id, grade, "
-                                                      "annotator, note) or TREC qrels.")],
+    labels: Annotated[Path, typer.Option("--labels", help="Judge labels: any table with query_id, doc_id, grade "
+                                                          "(justification, judge optional), or TREC qrels.")],
+    gold: Annotated[Optional[Path], typer.Option("--gold", help="Human gold: JSONL/CSV/Parquet (query_id, doc_id, "
+                                                                "grade, annotator, note) or TREC qrels.")] = None,
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Labels of the old prompt/rubric/model "
                                                                          "for the prompt-change gate.")] = None,
     relevant_from: Annotated[int, typer.Option("--relevant-from", help="Grade from which a pair counts as "
@@ -33,10 +35,15 @@ def agree(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
     min_diff: Annotated[int, typer.Option("--min-diff", help="Report pairs differing by this many grades or "
                                                              "more.")] = 2,
-    clip: Annotated[bool, typer.Option("--clip", help="Clip out-of-scale grades to the scale (reported) "
-                                                      "instead of failing.")] = False,
-    from_scale: Annotated[Optional[str], typer.Option("--from-scale", help="Scale of TREC qrels inputs, "
-                                                      "LOW-HIGH (default 0-3, mapping 0..3 onto 1..4).")] = None,
+    clip: Annotated[bool, typer.Option("--clip", help="Move grades outside a file's scale to its nearest end "
+                                                      "(reported) instead of failing; never a substitute for "
+                                                      "--from-scale.")] = False,
+    from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="[FILE=]LOW-HIGH", help="A file's own "
+                                                      "scale, shifted onto 1..: 0-3 maps 0..3 onto 1..4. LOW-HIGH: "
+                                                      "the TREC qrels inputs (default 0-3), or every table when "
+                                                      "there are none. gold=0-3, labels=0-2, baseline=...: that "
+                                                      "file (tables default to 1-5; labeller's own label output "
+                                                      "is always 1-5).")] = None,
     queries: Annotated[Optional[Path], typer.Option("--queries", help="Queries file: query text in reports, "
                                                                       "id checks.")] = None,
     corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus file: document excerpts in reports, "
@@ -51,15 +58,22 @@ def agree(
     max_drop: Annotated[float, typer.Option("--max-drop", help="Largest drop of the gate metric tolerated.")] = 0.02,
     gate_metric: Annotated[str, typer.Option("--gate-metric", help="kappa, kappa_linear, kappa_quadratic, "
                                                                    "alpha_ordinal or kappa_relevant.")] = "kappa",
+    columns: ColumnsOpt = None,
+    beir: BeirOpt = None,
+    beir_split: BeirSplitOpt = "test",
 ) -> None:
-    from labeller.agreement import agree_files
     from labeller.agreement.report import generosity_sentence, headline
+    from labeller.api.agreeing import agree as agree_api
     from labeller.errors import GateFailedError
+    from labeller.io.columns import column_mapping
 
-    result = agree_files(labels, gold, baseline=baseline, queries=queries, corpus=corpus, rubric=rubric,
-                         from_scale=from_scale, clip=clip, relevant_from=relevant_from, resamples=resamples,
-                         seed=seed, confidence=confidence, min_diff=min_diff, min_kappa=min_kappa,
-                         max_drop=max_drop, gate_metric=gate_metric, report_dir=report)
+    with column_mapping(columns):
+        queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus, need_qrels=gold is None)
+        result = agree_api(labels, required(gold or qrels, "--gold"), baseline=baseline, queries=queries,
+                           corpus=corpus, rubric=rubric, from_scale=from_scale, clip=clip,
+                           relevant_from=relevant_from, resamples=resamples, seed=seed, confidence=confidence,
+                           min_diff=min_diff, min_kappa=min_kappa, max_drop=max_drop, gate_metric=gate_metric,
+                           report_dir=report)
     for warning in result.warnings:
         typer.echo(f"labeller: warning: {warning}", err=True)
     if as_json:

@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import STORE_HELP, app
+from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
 
 _BASELINE_HELP = ("A run (TREC or table) or a saved `labeller evaluate --json` result to compare with; "
                   "enables the regression gate.")
@@ -22,11 +23,17 @@ _BASELINE_HELP = ("A run (TREC or table) or a saved `labeller evaluate --json` r
 def evaluate(
     run: Annotated[list[Path], typer.Option(help="A run: TREC format, or .jsonl/.csv/.parquet with query_id, doc_id, "
                                                  "score. Repeat to compare runs.")],
-    labels: Annotated[Path, typer.Option(help="Judgments: `labeller label` output, a gold file (1-5), or TREC qrels.")],
+    labels: Annotated[Optional[Path], typer.Option(help="Judgments: any table with query_id, doc_id, grade "
+                                                        "(`labeller label` output, a gold file, another tool's "
+                                                        "labels), TREC qrels or ranx JSON qrels.")] = None,
     metrics: Annotated[str, typer.Option(help="Comma-separated: ndcg@k, recall@k, precision@k, mrr or mrr@k, "
-                                              "hit_rate@k, map or map@k.")] = "ndcg@10,recall@100,mrr@10",
+                                              "hit_rate@k, map or map@k; or trec_eval's names: ndcg_cut_10, P_10, "
+                                              "recall_100, recip_rank, map.")] = "ndcg@10,recall@100,mrr@10",
     relevant_from: Annotated[int, typer.Option(help="Binary metrics count grade >= this (1-5 scale) as relevant.")] = 3,
-    from_scale: Annotated[Optional[str], typer.Option(help="Scale of TREC qrels grades, mapped onto 1..: default 0-3.")] = None,
+    from_scale: Annotated[Optional[str], typer.Option(metavar="[labels=]LOW-HIGH", help="The judgments' own "
+                                                      "scale, shifted onto 1.. (0-3 maps 0..3 onto 1..4): qrels "
+                                                      "(default 0-3) and tables (default 1-5), e.g. a 0-3 gold "
+                                                      "CSV; beside qrels, name a table: labels=LOW-HIGH.")] = None,
     gain: Annotated[str, typer.Option(help="NDCG gain: linear (grade-1, trec_eval) or exponential (2^(grade-1)-1).")] = "linear",
     average: Annotated[str, typer.Option(help="trec: queries in the run with judgments (trec_eval default); all: every "
                                               "judged query, missing ones 0 (trec_eval -c).")] = "trec",
@@ -71,12 +78,33 @@ def evaluate(
     permutations: Annotated[int, typer.Option(help="Randomization-test sign flips.")] = 10_000,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 10_000,
     seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 42,
+    floor: Annotated[Optional[list[str]], typer.Option(
+        "--min", metavar="METRIC=VALUE", help="Absolute floor, e.g. ndcg@10=0.6 (repeatable): exit 1 when a run's "
+                                              "metric is below it, with or without a baseline.")] = None,
+    per_query: Annotated[bool, typer.Option("-q", "--per-query", help="Print trec_eval -q style lines (measure, "
+                                                                       "query, value; then 'all') instead of "
+                                                                       "the Markdown summary.")] = False,
+    junit: Annotated[Optional[Path], typer.Option(help="Write JUnit XML here: one test case per gated metric "
+                                                       "(regression gate and floors).")] = None,
+    summary: Annotated[Optional[Path], typer.Option(help="Append a Markdown summary (verdict, gated checks, "
+                                                         "metrics) here, e.g. \"$GITHUB_STEP_SUMMARY\".")] = None,
+    columns: ColumnsOpt = None,
+    beir: BeirOpt = None,
+    beir_split: BeirSplitOpt = "test",
 ) -> None:
     """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
     from labeller.evaluation import EvaluateOptions, markdown, outcome_error, outcome_warnings, write_report
     from labeller.evaluation import evaluate as run_evaluation
     from labeller.evaluation.report import REPORT_FILES
+    from labeller.evaluation.trec_names import per_query_text
+    from labeller.io.columns import column_mapping
     from labeller.io.outputs import check_outputs, existing_files
+    from labeller.reports.ci import evaluation_checks, write_ci_outputs
+
+    with column_mapping(columns):
+        queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
+                                             need_qrels=labels is None)
+        labels = required(labels or qrels, "--labels")
 
     label_options = None
     if fill_holes:
@@ -91,17 +119,24 @@ def evaluate(
         confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
-        fail_on_regression=fail_on_regression)
+        fail_on_regression=fail_on_regression, floors=floor or [])
     inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric])
-    check_outputs(inputs=inputs, files={"--holes-out": holes_path,
+    check_outputs(inputs=inputs, files={"--holes-out": holes_path, "--junit": junit, "--summary": summary,
                                         **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
                   dirs={"--report": report, "--cache": cache if fill_holes else None})
-    result = run_evaluation(options)
-    print(result.model_dump_json(indent=2) if json_out else markdown(result), end="\n" if json_out else "")
+    with column_mapping(columns):
+        result = run_evaluation(options)
+    if json_out:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(per_query_text(result) if per_query else markdown(result), end="")
     if report is not None:
         print(f"report: {write_report(result, report)}", file=sys.stderr)
     for warning in outcome_warnings(result):
         print(f"labeller: warning: {warning}", file=sys.stderr)
+    for path in write_ci_outputs(evaluation_checks(result), title="Gated checks",
+                                 body=markdown(result), junit=junit, summary=summary):
+        print(f"wrote {path}", file=sys.stderr)
     error = outcome_error(result, fail_on_regression)
     if error is not None:
         raise error

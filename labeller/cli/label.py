@@ -10,15 +10,18 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import STORE_HELP, app, cache_app
+from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
 
 FIRST_FAILURES = 5
 
 
 @app.command("label")
 def label(
-    queries: Annotated[Path, typer.Option(help="Queries file (.jsonl/.csv/.parquet) with query_id and text.")],
-    corpus: Annotated[Path, typer.Option(help="Corpus file with doc_id and text; other columns are fields.")],
     judge: Annotated[str, typer.Option(help="openai:<model>, anthropic:<model> or offline:lexical.")],
+    queries: Annotated[Optional[Path], typer.Option(help="Queries file (.jsonl/.csv/.parquet) with query_id and "
+                                                         "text.")] = None,
+    corpus: Annotated[Optional[Path], typer.Option(help="Corpus file with doc_id and text; other columns are "
+                                                        "fields.")] = None,
     pairs: Annotated[Optional[Path], typer.Option(help="Pairs file with query_id and doc_id.")] = None,
     run: Annotated[Optional[Path], typer.Option(help="A retriever run (TREC or table) to label instead of --pairs.")] = None,
     depth: Annotated[Optional[int], typer.Option(help="With --run: label the top K documents of each query.")] = None,
@@ -33,13 +36,29 @@ def label(
     tpm: Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute limit (estimated tokens).")] = None,
     prices: Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")] = None,
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply.")] = 60.0,
+    columns: ColumnsOpt = None,
+    beir: BeirOpt = None,
+    beir_split: BeirSplitOpt = "test",
 ) -> None:
-    """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache."""
-    from labeller.errors import LabellerError
-    from labeller.labelling import LabelOptions, label_job
+    """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache.
 
-    options = LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
-                           tokens_per_minute=tpm, dry_run=dry_run)
+    With --beir DIR and neither --pairs nor --run, the pairs of the split's qrels are labelled."""
+    from labeller.io.columns import column_mapping
+    from labeller.labelling import LabelOptions
+
+    with column_mapping(columns):
+        queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
+                                             need_qrels=pairs is None and run is None)
+        _label(required(queries, "--queries"), required(corpus, "--corpus"), judge, pairs or qrels, run, depth,
+               rubric, cache, out, base_url, LabelOptions(concurrency=concurrency, max_cost=max_cost,
+                                                          requests_per_minute=rpm, tokens_per_minute=tpm,
+                                                          dry_run=dry_run), prices, timeout)
+
+
+def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout) -> None:
+    from labeller.errors import LabellerError
+    from labeller.labelling import label_job
+
     try:
         result = label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs, run_path=run, depth=depth,
                            judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out, base_url=base_url,

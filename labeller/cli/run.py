@@ -22,13 +22,25 @@ def run_command(
     base_url: BaseUrlOpt = None,
     promote: Annotated[bool, typer.Option("--promote", help="regression: make today's run the baseline if it passes.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write JUnit XML here: one test case per gated "
+                                                                  "check (metric gate, floor, every pair labelled).")] = None,
+    summary: Annotated[Optional[Path], typer.Option("--summary", help="Append a Markdown summary here, e.g. "
+                                                                      "\"$GITHUB_STEP_SUMMARY\".")] = None,
 ) -> int:
     """Run one pipeline: label_slice, validate_prompt or regression (exit 1 when its gate fails or a pair
     could not be labelled)."""
     from labeller.pipelines import run_pipeline
+    from labeller.io.outputs import check_outputs
+    from labeller.reports.ci import write_ci_outputs
+
+    check_outputs(inputs=[config], files={"--junit": junit, "--summary": summary})
 
     result = run_pipeline(config, overrides=set_, out_dir=out, judge=judge, base_url=base_url, promote=promote)
     _show([result], json_)
+    body = "\n".join(f"- {line}" for line in result.summary)
+    for path in write_ci_outputs(result.checks, title=f"labeller run {result.pipeline}", body=body, junit=junit,
+                                 summary=summary):
+        typer.echo(f"wrote {path}", err=True)
     return result.exit_code
 
 

@@ -10,7 +10,7 @@ import typer
 
 from labeller.cli.app import app
 
-INSTALL_HINT = 'labeller serve needs the serve extra (fastapi, uvicorn, rapidfuzz): pip install "labeller[serve]"'
+INSTALL_HINT = 'labeller serve needs the serve extra (fastapi, uvicorn, rapidfuzz): pip install ".[serve]" in a labeller checkout'
 
 
 @app.command("serve")

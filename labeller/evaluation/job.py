@@ -16,12 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labeller.errors import BadInputError
 from labeller.evaluation.compare import compare
+from labeller.evaluation.floors import check_floors, parse_floors
 from labeller.evaluation.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLD, check_gate_options, gate, parse_thresholds
 from labeller.evaluation.metrics import check_gain, check_relevant_from, cutoffs, parse_metrics
 from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled
 from labeller.evaluation.qrels import Judgments, load_judgments
 from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
 from labeller.evaluation.runs import Ranking, load_run
+from labeller.io.scales import command_scale
 from labeller.evaluation.scoring import score_run, workload
 from labeller.evaluation.system_ranking import system_ranking
 from labeller.io.validation import validation_error
@@ -61,6 +63,7 @@ class EvaluateOptions(BaseModel):
     holes_out: Path | None = None
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
     fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
+    floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
 
 
 def _check(options: EvaluateOptions) -> None:
@@ -152,7 +155,9 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     settings = Settings(relevant_from=options.relevant_from, gain=options.gain, average=options.average,
                         exact_scores=options.exact_scores)
     thresholds = parse_thresholds(options.thresholds, specs, options.default_threshold)
-    judgments = load_judgments(options.labels, options.from_scale)
+    floors = parse_floors(options.floors, specs)
+    scale = command_scale(options.from_scale, [options.labels, options.labels_alt])  # bare: qrels, else tables
+    judgments = load_judgments(options.labels, scale)
     exact = options.exact_scores
     rankings = [load_run(p, exact_scores=exact) for p in options.runs]
     saved = load_saved(options.baseline) if options.baseline is not None else None
@@ -161,7 +166,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         baseline_run.name = f"baseline:{baseline_run.name}"
     everything = rankings + ([baseline_run] if baseline_run else [])
     _unique_names(everything)
-    alt = load_judgments(options.labels_alt, options.from_scale) if options.labels_alt else None
+    alt = load_judgments(options.labels_alt, scale) if options.labels_alt else None
 
     holes = None
     if options.fill_holes:
@@ -200,5 +205,6 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         settings=settings, labels=str(options.labels), runs=scores,
         baseline=reference.name if options.baseline is not None else None, comparisons=comparisons,
         gate=gate_result, holes=holes, system_ranking=ranking,
+        floors=check_floors([scores[r.name] for r in rankings], floors),
         ranx_kernels="compiled" if ranx_is_compiled() else "interpreted",
     )

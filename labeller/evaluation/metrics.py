@@ -15,6 +15,7 @@ import difflib
 from dataclasses import dataclass
 
 from labeller.errors import BadInputError
+from labeller.evaluation.trec_names import from_trec_eval
 from labeller.records import GRADE_MAX, GRADE_MIN
 
 _KINDS = {
@@ -56,7 +57,7 @@ class MetricSpec:
 
 def parse_metric(name: str) -> MetricSpec:
     raw = name.strip()
-    base, sep, cut = raw.partition("@")
+    base, sep, cut = from_trec_eval(raw).partition("@")  # trec_eval's names too: ndcg_cut_10, P_10, recip_rank
     kind = _KINDS.get(base.strip().lower())
     if kind is None or "-l" in raw:
         hint = " (relevance levels come from --relevant-from, not the name)" if "-l" in raw else ""

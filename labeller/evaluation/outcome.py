@@ -24,9 +24,14 @@ def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) ->
                                     "relevant; rerun the same command to retry them")
     if fail_on_regression is None:
         fail_on_regression = result.baseline is not None
+    failed = []
     if fail_on_regression and result.gate is not None and not result.gate.passed:
-        return GateFailedError("regression gate failed: " + "; ".join(result.gate.reasons))
-    return None
+        failed = ["regression gate failed: " + "; ".join(result.gate.reasons)]
+    below = [f"{c.metric} of {c.run} is {'undefined' if c.value is None else f'{c.value:.4f}'}, below its floor "
+             f"{c.floor}" for c in result.floors if not c.passed]
+    if below:  # floors are gates of their own: they fail whatever --fail-on-regression says
+        failed.append("floor failed: " + "; ".join(below))
+    return GateFailedError("; ".join(failed)) if failed else None
 
 
 def outcome_warnings(result: Evaluation) -> list[str]:

@@ -57,7 +57,7 @@ def load_judgments(path: str | Path, from_scale: str | None = None) -> Judgments
 
     Several gold annotators on one pair give their consensus grade, as in `labeller agree`.
     """
-    graded = read_grades(path, from_scale=from_scale)
+    graded = read_grades(path, role="judgments", from_scale=from_scale, clip_hint=False)  # evaluate has no --clip
     by_pair: dict[tuple[str, str], list[int]] = {}
     for row in graded.rows:
         by_pair.setdefault((row.query_id, row.doc_id), []).append(row.grade)

@@ -133,6 +133,16 @@ class SystemRanking(Result):
     alternative_scores: dict[str, RunScores]
 
 
+class FloorCheck(Result):
+    """An absolute floor (`--min ndcg@10=0.6`) on one run: passed when the metric is at least the floor."""
+
+    run: str
+    metric: str
+    floor: float
+    value: float | None
+    passed: bool
+
+
 class HoleFilling(Result):
     judge: str
     rubric: str
@@ -163,6 +173,7 @@ class Evaluation(Result):
     baseline: str | None = None
     comparisons: list[Comparison] = Field(default_factory=list)
     gate: GateResult | None = None
+    floors: list[FloorCheck] = Field(default_factory=list)  # --min: absolute floors, checked on each run under test
     holes: HoleFilling | None = None
     system_ranking: SystemRanking | None = None
     ranx_kernels: Literal["compiled", "interpreted"] = "interpreted"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labeller.errors import BadInputError
-from labeller.io.trec import gc_paused, is_table, read_run, read_run_scores
+from labeller.io.trec import gc_paused, is_ranx_json, is_table, read_run, read_run_scores
 from labeller.records import RunEntry
 
 
@@ -63,7 +63,7 @@ def run_name(path: str | Path) -> str:
 def load_run(path: str | Path, name: str | None = None, exact_scores: bool = False) -> Ranking:
     """Read a TREC run or a JSONL/CSV/Parquet run (query_id, doc_id, score[, rank]) as a Ranking."""
     name = name or run_name(path)
-    if is_table(path):
+    if is_table(path) and not is_ranx_json(Path(path)):  # a ranx JSON run takes the lean path, like TREC
         return rank(read_run(path), name, str(path), exact_scores)
     return _rank_scored(read_run_scores(path), name, str(path), exact_scores)
 

@@ -3,11 +3,17 @@
 Every reader returns a `GradeFile`: one `Graded` row per (pair, annotator) on labeller's 1-5 scale,
 plus the rows that were clipped. Problems raise BadInputError naming file, line and field.
 
-- Gold files (JSONL/CSV/Parquet) hold GoldLabel rows: query_id, doc_id, grade 1-5, annotator, note.
+The role of a file comes from the flag that names it (`role`), never from its first row:
+- Gold files (JSONL/CSV/Parquet) hold GoldLabel rows: query_id, doc_id, grade, annotator, note.
   Several people may grade one pair, each under a distinct `annotator` value.
-- Label files are `labeller label` output (the Label record); the judge's justification is kept.
-- TREC qrels (`qid 0 docid grade`, any non-table extension) are on TREC's usual 0-3 scale unless
-  `from_scale` says otherwise: "0-3" maps 0..3 onto 1..4. Table files are always on the 1-5 scale.
+- Label files are `labeller label` output (the Label record, validated field by field), or any table
+  with query_id, doc_id and grade from another tool (justification, judge optional; other columns
+  are not read); the justification is kept.
+- TREC qrels (`qid 0 docid grade`, any non-table extension) and BEIR qrels (a .tsv with a header row)
+  are on TREC's usual 0-3 scale unless `from_scale` says otherwise; other tables on 1-5 unless it
+  says otherwise. A scale is a shift: "0-3" maps 0..3 onto 1..4. Clipping (`clip`) is only for
+  grades outside the file's scale, and never stands in for a shift (0 is not merged into 1).
+Columns named otherwise (qid, docid, label, corpus-id, ...) are renamed by labeller.io.columns.
 """
 
 from __future__ import annotations
@@ -16,19 +22,23 @@ import statistics
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
 from labeller.io.outputs import check_outputs
 from labeller.io.tables import read_rows, require, write_rows, write_text
-from labeller.io.trec import _lines, format_qrels, is_table, parse_scale
+from labeller.io.tables import is_headed_tsv
+from labeller.io.trec import _lines, format_qrels, is_table, parse_scale, ranx_json
+from labeller.io.scales import out_of_scale, scale_of, scale_role
 from labeller.io.validation import validation_error
 from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
 
 DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other
 
 Kind = Literal["labels", "gold", "qrels"]
+Role = Literal["labels", "baseline", "gold", "judgments"]
+_NATIVE_LABEL = ("cache_key", "rubric_version")  # columns only labeller's own label output has
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
 
 
@@ -62,19 +72,39 @@ class GradeFile(Record):
     clipped: list[Clipped] = []
 
 
-def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool = False,
-                several_per_pair: bool = True, queries: dict | None = None,
+def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str | None = None, clip: bool = False,
+                clip_hint: bool = True, several_per_pair: bool = True, queries: dict | None = None,
                 corpus: dict | None = None) -> GradeFile:
-    """Read a gold, label or qrels file. `several_per_pair=False` demands one grade per pair."""
+    """Read a gold, label or qrels file. `several_per_pair=False` demands one grade per pair.
+
+    `role` is what the flag naming the file says it is: "labels" (any table with query_id, doc_id and
+    grade; justification, judge and other columns optional), "gold" (GoldLabel rows), or "judgments"
+    (either: evaluation's --labels). None keeps the old guess from the first row, for library callers.
+    `from_scale` is the file's own scale, shifted onto 1..: 'LOW-HIGH' for qrels (default 0-3), or
+    'ROLE=LOW-HIGH,...' naming the file by its role, for tables too (default 1-5; labeller's own label
+    output is always 1-5). `clip_hint=False` for commands without --clip.
+    """
     path = Path(path)
-    if is_table(path):
-        raw_rows = list(read_rows(path))  # never empty: read_rows refuses a file without rows
-        kind: Kind = "labels" if "judge" in raw_rows[0][1] else "gold"
-        low, high = GRADE_MIN, GRADE_MAX
+    scale_given = scale_of(from_scale, role)
+    qrels_scale = scale_given or (from_scale if from_scale and "=" not in from_scale else None)
+    ranx = ranx_json(path)
+    if ranx is not None:  # ranx Qrels saved as JSON: {query_id: {doc_id: grade}}, TREC's grades
+        scale_given = qrels_scale or DEFAULT_QRELS_SCALE
+        raw_rows = [(n, {"query_id": q, "doc_id": d, "grade": g}) for n, (q, d, g) in enumerate(ranx, start=1)]
+        kind, native, (low, high) = "qrels", False, parse_scale(scale_given)
+    elif is_table(path):
+        raw_rows = list(read_rows(path, role="grades"))  # never empty: read_rows refuses a file without rows
+        first = raw_rows[0][1]
+        kind = _table_kind(role, first)
+        native = kind == "labels" and all(k in first for k in _NATIVE_LABEL)
+        if is_headed_tsv(path):  # BEIR qrels: TREC's grades, with a header row
+            scale_given = qrels_scale or DEFAULT_QRELS_SCALE
+        scale = None if native else parse_scale(scale_given)
+        low, high = scale or (GRADE_MIN, GRADE_MAX)
     else:
-        scale = parse_scale(from_scale or DEFAULT_QRELS_SCALE)
+        scale_given = qrels_scale or DEFAULT_QRELS_SCALE
         raw_rows = [(n, _qrels_row(n, parts, path)) for n, parts in _lines(path)]
-        kind, (low, high) = "qrels", scale
+        kind, native, (low, high) = "qrels", False, parse_scale(scale_given)
     rows: list[Graded] = []
     clipped: list[Clipped] = []
     first_line: dict[tuple[str, ...], int] = {}
@@ -84,13 +114,14 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
         raw = _whole_number(row.get("grade"), path, line)
         grade = min(max(raw, low), high)
         if grade != raw:
-            if not clip:
-                raise BadInputError(f"grade {raw} is outside the scale {low}-{high}; fix it, or pass --clip to move "
-                                    "out-of-scale grades to the nearest end (clipping is reported)",
+            shift_needed = raw == 0 and low == GRADE_MIN and scale_given is None and kind != "qrels"
+            if not clip or shift_needed:
+                raise BadInputError(out_of_scale(raw, low, high, shift_needed, clip_hint, scale_given,
+                                                  scale_role(role)),
                                     path=str(path), line=line, field="grade")
             clipped.append(Clipped(path=str(path), line=line, query_id=qid, doc_id=did, raw=raw,
                                    clipped_to=grade - low + GRADE_MIN))
-        graded = _validate(kind, {**row, "query_id": qid, "doc_id": did, "grade": grade - low + GRADE_MIN},
+        graded = _validate(kind, native, {**row, "query_id": qid, "doc_id": did, "grade": grade - low + GRADE_MIN},
                            path, line)
         per_person = several_per_pair and kind == "gold"  # only people grade a pair several times
         key = (qid, did, graded.annotator) if per_person else (qid, did)
@@ -103,6 +134,16 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
         first_line[key] = line
         rows.append(graded)
     return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped)
+
+
+def _table_kind(role: Role | None, first: dict[str, Any]) -> Kind:
+    if role == "gold":
+        return "gold"
+    if role in ("labels", "baseline"):
+        return "labels"
+    if role == "judgments":  # evaluation: a gold-shaped table may hold several people per pair
+        return "gold" if set(first) <= set(GoldLabel.model_fields) else "labels"
+    return "labels" if "judge" in first else "gold"
 
 
 def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
@@ -128,7 +169,9 @@ def _whole_number(value: Any, path: Path, line: int) -> int:
     return number
 
 
-def _validate(kind: Kind, row: dict[str, Any], path: Path, line: int) -> Graded:
+def _validate(kind: Kind, native: bool, row: dict[str, Any], path: Path, line: int) -> Graded:
+    if kind == "labels" and not native:
+        return _foreign_label(row, path, line)
     model: type[BaseModel] = Label if kind == "labels" else GoldLabel
     if kind == "qrels":
         row = {**row, "annotator": "qrels"}
@@ -149,6 +192,31 @@ def _validate(kind: Kind, row: dict[str, Any], path: Path, line: int) -> Graded:
                   note=record.note, line=line)
 
 
+class ForeignLabel(BaseModel):
+    """A label row from another tool or a spreadsheet: the grade and what explains it; other columns
+    (scores, model names, timestamps) are that tool's business and are not read."""
+
+    model_config = ConfigDict(extra="ignore")
+    query_id: str
+    doc_id: str
+    grade: int
+    justification: str | None = None
+    note: str | None = None
+    judge: str | None = None
+    annotator: str | None = None
+
+
+def _foreign_label(row: dict[str, Any], path: Path, line: int) -> Graded:
+    try:
+        record = ForeignLabel.model_validate(row)
+    except ValidationError as exc:
+        raise validation_error(exc, path=str(path), line=line,
+                               expected="a label row with query_id, doc_id, grade[, justification, judge]") from None
+    return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade,
+                  annotator=str(record.judge or record.annotator or "labels"),
+                  note=str(record.justification or record.note or ""), line=line)
+
+
 def consensus_grade(grades: list[int]) -> int:
     """One grade for a pair several people graded: the median; an even split takes the lower middle grade."""
     return statistics.median_low(grades)
@@ -158,7 +226,7 @@ def import_qrels(path: str | Path, out: str | Path, *, from_scale: str, annotato
                  clip: bool = False) -> int:
     """Turn TREC qrels into a gold file (JSONL/CSV/Parquet by extension). Returns the number of rows."""
     check_outputs(inputs=[path], files={"--out": out})
-    graded = read_grades(path, from_scale=from_scale, clip=clip)
+    graded = read_grades(path, role="gold", from_scale=from_scale, clip=clip)
     rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump()
             for g in graded.rows]
     write_rows(out, rows)
@@ -175,7 +243,7 @@ def export_qrels(path: str | Path, out: str | Path, *, to_scale: str, from_scale
     check_outputs(inputs=[path], files={"--out": out})
     low, high = parse_scale(to_scale) or (GRADE_MIN, GRADE_MAX)
     top = high - low + GRADE_MIN  # the highest labeller grade the target scale can hold
-    graded = read_grades(path, from_scale=from_scale)
+    graded = read_grades(path, role="judgments", from_scale=from_scale)
     by_pair: dict[tuple[str, str], list[Graded]] = {}
     for g in graded.rows:
         by_pair.setdefault((g.query_id, g.doc_id), []).append(g)

@@ -17,7 +17,7 @@ M = TypeVar("M", bound=BaseModel)
 
 def _texts(path: Path, id_field: str) -> dict[str, tuple[int, str, dict[str, Any]]]:
     seen: dict[str, tuple[int, str, dict[str, Any]]] = {}
-    for line, row in read_rows(path):
+    for line, row in read_rows(path, role="queries" if id_field == "query_id" else "corpus"):
         key = require(row, id_field, path, line)
         text = require(row, "text", path, line, kind="text")
         if key in seen:
@@ -45,7 +45,7 @@ def read_pairs(path: str | Path, queries: dict[str, Query] | None = None,
     """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded."""
     path = Path(path)
     pairs: dict[tuple[str, str], Pair] = {}
-    for line, row in read_rows(path):
+    for line, row in read_rows(path, role="pairs"):
         qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
         check_known(qid, did, queries, corpus, path, line)
         pairs.setdefault((qid, did), Pair(query_id=qid, doc_id=did))

@@ -24,8 +24,24 @@ from labeller.io.outputs import refuse_guarded
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
+_HEADER_WORDS = {"query_id", "query-id", "qid", "queryid", "doc_id", "corpus-id", "docid"}
+
+
+def is_headed_tsv(path: str | Path) -> bool:
+    """A .tsv whose first line names columns (BEIR's qrels/test.tsv: query-id, corpus-id, score), read as a
+    table; a headerless .tsv stays a TREC file (whitespace-separated, tabs included)."""
+    path = Path(path)
+    if path.suffix.lower() != ".tsv" or not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        first = handle.readline().decode("utf-8-sig", errors="replace")
+    return any(word.strip().lower() in _HEADER_WORDS for word in first.split("\t"))
+
+
 def table_format(path: str | Path) -> str:
     suffix = Path(path).suffix.lower()
+    if suffix == ".tsv" and is_headed_tsv(path):
+        return "tsv"
     if suffix not in FORMATS:
         raise BadInputError(
             f"unknown file type '{suffix or '(none)'}'; expected .jsonl, .csv or .parquet", path=str(path)
@@ -33,12 +49,23 @@ def table_format(path: str | Path) -> str:
     return FORMATS[suffix]
 
 
-def read_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, row) for each row; raise BadInputError naming file and line."""
-    path = Path(path)
+def read_rows(path: str | Path, role: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, row) for each row; raise BadInputError naming file and line.
+
+    `role` (queries, corpus, pairs, grades, run) renames columns named otherwise (labeller.io.columns).
+    """
+    from labeller.io.columns import renamed
+
+    return renamed(_read_rows(Path(path)), role)
+
+
+def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise BadInputError("file not found", path=str(path))
     kind = table_format(path)
+    if kind == "tsv":
+        yield from _read_csv(_decode(path.read_bytes(), path), path, delimiter="\t")
+        return
     if kind == "parquet":
         yield from _read_parquet(path)
         return
@@ -78,8 +105,8 @@ def _read_jsonl(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, row
 
 
-def _read_csv(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     if not reader.fieldnames:
         raise BadInputError("no header row; expected column names on line 1", path=str(path), line=1)
     rows = 0
@@ -130,6 +157,10 @@ def require(row: dict[str, Any], field: str, path: Path | str, line: int, *, kin
     value = row.get(field)
     if value is None or (isinstance(value, str) and not value.strip()):
         state = "missing" if field not in row else "empty"
+        if field not in row:
+            from labeller.io.columns import missing_hint
+
+            state += missing_hint(field, list(row))
         raise BadInputError(f"{state}; expected a non-empty {kind}", path=str(path), line=line, field=field)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -178,6 +209,8 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     """Write rows (JSONL, CSV or Parquet by extension) atomically."""
     path = Path(path)
     kind = table_format(path)
+    if kind == "tsv":
+        raise BadInputError("writing .tsv is not supported; expected .jsonl, .csv or .parquet", path=str(path))
     rows = list(rows)
     with atomic_file(path) as handle:
         if kind == "jsonl":
@@ -190,8 +223,34 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
             if kind == "csv":  # read by people in spreadsheets too: no cell may run as a formula
                 handle.write(frame.to_csv(index=False).encode("utf-8"))
             else:
-                frame.to_parquet(handle, index=False)
+                typed_frame(frame).to_parquet(handle, index=False)
     return path
+
+
+TIMESTAMP_COLUMNS = ("created_at",)  # labels, failures and cache exports
+
+
+def typed_frame(frame):
+    """Real dtypes for Parquet: a column of whole numbers with gaps (token counts of a cached or
+    unpriced verdict) stays integer (nullable Int64) instead of float NaN, and ISO-8601 time columns
+    become UTC timestamps. Reading back (read_rows) gives the same plain values as before."""
+    import pandas as pd
+
+    frame = frame.copy()
+    for column in frame.columns:
+        values = frame[column].dropna()
+        if column in TIMESTAMP_COLUMNS and len(values) and all(isinstance(v, str) for v in values):
+            try:
+                frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+            except (ValueError, TypeError):
+                pass  # not all ISO-8601: kept as written
+        elif str(column).endswith("_tokens") or (frame[column].dtype == object and len(values) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in values)):
+            try:
+                frame[column] = frame[column].astype("Int64")
+            except (TypeError, ValueError):
+                pass  # not whole numbers after all: kept as they are
+    return frame
 
 
 def write_text(path: str | Path, text: str) -> Path:

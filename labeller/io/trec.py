@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from labeller.errors import BadInputError
-from labeller.io.tables import FORMATS, read_rows, require
+from labeller.io.tables import FORMATS, is_headed_tsv, read_rows, require
 from labeller.records import GRADE_MAX, GRADE_MIN, RunEntry
 
 
@@ -52,15 +52,18 @@ def _lines(path: Path):
 
 
 def is_table(path: str | Path) -> bool:
-    return Path(path).suffix.lower() in FORMATS
+    return Path(path).suffix.lower() in FORMATS or is_headed_tsv(path)
 
 
 def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, object]]:
     """(line, query_id, doc_id, score, rank) of every line of a run, checked: 6 TREC columns or the
     table columns, a finite score, one score per pair. No record per line: runs can be huge."""
-    if is_table(path):
+    ranx = ranx_json(path)
+    if ranx is not None:
+        rows = ((n, qid, did, score, None) for n, (qid, did, score) in enumerate(ranx, start=1))
+    elif is_table(path):
         rows = ((n, require(r, "query_id", path, n), require(r, "doc_id", path, n), r.get("score"), r.get("rank"))
-                for n, r in read_rows(path))
+                for n, r in read_rows(path, role="run"))
     else:
         rows = (_trec_run_line(n, line.split(), path) for n, line in enumerate(read_text(path).splitlines(), start=1)
                 if line.strip())
@@ -81,6 +84,42 @@ def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, object]]:
         yield n, qid, did, score, rank
     if not seen:
         raise BadInputError("file is empty; expected at least one line", path=str(path))
+
+
+def is_ranx_json(path: Path) -> bool:
+    """A ranx run or qrels saved as JSON ({query_id: {doc_id: value}}), told from JSON lines by its first
+    line: one object whose values are all objects (or a line too long to be a row). Reads 64 KB at most."""
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    import json
+
+    with path.open("rb") as handle:
+        head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"{"):
+        return False
+    first, newline, _ = head.partition(b"\n")
+    try:
+        data = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return not newline  # one object longer than 64 KB: ranx's single-line file, not a table row
+    return isinstance(data, dict) and bool(data) and all(isinstance(v, dict) for v in data.values())
+
+
+def ranx_json(path: Path) -> Iterator[tuple[str, str, object]] | None:
+    """A ranx JSON file's (qid, did, value) entries in file order, or None when it is not one (a .json
+    file of JSON lines is a table). Error "line" numbers count these entries."""
+    if not is_ranx_json(path):
+        return None
+    import json
+
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"not valid JSON ({exc.msg}); expected a ranx file {{query_id: {{doc_id: value}}}}",
+                            path=str(path)) from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise BadInputError("expected a ranx file {query_id: {doc_id: value}}", path=str(path))
+    return ((str(qid), str(did), score) for qid, docs in data.items() for did, score in docs.items())
 
 
 def _rank(raw: object, path: Path, line: int) -> int | None:
@@ -114,6 +153,19 @@ def read_run_lines(path: str | Path) -> list[tuple[int, RunEntry]]:
     with gc_paused():
         return [(n, RunEntry(query_id=qid, doc_id=did, score=score, rank=_rank(rank, path, n)))
                 for n, qid, did, score, rank in _run_rows(path)]
+
+
+def read_known_run(path: str | Path, queries: dict, corpus: dict, depth: int | None = None) -> list[RunEntry]:
+    """read_run, with every query and document of each query's top `depth` (all, when None) checked
+    against the queries and corpus: an unknown id names this file and its line."""
+    from labeller.io.inputs import check_known
+
+    numbered = read_run_lines(path)
+    line_of = {(e.query_id, e.doc_id): n for n, e in numbered}
+    entries = [e for _, e in numbered]
+    for entry in top_k(entries, depth) if depth else entries:
+        check_known(entry.query_id, entry.doc_id, queries, corpus, path, line_of[(entry.query_id, entry.doc_id)])
+    return entries
 
 
 def read_run(path: str | Path) -> list[RunEntry]:

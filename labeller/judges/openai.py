@@ -1,8 +1,8 @@
 """The OpenAI judge: chat completions with a strict JSON-schema structured output, via the official SDK.
 
 Works with any OpenAI-compatible server (vLLM, Ollama, LM Studio, ...) through `base_url` or
-OPENAI_BASE_URL. A key is always required, even for a local server, so a forgotten key is never
-silently replaced: local servers accept any value (`OPENAI_API_KEY=unused`). The key is handed to
+OPENAI_BASE_URL. OpenAI's own API always needs OPENAI_API_KEY; for another server named by base_url
+with no key set, the registry passes a placeholder (local servers accept any key). The key is handed to
 the SDK and never printed, logged, stored or put into an error message.
 
 Token usage follows OpenAI's convention: input_tokens counts every prompt token, cached ones

@@ -31,11 +31,27 @@ def parse_judge_spec(spec: str) -> tuple[str, str]:
     return provider, model
 
 
-def require_api_key(spec: str) -> None:
+# Sent as the key to a local OpenAI-compatible server (vLLM, Ollama, llama.cpp) when none is set: those
+# servers take any key, and a user should not have to invent one. Never used for OpenAI's own API.
+LOCAL_SERVER_KEY = "labeller-local-server-no-key"
+_OPENAI_HOST = "api.openai.com"
+
+
+def local_server_key(provider: str, base_url: str | None) -> str | None:
+    """The placeholder key for an OpenAI-compatible server named by --base-url (or a config's
+    judge.base_url) when OPENAI_API_KEY is not set; None when a real key is set or the URL is OpenAI's
+    own. OPENAI_BASE_URL alone does not count: an environment variable set long ago must not turn a
+    forgotten key into a silent placeholder; the flag is typed for this run."""
+    if provider != "openai" or not base_url or _OPENAI_HOST in base_url or os.environ.get(KEY_VARIABLES["openai"]):
+        return None
+    return LOCAL_SERVER_KEY
+
+
+def require_api_key(spec: str, base_url: str | None = None) -> None:
     """Raise MissingKeyError now, before a job writes anything, if the judge will need a key that is not set."""
     provider, _ = parse_judge_spec(spec)
     variable = KEY_VARIABLES.get(provider)
-    if variable and not os.environ.get(variable):
+    if variable and not os.environ.get(variable) and not local_server_key(provider, base_url):
         raise MissingKeyError(variable, provider)
 
 
@@ -46,6 +62,7 @@ def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0,
     `api_key` overrides the provider's environment variable (a dry run passes a placeholder: it sends nothing).
     """
     provider, model = parse_judge_spec(spec)
+    api_key = api_key or local_server_key(provider, base_url)
     if provider == "openai":
         from labeller.judges.openai import OpenAIJudge
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labeller.io.columns import column_mapping
 from labeller.io.outputs import check_outputs, existing_files, guard_inputs
 from labeller.judges.registry import require_api_key
 from labeller.pipelines.config import PipelineConfig, load_config
@@ -25,13 +26,14 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     if base_url:
         extra.append(f"judge.base_url={base_url}")
     cfg = load_config(config_path, extra, out_dir)
-    require_api_key(cfg.judge.spec)  # before anything is retrieved or written
+    require_api_key(cfg.judge.spec, cfg.judge.base_url)  # before anything is retrieved or written
     inputs = existing_files([config_path, cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold, cfg.baseline.run,
-                             cfg.judge.prices, cfg.judge.rubric, cfg.old_rubric, cfg.new_rubric])
+                             cfg.retriever.run, cfg.judge.prices, cfg.judge.rubric, cfg.old_rubric, cfg.new_rubric])
     check_outputs(inputs=inputs, dirs={"--out" if out_dir is not None else "output.dir": cfg.output.dir,
                                        "the cache (output.cache)": cfg.cache_dir})
     cfg.output.dir.mkdir(parents=True, exist_ok=True)
-    with guard_inputs(inputs):  # the files a pipeline writes deep inside must never replace one of its inputs
+    # the files a pipeline writes deep inside must never replace one of its inputs; [inputs] columns as --columns
+    with guard_inputs(inputs), column_mapping(cfg.inputs.columns):
         return _run(cfg, str(config_path), promote)
 
 

@@ -29,11 +29,13 @@ class Inputs(Section):
     queries: Path
     corpus: Path
     gold: Path | None = None
+    columns: dict[str, str] = Field(default_factory=dict)  # columns named otherwise: {query_id = "qid"}
 
 
 class RetrieverConfig(Section):
-    name: str = "bm25"
+    name: str = "bm25"  # a registered name, or your own system as an import path: "package.module:function"
     depth: int = Field(10, ge=1)
+    run: Path | None = None  # today's run as a file (TREC, table or ranx JSON) instead of retrieving
 
 
 class JudgeConfig(Section):
@@ -65,6 +67,7 @@ class EvaluateConfig(Section):
     metrics: list[str] = Field(default_factory=lambda: ["ndcg@10", "recall@10", "mrr@10"])
     relevant_from: int = Field(3, ge=2, le=5)
     thresholds: dict[str, float] = Field(default_factory=dict)
+    floors: dict[str, float] = Field(default_factory=dict)  # absolute floors: fail below, whatever the baseline
     alpha: float = 0.05
 
 
@@ -92,7 +95,7 @@ class PipelineConfig(Section):
 
 
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("output", "dir"), ("output", "cache"),
-          ("baseline", "run"), ("judge", "prices")}
+          ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
 _SECTIONS = ("inputs", "judge", "output", "retriever", "gate", "baseline", "evaluate")
 
@@ -138,17 +141,25 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
     from labeller.evaluation.gate import parse_thresholds
     from labeller.evaluation.metrics import parse_metrics
     from labeller.judges.registry import parse_judge_spec
+    from labeller.evaluation.floors import parse_floors
+    from labeller.io.columns import parse_columns
     from labeller.retrieval import available_retrievers
+    from labeller.retrieval.imported import check_import_path, is_import_path
 
     def known_retriever(name: str) -> None:
+        if is_import_path(name):
+            return check_import_path(name)
         if name not in available_retrievers():
             raise ConfigError(f"unknown retriever '{name}'; expected one of: {', '.join(available_retrievers())}")
 
     checks = [("judge.spec", lambda: parse_judge_spec(cfg.judge.spec)),
+              ("inputs.columns", lambda: parse_columns([f"{k}={v}" for k, v in cfg.inputs.columns.items()])),
               ("retriever.name", lambda: known_retriever(cfg.retriever.name)),
               ("evaluate.metrics", lambda: parse_metrics(cfg.evaluate.metrics)),
               ("evaluate.thresholds", lambda: parse_thresholds([f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()],
-                                                               parse_metrics(cfg.evaluate.metrics)))]
+                                                               parse_metrics(cfg.evaluate.metrics))),
+              ("evaluate.floors", lambda: parse_floors([f"{m}={v}" for m, v in cfg.evaluate.floors.items()],
+                                                       parse_metrics(cfg.evaluate.metrics)))]
     if cfg.baseline.retriever is not None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
     if cfg.output.cache is not None:

@@ -46,5 +46,5 @@ def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
                           reports={"label slice": str(report), "labels": run.out_path or ""},
                           judge_requests=s.requests,
                           figures={"labelled": len(run.labels), "new": s.new, "cached": s.cached, "failed": s.failed,
-                                   "cost_usd": s.cost_usd})
+                                   "cost_usd": s.cost_usd}).with_labelling_check(len(run.failures), s.requested)
 

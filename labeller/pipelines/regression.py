@@ -13,12 +13,14 @@ from datetime import datetime, timezone
 
 from labeller.evaluation import EvaluateOptions, evaluate, markdown, write_report
 from labeller.io.tables import write_text
-from labeller.io.trec import read_run
+from labeller.io.trec import read_known_run
+from labeller.pipelines.todays_run import system_name, todays_run
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.history import HistoryRow, append_history, trend
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve, write_pairs
 from labeller.reports import line_chart, page, table
+from labeller.reports.ci import evaluation_checks
 
 
 def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False) -> PipelineResult:
@@ -27,8 +29,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     stamp = _unused_stamp(out, now.strftime("%Y-%m-%dT%H%M%SZ"))
     queries, corpus = load_inputs(cfg)
     depth = cfg.retriever.depth
-    today_path = out / "runs" / f"{stamp}-{cfg.retriever.name}.trec"
-    today = retrieve(cfg.retriever.name, queries, corpus, depth, today_path)
+    today_path, today = todays_run(cfg, queries, corpus, out / "runs" / stamp)
 
     baseline_path = cfg.baseline.run or out / "baseline.trec"
     notes = []
@@ -36,18 +37,19 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
         name = cfg.baseline.retriever or cfg.retriever.name
         retrieve(name, queries, corpus, depth, baseline_path)
         notes.append(f"No stored baseline yet: built it with retriever '{name}' and saved it to {baseline_path}.")
-    baseline = read_run(baseline_path)
+    baseline = read_known_run(baseline_path, queries, corpus, depth)  # a stray id is reported against the file
 
     pairs_path = write_pairs(pairs_of(today, baseline, depth=depth), out / "pairs.jsonl")
     labelled = label(cfg, pairs_path, out / "labels.jsonl")
     thresholds = [f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()]
     ev = evaluate(EvaluateOptions(runs=[today_path], labels=labelled.out_path, baseline=baseline_path,
                                   metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
-                                  thresholds=thresholds, alpha=cfg.evaluate.alpha))
+                                  thresholds=thresholds, alpha=cfg.evaluate.alpha,
+                                  floors=[f"{m}={v}" for m, v in cfg.evaluate.floors.items()]))
     report_dir = out / "reports" / stamp
     report = write_report(ev, report_dir)
-    regression = ev.gate is not None and not ev.gate.passed
-    rows = [HistoryRow(run_at=now.isoformat(), retriever=cfg.retriever.name, metric=m, value=v,
+    regression = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
+    rows = [HistoryRow(run_at=now.isoformat(), retriever=system_name(cfg), metric=m, value=v,
                        baseline_value=_baseline_value(ev, m), judge=cfg.judge.spec,
                        rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
                        regression=regression)
@@ -61,13 +63,15 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
 
     s = labelled.stats
     summary = notes + [
-        f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
+        f"Retriever {system_name(cfg)} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
         f"({ev.queries.no_answer} in the no-answer bucket): "
         + ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None) + ".",
         f"Labels: {len(labelled.labels)} pairs in the top {depth} of both runs; {s.new} new, {s.cached} from the "
         f"cache; judge requests sent: {s.requests}.",
-        "REGRESSION: a drop beyond its threshold and significant." if regression
+        "REGRESSION: a drop beyond its threshold and significant." if ev.gate is not None and not ev.gate.passed
         else "No significant regression beyond the thresholds.",
+        *[f"BELOW FLOOR: {f.metric} {f.value if f.value is None else round(f.value, 4)} < {f.floor}."
+          for f in ev.floors if not f.passed],
         *failure_lines(labelled),
     ]
     failed = regression or bool(labelled.failures)
@@ -75,7 +79,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                           summary=summary, judge_requests=s.requests,
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},
-                          figures={k: v for k, v in ev.metrics.items()})
+                          figures={k: v for k, v in ev.metrics.items()},
+                          checks=evaluation_checks(ev, "regression")).with_labelling_check(s.failed, s.requested)
 
 
 def _unused_stamp(out, stamp: str) -> str:

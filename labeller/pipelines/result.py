@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from labeller.reports.ci import Check
+
 
 class PipelineResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -16,6 +18,14 @@ class PipelineResult(BaseModel):
     reports: dict[str, str] = Field(default_factory=dict)  # title -> path
     judge_requests: int = 0  # requests sent to the judge in this run (0 when everything came from the cache)
     figures: dict[str, float | int | str | None] = Field(default_factory=dict)
+    checks: list[Check] = Field(default_factory=list)  # the gated figures, for JUnit XML and job summaries
+
+    def with_labelling_check(self, failed: int, requested: int) -> PipelineResult:
+        """Add the check every pipeline shares: every pair got a label."""
+        check = Check(suite=self.pipeline, name="every pair labelled", status="fail" if failed else "pass",
+                      message=f"{failed} of {requested} pairs could not be labelled" if failed
+                      else f"all {requested} pairs labelled")
+        return self.model_copy(update={"checks": [*self.checks, check]})
 
     @property
     def exit_code(self) -> int:

