@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeller.judges.registry import require_api_key
-from labeller.pipelines.config import PipelineConfig, load_config
+from labeller.pipelines.config import PipelineConfig, check_rubrics, load_config
 from labeller.pipelines.result import PipelineResult
 
 
@@ -24,6 +24,7 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     if base_url:
         extra.append(f"judge.base_url={base_url}")
     cfg = load_config(config_path, extra, out_dir)
+    check_rubrics(cfg, config_path)
     require_api_key(cfg.judge.spec)  # before anything is retrieved or written
     cfg.output.dir.mkdir(parents=True, exist_ok=True)
     if cfg.pipeline == "label_slice":
