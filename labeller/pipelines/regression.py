@@ -40,12 +40,11 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     queries, corpus = load_inputs(cfg)
     depth = cfg.retriever.depth
     baseline_path, notes = _baseline(cfg, queries, corpus, depth)
+    baseline = load_run(baseline_path)  # as evaluate reads it, so the pool holds every pair it will score
+    _check_baseline_queries(baseline, queries, baseline_path)
     today_file = (RUNS_DIR / f"{stamp}-{cfg.retriever.name}.trec").as_posix()
     _retrieve(cfg.retriever.name, queries, corpus, depth, out / today_file)
-
-    # The rankings exactly as evaluate reads them, so the pool holds every pair it will score.
-    today, baseline = load_run(out / today_file), load_run(baseline_path)
-    _check_baseline_queries(baseline, queries, baseline_path)
+    today = load_run(out / today_file)
     baseline_file = store_run(out, to_trec(baseline, tag="baseline"), "baseline")
     stored, missing = stored_rankings(out, history)
     pairs, left_out = pool([today, baseline, *stored.values()], depth, queries, corpus)
@@ -144,8 +143,14 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
 
 
 def _verdict(ev: Evaluation) -> str:
-    if ev.gate is None or ev.gate.passed:
-        return "No significant regression beyond the thresholds."
+    if ev.gate is None:
+        return "No gate: nothing to compare with."
+    if ev.gate.passed:
+        unsure = [f"{c.metric} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
+                  for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
+                  and c.p_value is not None]
+        return ("No significant regression beyond the thresholds." if not unsure else
+                "Passed, but with drops beyond their thresholds that are not significant: " + "; ".join(unsure) + ".")
     problem = outcome_error(ev, fail_on_regression=True)
     kind = "REGRESSION" if any(c.verdict == "regression" for c in ev.gate.checks) else "GATE FAILED"
     return f"{kind}: {problem or 'the regression gate failed; see the report'}."
