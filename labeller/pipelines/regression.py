@@ -130,7 +130,11 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
     s, depth = labelled.stats, cfg.retriever.depth
     spec = parse_metrics(cfg.evaluate.metrics)[0]
     vanish = ": a query the run returns nothing for scores 0" if cfg.evaluate.average == "all" else ""
-    values = ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None) or "nothing to average"
+    values = ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None)
+    if not values:
+        grades = sorted({label.grade for label in labelled.labels})
+        values = (f"nothing to average: no query has a label graded {cfg.evaluate.relevant_from} or more "
+                  f"(evaluate.relevant_from; grades in the pool: {', '.join(map(str, grades)) or 'none'})")
     return [
         f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
         f"({ev.queries.no_answer} in the no-answer bucket; averaging '{cfg.evaluate.average}'{vanish}): {values}.",
