@@ -66,16 +66,15 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                        rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
                        regression=gate_failed, run_file=today_file, baseline_file=baseline_file,
                        judged=mine[s.name].judged, baseline_judged=theirs[s.name].judged) for s in specs]
+    earlier = len(history)
     history, rescored = rescore(history + rows, {**stored, today_file: today, baseline_file: baseline}, judgments,
                                 specs, ev.settings, depth)
     write_history(history_path(out), history)
 
     summary = notes + _summary(cfg, ev, labelled, baseline_path, (mine[specs[0].name], theirs[specs[0].name]),
                                pool_size=len(stored), left_out=left_out)
-    summary.append(f"History: {_n(len({r.run_at for r in history}), 'run')}"
-                   + ("; the labels changed, so every stored run was rescored on them." if rescored > len(rows)
-                      else "; labels unchanged since the last rescoring." if len(history) > len(rows) else ".")
-                   + (f" {_n(missing, 'stored run file')} missing: not rescored." if missing else ""))
+    summary.append(_history_line(history, earlier_rows=earlier, rescored_rows=rescored, today_rows=len(rows),
+                                 missing=missing))
     summary += [pool_note(specs), _verdict(ev), *failure_lines(labelled)]
     if promote and not gate_failed:
         shutil.copyfile(out / today_file, baseline_path)
@@ -144,6 +143,18 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
         f"{_n(pool_size, 'stored run')}); {s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
         + (f" {_n(left_out, 'pair')} left out: query or document not in today's inputs." if left_out else ""),
     ]
+
+
+def _history_line(history: list[HistoryRow], *, earlier_rows: int, rescored_rows: int, today_rows: int,
+                  missing: int) -> str:
+    line = f"History: {_n(len({r.run_at for r in history}), 'run')}"
+    if rescored_rows > today_rows:  # rows of earlier runs were rescored: the labels are not the last ones
+        line += "; the labels changed, so every stored run was rescored on them."
+    elif earlier_rows:
+        line += "; labels unchanged since the last rescoring."
+    else:
+        line += "."
+    return line + (f" {_n(missing, 'stored run file')} missing: not rescored." if missing else "")
 
 
 def _verdict(ev: Evaluation) -> str:
