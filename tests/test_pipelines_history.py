@@ -194,3 +194,13 @@ def test_every_grade_below_relevant_from_fails_as_nothing_comparable_and_writes_
     assert (out / "trend.html").is_file() and (out / "latest.md").is_file()
     history = read_history(out / "history.parquet")
     assert len(history) == 3 and all(r.value is None and r.regression for r in history)
+
+
+def test_an_empty_history_still_draws_its_trend_page():
+    """The chart used to index the first x label of an empty history (IndexError: no trend, no summary)."""
+    from labeller.evaluation.metrics import parse_metrics
+    from labeller.pipelines.trend import history_markdown, trend_page
+
+    html = trend_page([], parse_metrics(["ndcg@10", "mrr@10"]), "no runs")
+    assert html.count("<svg") == 2 and "0 runs recorded" in html
+    assert "Pool-dependent: ndcg@10" in history_markdown([], parse_metrics(["ndcg@10"]))
