@@ -156,8 +156,16 @@ CASES: list[Case] = [
         regression_config(d), (d / "baseline.trec").write_text("x1 Q0 d1 1 9 sys\n", encoding="utf-8")),
          stderr="field 'baseline.run': the baseline run answers none of the 2 queries", outputs=RUN_OUT),
     Case("run-candidate-returns-nothing", [*RUN_ARGS, *OPENAI], exit=1, setup=lambda d: (
-        regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": q, "text": "zzzz qqqq"} for q in ("q1", "q2")])),
+        regression_config(d),
+        write_jsonl(d / "queries.jsonl", [{"query_id": q, "text": "zzzz qqqq"} for q in ("q1", "q2")])),
          stderr="retriever 'bm25' returned nothing for any of the 2 queries", outputs=RUN_OUT),
+    Case("run-label-slice-retriever-returns-nothing", ["run", "slice.toml", *OPENAI], setup=lambda d: (
+        (d / "slice.toml").write_text('pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\n'
+                                      'corpus = "corpus.jsonl"\n[judge]\nrubric = "rubric.md"\n[output]\ndir = "out"\n',
+                                      encoding="utf-8"),
+        write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "zzzz qqqq"}])),
+         stderr="slice.toml: field 'retriever.name': retriever 'bm25' returned nothing", outputs=("out/pairs.jsonl",
+                                                                                                 "out/run.trec")),
     # every grade below relevant_from: nothing comparable, so the gate fails (exit 1), reports still written
     Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
         regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
