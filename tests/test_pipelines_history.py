@@ -204,3 +204,18 @@ def test_an_empty_history_still_draws_its_trend_page():
     html = trend_page([], parse_metrics(["ndcg@10", "mrr@10"]), "no runs")
     assert html.count("<svg") == 2 and "0 runs recorded" in html
     assert "Pool-dependent: ndcg@10" in history_markdown([], parse_metrics(["ndcg@10"]))
+
+
+def test_three_queries_fail_on_the_threshold_alone_unless_the_config_opts_out_and_then_say_so(tmp_path):
+    """Three queries: no test can reach p < 0.05 (1/8 at best). The drop decides, unless
+    evaluate.require_significance is set: then the run passes, with a warning naming every ungated drop."""
+    queries = tmp_path / "q3.jsonl"
+    queries.write_text("".join((SAMPLE / "queries.jsonl").read_text().splitlines(keepends=True)[:3]))
+    base = [f"inputs.queries={queries}", "retriever.name=random"]
+    strict = run(tmp_path / "strict", *base)
+    opted = run(tmp_path / "opted", *base, "evaluate.require_significance=true")
+    assert strict.status == "failed"
+    assert "too few queries for significance; decided by the threshold alone" in "\n".join(strict.summary)
+    assert opted.status == "passed"
+    verdict = [line for line in opted.summary if line.startswith("No significant") or line.startswith("Passed")]
+    assert verdict and "WARNING: ndcg@10 of" in verdict[0] and "was not gated" in verdict[0]

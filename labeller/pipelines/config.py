@@ -78,6 +78,9 @@ class EvaluateConfig(Section):
     # candidate that stops answering a query is charged for it. "trec" skips such queries, which lets
     # a retriever that lost answers look as good as before: never the right default for a gate.
     average: Literal["trec", "all"] = "all"
+    # With too few queries for the test to reach alpha, a drop beyond its threshold fails on the threshold
+    # alone; true opts out: such a drop passes, marked untested, with a warning in the summary.
+    require_significance: Annotated[bool, Field(strict=True)] = False
 
 
 class PipelineConfig(Section):

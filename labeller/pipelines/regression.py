@@ -52,6 +52,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     ev = evaluate(EvaluateOptions(runs=[out / today_file], labels=labelled.out_path, baseline=baseline_path,
                                   metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
                                   average=cfg.evaluate.average, alpha=cfg.evaluate.alpha,
+                                  require_significance=cfg.evaluate.require_significance,
                                   thresholds=[f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()]))
     gate_failed = ev.gate is not None and not ev.gate.passed
 
@@ -164,11 +165,12 @@ def _verdict(ev: Evaluation) -> str:
         unsure = [f"{c.metric} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
                   for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
                   and c.p_value is not None]
-        return ("No significant regression beyond the thresholds." if not unsure else
+        line = ("No significant regression beyond the thresholds." if not unsure else
                 "Passed, but with drops beyond their thresholds that are not significant: " + "; ".join(unsure) + ".")
-    problem = outcome_error(ev, fail_on_regression=True)
-    kind = "REGRESSION" if any(c.verdict == "regression" for c in ev.gate.checks) else "GATE FAILED"
-    return f"{kind}: {problem or 'the regression gate failed; see the report'}."
+    else:
+        kind = "REGRESSION" if any(c.verdict == "regression" for c in ev.gate.checks) else "GATE FAILED"
+        line = f"{kind}: {outcome_error(ev, fail_on_regression=True) or 'the regression gate failed; see the report'}."
+    return " ".join([line, *(f"WARNING: {w}." for w in ev.gate.warnings)])  # drops not gated (require_significance)
 
 
 def _n(count: int, noun: str) -> str:
