@@ -123,7 +123,7 @@ def test_regression_runs_the_users_retriever_by_import_path_and_gates_it(own_sys
     code, _, err = cli(capsys, "run", CONFIG, "--out", out / "good", "--set", "retriever.name=teamsearch.client:search",
                        "--junit", out / "good.xml")
     assert code == 0, err
-    assert any(p.name.endswith("teamsearch.client_search.trec") for p in (out / "good" / "runs").iterdir())
+    assert any(p.name.endswith("teamsearch.client_search.trec") for p in (out / "good" / "history" / "runs").iterdir())
     assert ("every pair labelled", "pass") in cases(out / "good.xml")
     code, _, err = cli(capsys, "run", CONFIG, "--out", out / "broken", "--set",
                        "retriever.name=teamsearch.client:broken", "--junit", out / "broken.xml")

@@ -137,6 +137,20 @@ OPENAI = ["--judge", "openai:gpt-4.1-mini", "--base-url", "{openai}"]
 LABEL_OUT = [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl"]
 
 
+def regression_config(root: Path, judge: str = "", evaluate: str = 'metrics = ["ndcg@3"]') -> None:
+    """A regression pipeline over the workspace (bm25 top 3 against baseline.trec); `judge` adds lines to
+    [judge], `evaluate` replaces the body of [evaluate]."""
+    (root / "regression.toml").write_text(
+        'pipeline = "regression"\n[inputs]\nqueries = "queries.jsonl"\ncorpus = "corpus.jsonl"\n'
+        '[retriever]\nname = "bm25"\ndepth = 3\n[baseline]\nrun = "baseline.trec"\n'
+        f'[judge]\nspec = "offline:lexical"\nrubric = "rubric.md"\n{judge}\n[evaluate]\n{evaluate}\n'
+        '[output]\ndir = "out"\n', encoding="utf-8")
+
+
+RUN_ARGS = ["run", "regression.toml"]
+RUN_OUT = ("out/history", "out/pairs.jsonl", "out/labels.jsonl", "out/trend.html", "out/latest.md")
+
+
 @dataclass
 class Case:
     id: str
@@ -378,6 +392,45 @@ CASES: list[Case] = [
     Case("run-todays-run-file-with-a-stray-document", ["run", str(SAMPLE_CONFIG), "--out", "out", "--set",
                                                        "retriever.run=run.trec"],
          stderr="run.trec:1: field", outputs=("out/pairs.jsonl", "out/labels.jsonl"), mutable=("out",)),
+    Case("run-config-negative-max-cost", RUN_ARGS, setup=lambda d: regression_config(d, judge="max_cost = -1"),
+         stderr="regression.toml: field 'judge.max_cost': Input should be greater than or equal to 0",
+         outputs=("out",)),
+    Case("run-config-true-as-budget", RUN_ARGS, setup=lambda d: regression_config(d, judge="max_cost = true"),
+         stderr="field 'judge.max_cost': Input should be a valid number", outputs=("out",)),
+    Case("run-config-negative-depth", [*RUN_ARGS, "--set", "retriever.depth=-5"], setup=regression_config,
+         stderr="field 'retriever.depth'", outputs=("out",)),
+    Case("run-config-empty-metrics", RUN_ARGS, setup=lambda d: regression_config(d, evaluate="metrics = []"),
+         stderr="field 'evaluate.metrics'", outputs=("out",)),
+    Case("run-config-nan-threshold", RUN_ARGS, setup=lambda d: regression_config(
+        d, evaluate='metrics = ["ndcg@3"]\n[evaluate.thresholds]\n"ndcg@3" = nan'),
+         stderr="field 'evaluate.thresholds.ndcg@3': Input should be a finite number", outputs=("out",)),
+    Case("run-config-alpha-out-of-range", [*RUN_ARGS, "--set", "evaluate.alpha=1.5"], setup=regression_config,
+         stderr="field 'evaluate.alpha'", outputs=("out",)),
+    Case("run-config-unknown-average", [*RUN_ARGS, "--set", "evaluate.average=mean"], setup=regression_config,
+         stderr="field 'evaluate.average': Input should be 'trec' or 'all'", outputs=("out",)),
+    Case("run-config-missing-rubric", [*RUN_ARGS, "--set", "judge.rubric=nosuch.md"], setup=regression_config,
+         stderr="field 'judge.rubric': rubric", outputs=("out",)),
+    Case("run-history-unreadable", [*RUN_ARGS, *OPENAI], setup=lambda d: (
+        regression_config(d), (d / "out").mkdir(), (d / "out" / "history.parquet").write_bytes(b"PAR1 not parquet")),
+         stderr="history.parquet: the regression history cannot be read", outputs=RUN_OUT),
+    Case("run-baseline-answers-no-query", [*RUN_ARGS, *OPENAI], setup=lambda d: (
+        regression_config(d), (d / "baseline.trec").write_text("x1 Q0 d1 1 9 sys\n", encoding="utf-8")),
+         stderr="field 'baseline.run': the baseline run answers none of the 2 queries", outputs=RUN_OUT),
+    Case("run-candidate-returns-nothing", [*RUN_ARGS, *OPENAI], exit=1, setup=lambda d: (
+        regression_config(d),
+        write_jsonl(d / "queries.jsonl", [{"query_id": q, "text": "zzzz qqqq"} for q in ("q1", "q2")])),
+         stderr="retriever 'bm25' returned nothing for any of the 2 queries", outputs=RUN_OUT),
+    Case("run-label-slice-retriever-returns-nothing", ["run", "slice.toml", *OPENAI], setup=lambda d: (
+        (d / "slice.toml").write_text('pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\n'
+                                      'corpus = "corpus.jsonl"\n[judge]\nrubric = "rubric.md"\n[output]\ndir = "out"\n',
+                                      encoding="utf-8"),
+        write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "zzzz qqqq"}])),
+         stderr="slice.toml: field 'retriever.name': retriever 'bm25' returned nothing", outputs=("out/pairs.jsonl",
+                                                                                                 "out/run.trec")),
+    # every grade below relevant_from: nothing comparable, so the gate fails (exit 1), reports still written
+    Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
+        regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
+                                                                 {"query_id": "q2", "text": "bounty [[grade:2]]"}]))),
     # serve --------------------------------------------------------------------------------
     Case("serve-missing-config", ["serve", "--config", "nope.toml"], stderr="nope.toml"),
     Case("serve-token-too-short", ["serve", "--config", "serve.toml"], stderr="token",

@@ -13,7 +13,7 @@ from pathlib import Path
 from labeller.io.columns import column_mapping
 from labeller.io.outputs import check_outputs, existing_files, guard_inputs
 from labeller.judges.registry import require_api_key
-from labeller.pipelines.config import PipelineConfig, load_config
+from labeller.pipelines.config import PipelineConfig, check_rubrics, load_config
 from labeller.pipelines.result import PipelineResult
 
 
@@ -26,6 +26,7 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     if base_url:
         extra.append(f"judge.base_url={base_url}")
     cfg = load_config(config_path, extra, out_dir)
+    check_rubrics(cfg, config_path)
     require_api_key(cfg.judge.spec, cfg.judge.base_url)  # before anything is retrieved or written
     inputs = existing_files([config_path, cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold, cfg.baseline.run,
                              cfg.retriever.run, cfg.judge.prices, cfg.judge.rubric, cfg.old_rubric, cfg.new_rubric])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,7 +22,17 @@ from labeller.store.registry import check_spec, is_url
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Every number must be a real, finite number: TOML allows nan and inf, which would slip past
+    # every range check below (nan < 0 is false) and reach the gate as a threshold nothing exceeds.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# Numbers are strict: TOML (and a --set value) says 1 or 1.0, and `max_cost = true` must not pass
+# as a budget of $1, nor `depth = "5"` as five. Integers still count as floats (`max_cost = 2`).
+Count = Annotated[int, Field(strict=True, ge=1)]
+Number = Annotated[float, Field(strict=True)]
+Drop = Annotated[float, Field(strict=True, ge=0)]  # a threshold: how far a figure may fall
+Grade = Annotated[int, Field(strict=True, ge=2, le=5)]  # relevant from this grade (1 is not relevant)
 
 
 class Inputs(Section):
@@ -34,7 +44,7 @@ class Inputs(Section):
 
 class RetrieverConfig(Section):
     name: str = "bm25"  # a registered name, or your own system as an import path: "package.module:function"
-    depth: int = Field(10, ge=1)
+    depth: Count = 10
     run: Path | None = None  # today's run as a file (TREC, table or ranx JSON) instead of retrieving
 
 
@@ -42,8 +52,8 @@ class JudgeConfig(Section):
     spec: str = "offline:lexical"
     rubric: str = "general"
     base_url: str | None = None
-    concurrency: int = Field(16, ge=1)
-    max_cost: float | None = None
+    concurrency: Count = 16
+    max_cost: Drop | None = None  # USD
     prices: Path | None = None
 
 
@@ -53,9 +63,9 @@ class OutputConfig(Section):
 
 
 class GateConfig(Section):
-    min_kappa: float | None = None
-    max_drop: float = 0.02
-    relevant_from: int = Field(3, ge=2, le=5)
+    min_kappa: Annotated[Number, Field(ge=-1, le=1)] | None = None
+    max_drop: Drop = 0.02
+    relevant_from: Grade = 3
 
 
 class BaselineConfig(Section):
@@ -64,11 +74,18 @@ class BaselineConfig(Section):
 
 
 class EvaluateConfig(Section):
-    metrics: list[str] = Field(default_factory=lambda: ["ndcg@10", "recall@10", "mrr@10"])
-    relevant_from: int = Field(3, ge=2, le=5)
-    thresholds: dict[str, float] = Field(default_factory=dict)
-    floors: dict[str, float] = Field(default_factory=dict)  # absolute floors: fail below, whatever the baseline
-    alpha: float = 0.05
+    metrics: list[str] = Field(default_factory=lambda: ["ndcg@10", "recall@10", "mrr@10"], min_length=1)
+    relevant_from: Grade = 3
+    thresholds: dict[str, Drop] = Field(default_factory=dict)
+    floors: dict[str, Number] = Field(default_factory=dict)  # absolute floors: fail below, whatever the baseline
+    alpha: Annotated[Number, Field(gt=0, lt=1)] = 0.05
+    # "all" (trec_eval -c): every judged query counts, one the run returns nothing for scores 0, so a
+    # candidate that stops answering a query is charged for it. "trec" skips such queries, which lets
+    # a retriever that lost answers look as good as before: never the right default for a gate.
+    average: Literal["trec", "all"] = "all"
+    # With too few queries for the test to reach alpha, a drop beyond its threshold fails on the threshold
+    # alone; true opts out: such a drop passes, marked untested, with a warning in the summary.
+    require_significance: Annotated[bool, Field(strict=True)] = False
 
 
 class PipelineConfig(Section):
@@ -164,12 +181,23 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
     if cfg.output.cache is not None:
         checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
+    _run_checks(checks, path)
+
+
+def check_rubrics(cfg: PipelineConfig, path: str | Path) -> None:
+    """Every rubric the config names exists (a shipped name or a file), reported against its key.
+    Run before a pipeline starts; `load_config` itself only reads the config."""
+    from labeller.rubric import resolve_rubric_path
+
+    rubrics = (("judge.rubric", cfg.judge.rubric), ("old_rubric", cfg.old_rubric), ("new_rubric", cfg.new_rubric))
+    _run_checks([(field, lambda r=r: resolve_rubric_path(r)) for field, r in rubrics if r is not None], Path(path))
+
+
+def _run_checks(checks: list[tuple[str, Any]], path: Path) -> None:
     for field, check in checks:
         try:
             check()
-        except ConfigError as exc:
-            raise ConfigError(exc.detail, path=str(path), field=field) from None
-        except BadInputError as exc:  # metric and threshold parsing speak of command-line flags
+        except BadInputError as exc:  # metric and threshold parsing speak of command-line flags: name the key
             raise ConfigError(exc.detail, path=str(path), field=field) from None
 
 

@@ -1,16 +1,30 @@
-"""The metrics history of scheduled regression runs: one Parquet file, one row per run and metric.
+"""The history of scheduled regression runs: `history.parquet` (one row per run and metric) and the
+runs themselves under `history/runs/`, so that every stored run can be scored again.
+
+Why the runs are kept: a run is scored only on the pairs someone labelled, and each regression
+job labels the pool of its own top k and the baseline's. A pool-dependent figure (recall's
+denominator, NDCG's ideal DCG) of the same baseline therefore differs from one day to the next
+(recall@10 0.770 beside bm25, 0.977 beside random). Each row keeps the value as recorded (what
+that day's gate saw) and the value rescored on the current labels, which is what a trend can
+compare; `labeller.pipelines.rescore` fills the rescored columns.
 
 Rows are appended by rewriting the file atomically, so a killed run never leaves half a file;
-the history of a scheduled job stays small (runs x metrics), so rewriting is cheap.
+the history of a scheduled job stays small (runs x metrics), so rewriting is cheap. A history
+that cannot be read stops the job before anything is paid for, and is never overwritten.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from labeller.io.tables import write_rows
+from labeller.errors import BadInputError
+from labeller.io.tables import write_rows, write_text
+from labeller.io.validation import validation_error
+
+RUNS_DIR = Path("history") / "runs"  # under the output dir; row paths are relative to it
 
 
 class HistoryRow(BaseModel):
@@ -18,49 +32,62 @@ class HistoryRow(BaseModel):
     run_at: str  # ISO timestamp of the run
     retriever: str
     metric: str
-    value: float
+    value: float | None  # as recorded: on that day's labels (None: nothing to average)
     baseline_value: float | None = None
     judge: str
     rubric_version: str
-    regression: bool = False
+    regression: bool = False  # the run failed its gate
+    # Added with the stored runs; None in rows written before them.
+    run_file: str | None = None  # the run, relative to the output dir (history/runs/...)
+    baseline_file: str | None = None
+    judged: float | None = None  # judged@k of the run as recorded (k: the metric's cutoff)
+    baseline_judged: float | None = None
+    rescored_value: float | None = None  # on the labels of `rescored_labels`
+    rescored_baseline_value: float | None = None
+    rescored_judged: float | None = None
+    rescored_baseline_judged: float | None = None
+    rescored_labels: str | None = None  # digest of the labels the rescored columns are computed on
+
+
+def history_path(out: Path) -> Path:
+    return out / "history.parquet"
 
 
 def read_history(path: str | Path) -> list[HistoryRow]:
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         return []
+    if not path.is_file():
+        raise BadInputError("the regression history is not a file; expected a Parquet file written by "
+                            "`labeller run`", path=str(path))
     import pandas as pd
 
-    frame = pd.read_parquet(path)
-    return [HistoryRow.model_validate({k: (None if v != v else v) for k, v in row.items()})
-            for row in frame.to_dict(orient="records")]
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises its own error types for every kind of damage
+        raise BadInputError(f"the regression history cannot be read ({type(exc).__name__}: {str(exc)[:120]}); "
+                            "expected a Parquet file written by `labeller run`. Move it away to start a new "
+                            "history", path=str(path)) from None
+    rows = []
+    for n, row in enumerate(frame.to_dict(orient="records"), start=1):
+        try:
+            rows.append(HistoryRow.model_validate({k: (None if v != v else v) for k, v in row.items()}))
+        except ValidationError as exc:
+            raise validation_error(exc, path=str(path), line=n, expected="a history row written by `labeller run`") \
+                from None
+    return rows
 
 
-def append_history(path: str | Path, rows: list[HistoryRow]) -> list[HistoryRow]:
-    """Append rows and return the whole history."""
-    history = read_history(path) + rows
-    write_rows(path, [row.model_dump() for row in history])
-    return history
+def write_history(path: str | Path, rows: list[HistoryRow]) -> list[HistoryRow]:
+    write_rows(path, [row.model_dump() for row in rows])
+    return rows
 
 
-class Trend(BaseModel):
-    """The history arranged for the trend plot: one point per run, one series per metric."""
-
-    model_config = ConfigDict(extra="forbid")
-    run_at: list[str]
-    retrievers: list[str]
-    regression: list[bool]
-    series: dict[str, list[float | None]]
-
-
-def trend(history: list[HistoryRow]) -> Trend:
-    times = sorted({r.run_at for r in history})
-    first = {}
-    for r in history:
-        first.setdefault(r.run_at, r)
-    series = {}
-    for metric in sorted({r.metric for r in history}):
-        by_time = {r.run_at: r.value for r in history if r.metric == metric}
-        series[metric] = [by_time.get(t) for t in times]
-    return Trend(run_at=times, retrievers=[first[t].retriever for t in times],
-                 regression=[first[t].regression for t in times], series=series)
+def store_run(out: Path, text: str, name: str) -> str:
+    """Keep a run's text under history/runs/ as `<name>-<digest>.trec` and return its relative path.
+    Named by content, so the baseline shared by many runs is stored once and a promoted one anew."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    relative = RUNS_DIR / f"{name}-{digest}.trec"
+    if not (out / relative).is_file():
+        write_text(out / relative, text)
+    return relative.as_posix()

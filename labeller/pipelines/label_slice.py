@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from collections import Counter
 
+from labeller.errors import ConfigError
 from labeller.io.tables import write_text
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import (cost_text, failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve,
-                                     write_pairs)
+                                     save_run, write_pairs)
 from labeller.reports import bar_chart, page, table
 
 
 def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
     out = cfg.output.dir
     queries, corpus = load_inputs(cfg)
-    entries = retrieve(cfg.retriever.name, queries, corpus, cfg.retriever.depth, out / "run.trec")
+    entries = retrieve(cfg.retriever.name, queries, corpus, cfg.retriever.depth, None)
+    if not entries:  # said against the config, not as "pairs.jsonl is empty" about a file labeller wrote
+        raise ConfigError(f"retriever '{cfg.retriever.name}' returned nothing for any of the {len(queries)} queries "
+                          f"of {cfg.inputs.queries}: nothing to label", path=config_path, field="retriever.name")
+    save_run(entries, out / "run.trec", cfg.retriever.name)
     pairs_path = write_pairs(pairs_of(entries, depth=cfg.retriever.depth), out / "pairs.jsonl")
 
     preview = label(cfg, pairs_path, out / "labels.jsonl", dry_run=True).stats

@@ -1,112 +1,213 @@
 """regression: the scheduled run. Retrieve, fill label holes through the cache, evaluate, compare
-with the stored baseline, write a dated report, append to the history store, fail on a real drop.
+with the stored baseline, write a dated report, keep the run in the history, rescore every stored
+run on the current labels, fail on a real drop.
 
 The baseline is a run file (`baseline.run`). When it does not exist yet it is built once with
 `baseline.retriever` (or, failing that, today's retriever) and stored, so later runs compare
 against a fixed reference; `labeller run ... --promote` replaces it with today's run after a pass.
+
+The pool labelled each time is the top k of today's run, of the baseline and of every run in the
+history (labeller.pipelines.rescore): every figure of the day, the gate's included, is on one set
+of labels, and the trend compares every run on it. Reports are written whatever the verdict.
 """
 
 from __future__ import annotations
 
 import shutil
 from datetime import datetime, timezone
+from pathlib import Path
 
-from labeller.evaluation import EvaluateOptions, evaluate, markdown, write_report
+from labeller.errors import ConfigError, GateFailedError
+from labeller.evaluation import EvaluateOptions, Evaluation, evaluate, markdown, outcome_error, write_report
+from labeller.evaluation.metrics import parse_metrics
+from labeller.evaluation.qrels import load_judgments
+from labeller.evaluation.runs import Ranking, load_run, to_trec
 from labeller.io.tables import write_text
 from labeller.io.trec import read_known_run
-from labeller.pipelines.todays_run import system_name, todays_run
+from labeller.labelling import LabelRun
+from labeller.pipelines.todays_run import safe_name, system_name
 from labeller.pipelines.config import PipelineConfig
-from labeller.pipelines.history import HistoryRow, append_history, trend
+from labeller.pipelines.history import RUNS_DIR, HistoryRow, history_path, read_history, store_run, write_history
+from labeller.pipelines.rescore import Figure, figures, pool, rescore, stored_rankings
 from labeller.pipelines.result import PipelineResult
-from labeller.pipelines.steps import failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve, write_pairs
-from labeller.reports import line_chart, page, table
+from labeller.pipelines.steps import failure_lines, label, load_inputs, retrieve, save_run, write_pairs
+from labeller.pipelines.trend import history_markdown, pool_note, trend_page
 from labeller.reports.ci import evaluation_checks
 
 
 def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False) -> PipelineResult:
     out = cfg.output.dir
+    history = read_history(history_path(out))  # a damaged history stops the job before anything is paid
     now = datetime.now(timezone.utc)
     stamp = _unused_stamp(out, now.strftime("%Y-%m-%dT%H%M%SZ"))
     queries, corpus = load_inputs(cfg)
     depth = cfg.retriever.depth
-    today_path, today = todays_run(cfg, queries, corpus, out / "runs" / stamp)
-
-    baseline_path = cfg.baseline.run or out / "baseline.trec"
-    notes = []
-    if not baseline_path.is_file():
-        name = cfg.baseline.retriever or cfg.retriever.name
-        retrieve(name, queries, corpus, depth, baseline_path)
-        notes.append(f"No stored baseline yet: built it with retriever '{name}' and saved it to {baseline_path}.")
-    baseline = read_known_run(baseline_path, queries, corpus, depth)  # a stray id is reported against the file
-
-    pairs_path = write_pairs(pairs_of(today, baseline, depth=depth), out / "pairs.jsonl")
-    labelled = label(cfg, pairs_path, out / "labels.jsonl")
-    thresholds = [f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()]
-    ev = evaluate(EvaluateOptions(runs=[today_path], labels=labelled.out_path, baseline=baseline_path,
+    baseline_path, notes = _baseline(cfg, queries, corpus, depth)
+    baseline = load_run(baseline_path)  # as evaluate reads it, so the pool holds every pair it will score
+    _check_baseline_queries(baseline, queries, baseline_path)
+    # A document missing from the corpus is reported against the user's file (its queries may be a superset).
+    read_known_run(baseline_path, None, corpus, depth)
+    today_file = (RUNS_DIR / f"{stamp}-{safe_name(system_name(cfg))}.trec").as_posix()
+    evaluated = _todays_run(cfg, queries, corpus, depth, out / today_file)
+    today = load_run(evaluated)
+    baseline_file = store_run(out, to_trec(baseline, tag="baseline"), "baseline")
+    stored, missing = stored_rankings(out, history)
+    pairs, left_out = pool([today, baseline, *stored.values()], depth, queries, corpus)
+    labelled = label(cfg, write_pairs(pairs, out / "pairs.jsonl"), out / "labels.jsonl")
+    ev = evaluate(EvaluateOptions(runs=[evaluated], labels=labelled.out_path, baseline=baseline_path,
                                   metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
-                                  thresholds=thresholds, alpha=cfg.evaluate.alpha,
+                                  average=cfg.evaluate.average, alpha=cfg.evaluate.alpha,
+                                  require_significance=cfg.evaluate.require_significance,
+                                  thresholds=[f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()],
                                   floors=[f"{m}={v}" for m, v in cfg.evaluate.floors.items()]))
+    gate_failed = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
+
+    specs = parse_metrics(cfg.evaluate.metrics)
+    judgments = load_judgments(labelled.out_path)
+    mine = figures(today, judgments, specs, ev.settings, depth)
+    theirs = figures(baseline, judgments, specs, ev.settings, depth)
+    base_scores = ev.runs.get(ev.baseline or "")
+    rows = [HistoryRow(run_at=now.isoformat(), retriever=system_name(cfg), metric=s.name,
+                       value=ev.metrics.get(s.name), judge=cfg.judge.spec,
+                       baseline_value=base_scores.metrics.get(s.name) if base_scores else None,
+                       rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
+                       regression=gate_failed, run_file=today_file, baseline_file=baseline_file,
+                       judged=mine[s.name].judged, baseline_judged=theirs[s.name].judged) for s in specs]
+    earlier = len(history)
+    history, rescored = rescore(history + rows, {**stored, today_file: today, baseline_file: baseline}, judgments,
+                                specs, ev.settings, depth)
+    write_history(history_path(out), history)
+
+    summary = notes + _summary(cfg, ev, labelled, baseline_path, (mine[specs[0].name], theirs[specs[0].name]),
+                               pool_size=len(stored), left_out=left_out)
+    summary.append(_history_line(history, earlier_rows=earlier, rescored_rows=rescored, today_rows=len(rows),
+                                 missing=missing))
+    summary += [pool_note(specs), _verdict(ev),
+                *[f"BELOW FLOOR: {f.metric} {f.value if f.value is None else round(f.value, 4)} < {f.floor}."
+                  for f in ev.floors if not f.passed],
+                *failure_lines(labelled)]
+    if promote and not gate_failed:
+        shutil.copyfile(evaluated, baseline_path)
+        summary.append(f"Promoted today's run to the baseline ({baseline_path}).")
+
     report_dir = out / "reports" / stamp
     report = write_report(ev, report_dir)
-    regression = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
-    rows = [HistoryRow(run_at=now.isoformat(), retriever=system_name(cfg), metric=m, value=v,
-                       baseline_value=_baseline_value(ev, m), judge=cfg.judge.spec,
-                       rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
-                       regression=regression)
-                     for m, v in ev.metrics.items() if v is not None]
-    history = append_history(out / "history.parquet", rows)
-    trend = write_text(out / "trend.html", _trend_page(history, cfg))
-    write_text(out / "latest.md", markdown(ev))
-    if promote and not regression:
-        shutil.copyfile(today_path, baseline_path)
-        notes.append(f"Promoted today's run to the baseline ({baseline_path}).")
-
-    s = labelled.stats
-    summary = notes + [
-        f"Retriever {system_name(cfg)} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
-        f"({ev.queries.no_answer} in the no-answer bucket): "
-        + ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None) + ".",
-        f"Labels: {len(labelled.labels)} pairs in the top {depth} of both runs; {s.new} new, {s.cached} from the "
-        f"cache; judge requests sent: {s.requests}.",
-        "REGRESSION: a drop beyond its threshold and significant." if ev.gate is not None and not ev.gate.passed
-        else "No significant regression beyond the thresholds.",
-        *[f"BELOW FLOOR: {f.metric} {f.value if f.value is None else round(f.value, 4)} < {f.floor}."
-          for f in ev.floors if not f.passed],
-        *failure_lines(labelled),
-    ]
-    failed = regression or bool(labelled.failures)
+    text = markdown(ev) + "\n" + history_markdown(history, specs)
+    write_text(report_dir / "summary.md", text)
+    write_text(out / "latest.md", text)
+    trend = write_text(out / "trend.html", trend_page(history, specs, f"config retriever {system_name(cfg)} · "
+                                                                      f"judge {cfg.judge.spec}"))
+    failed = gate_failed or bool(labelled.failures)
     return PipelineResult(pipeline="regression", config=config_path, status="failed" if failed else "passed",
-                          summary=summary, judge_requests=s.requests,
+                          summary=summary, judge_requests=labelled.stats.requests,
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},
-                          figures={k: v for k, v in ev.metrics.items()},
-                          checks=evaluation_checks(ev, "regression")).with_labelling_check(s.failed, s.requested)
+                          figures={**ev.metrics, **{f"judged@{s.k or depth}": mine[s.name].judged for s in specs}},
+                          checks=evaluation_checks(ev, "regression")).with_labelling_check(labelled.stats.failed,
+                                                                                         labelled.stats.requested)
 
 
-def _unused_stamp(out, stamp: str) -> str:
+def _retrieve(name: str, queries, corpus, depth: int, path: Path) -> None:
+    """Retrieve and save a run. A retriever that returns nothing for every query has nothing to evaluate
+    (and nothing to store as a baseline): a failure, said at once, before anything is paid."""
+    entries = retrieve(name, queries, corpus, depth, None)
+    if not entries:
+        raise GateFailedError(f"retriever '{name}' returned nothing for any of the {len(queries)} queries: every "
+                              "query vanished, nothing to compare (check the retriever and the query fields it reads)")
+    save_run(entries, path, name)
+
+
+def _todays_run(cfg: PipelineConfig, queries, corpus, depth: int, keep: Path) -> Path:
+    """The run file to evaluate. `retriever.run` (the file the user's system wrote) is evaluated where it
+    lies, so every error names that file and line, and a copy is kept for the history; otherwise the
+    configured retriever (a registered name or `package.module:function`) is run and saved to `keep`."""
+    if cfg.retriever.run is None:
+        _retrieve(cfg.retriever.name, queries, corpus, depth, keep)
+        return keep
+    read_known_run(cfg.retriever.run, queries, corpus, depth)
+    write_text(keep, to_trec(load_run(cfg.retriever.run), tag=safe_name(system_name(cfg))))
+    return cfg.retriever.run
+
+
+def _baseline(cfg: PipelineConfig, queries, corpus, depth: int) -> tuple[Path, list[str]]:
+    path = cfg.baseline.run or cfg.output.dir / "baseline.trec"
+    if path.is_file():
+        return path, []
+    name = cfg.baseline.retriever or cfg.retriever.name
+    _retrieve(name, queries, corpus, depth, path)
+    return path, [f"No stored baseline yet: built it with retriever '{name}' and saved it to {path}."]
+
+
+def _check_baseline_queries(baseline: Ranking, queries: dict, path: Path) -> None:
+    """A baseline that answers none of today's queries compares with nothing: the wrong file, or a queries
+    file that changed. Said before any pair is labelled."""
+    if not baseline.docs.keys() & queries.keys():
+        sample = ", ".join(sorted(baseline.docs)[:3]) + (", ..." if len(baseline.docs) > 3 else "")
+        raise ConfigError(f"the baseline run answers none of the {len(queries)} queries of inputs.queries (its "
+                          f"queries: {sample}); expected a run over the same query ids", path=str(path),
+                          field="baseline.run")
+
+
+def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_path: Path,
+             judged: tuple[Figure, Figure], *, pool_size: int, left_out: int) -> list[str]:
+    s, depth = labelled.stats, cfg.retriever.depth
+    spec = parse_metrics(cfg.evaluate.metrics)[0]
+    vanish = ": a query the run returns nothing for scores 0" if cfg.evaluate.average == "all" else ""
+    values = ", ".join(f"{m} {v:.4f}" for m, v in ev.metrics.items() if v is not None)
+    if not values:
+        grades = sorted({label.grade for label in labelled.labels})
+        values = (f"nothing to average: no query has a label graded {cfg.evaluate.relevant_from} or more "
+                  f"(evaluate.relevant_from; grades in the pool: {', '.join(map(str, grades)) or 'none'})")
+    return [
+        f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
+        f"({ev.queries.no_answer} in the no-answer bucket; averaging '{cfg.evaluate.average}'{vanish}): {values}.",
+        f"judged@{spec.k or depth} (share of the top {spec.k or depth} with a label): today {_f(judged[0].judged)}, "
+        f"baseline {_f(judged[1].judged)}.",
+        f"Labels: {len(labelled.labels)} pairs in the pool (top {depth} of today's run, the baseline and "
+        f"{_n(pool_size, 'stored run')}); {s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
+        + (f" {_n(left_out, 'pair')} left out: query or document not in today's inputs." if left_out else ""),
+    ]
+
+
+def _history_line(history: list[HistoryRow], *, earlier_rows: int, rescored_rows: int, today_rows: int,
+                  missing: int) -> str:
+    line = f"History: {_n(len({r.run_at for r in history}), 'run')}"
+    if rescored_rows > today_rows:  # rows of earlier runs were rescored: the labels are not the last ones
+        line += "; the labels changed, so every stored run was rescored on them."
+    elif earlier_rows:
+        line += "; labels unchanged since the last rescoring."
+    else:
+        line += "."
+    return line + (f" {_n(missing, 'stored run file')} missing: not rescored." if missing else "")
+
+
+def _verdict(ev: Evaluation) -> str:
+    if ev.gate is None:
+        return "No gate: nothing to compare with."
+    if ev.gate.passed:
+        unsure = [f"{c.metric} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
+                  for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
+                  and c.p_value is not None]
+        line = ("No significant regression beyond the thresholds." if not unsure else
+                "Passed, but with drops beyond their thresholds that are not significant: " + "; ".join(unsure) + ".")
+    else:
+        kind = "REGRESSION" if any(c.verdict == "regression" for c in ev.gate.checks) else "GATE FAILED"
+        line = f"{kind}: {outcome_error(ev, fail_on_regression=True) or 'the regression gate failed; see the report'}."
+    return " ".join([line, *(f"WARNING: {w}." for w in ev.gate.warnings)])  # drops not gated (require_significance)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _f(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _unused_stamp(out: Path, stamp: str) -> str:
     """The run's name in file names; a second run within the same second gets a suffix, never overwrites."""
     candidate, n = stamp, 1
-    while (out / "reports" / candidate).exists():
+    while (out / "reports" / candidate).exists() or any((out / RUNS_DIR).glob(f"{candidate}-*.trec")):
         n += 1
         candidate = f"{stamp}-{n}"
     return candidate
-
-
-def _baseline_value(ev, metric: str) -> float | None:
-    return ev.runs[ev.baseline].metrics.get(metric) if ev.baseline in ev.runs else None
-
-
-def _trend_page(history: list[HistoryRow], cfg: PipelineConfig) -> str:
-    t = trend(history)
-    labels = [when[:16].replace("T", " ") for when in t.run_at]
-    rows = [[when, retriever, "REGRESSION" if failed else "ok"] + [t.series[m][i] for m in t.series]
-            for i, (when, retriever, failed) in enumerate(zip(labels, t.retrievers, t.regression))]
-    sections = [
-        ("Metrics over time", line_chart(labels, t.series, y_range=(0.0, 1.0), marked=t.regression)),
-        ("", paragraphs([f"{len(t.run_at)} runs recorded in history.parquet. Runs that failed the gate are "
-                         "circled in red."])),
-        ("Runs", table(["run at (UTC)", "retriever", "gate"] + list(t.series), rows[::-1],
-                       numeric=tuple(range(3, 3 + len(t.series))))),
-    ]
-    return page("regression: metric trend", sections, subtitle=f"config retriever {cfg.retriever.name} · "
-                                                                f"judge {cfg.judge.spec}")

@@ -17,13 +17,19 @@ def load_inputs(cfg: PipelineConfig) -> tuple[dict[str, Query], dict[str, Doc]]:
     return read_queries(cfg.inputs.queries), read_corpus(cfg.inputs.corpus)
 
 
-def retrieve(name: str, queries: dict[str, Query], corpus: dict[str, Doc], depth: int, path: Path) -> list[RunEntry]:
-    """Run the named retriever over every query and save the run in TREC format."""
+def retrieve(name: str, queries: dict[str, Query], corpus: dict[str, Doc], depth: int,
+             path: Path | None) -> list[RunEntry]:
+    """Run the named retriever over every query and save the run in TREC format (unless `path` is None)."""
     from labeller.retrieval import make_retriever, make_run
 
     entries = make_run(make_retriever(name, corpus), queries, depth)
-    write_text(path, format_run(entries, tag=name))
+    if path is not None:
+        save_run(entries, path, name)
     return entries
+
+
+def save_run(entries: list[RunEntry], path: Path, tag: str) -> Path:
+    return write_text(path, format_run(entries, tag=tag))
 
 
 def write_pairs(pairs: list[Pair], path: Path) -> Path:

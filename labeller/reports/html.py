@@ -125,7 +125,7 @@ def line_chart(x_labels: Sequence[str], series: dict[str, Sequence[float]], *, w
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e3e6ea"/>'
                      f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{value:.2f}</text>')
     step = max(1, n // 8)
-    for i in range(0, n, step):
+    for i in range(0, len(x_labels), step):  # no labels (empty history): axes only, no IndexError
         x, _ = xy(i, low)
         parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" font-size="10">{escape(x_labels[i])}</text>')
     for k, (name, vs) in enumerate(series.items()):

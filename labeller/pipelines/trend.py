@@ -1,0 +1,124 @@
+"""The regression history as a trend page (trend.html) and a Markdown section for the job summary.
+
+The charts plot the values rescored on the current labels (comparable from run to run) and, apart,
+the values as recorded (what each day's gate saw); the table gives both, judged@k and the baseline.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from labeller.evaluation.metrics import MetricSpec
+from labeller.pipelines.history import HistoryRow
+from labeller.pipelines.rescore import POOL_DEPENDENT
+from labeller.pipelines.steps import paragraphs
+from labeller.reports import line_chart, page, table
+
+
+class RunPoint(BaseModel):
+    """One regression run of the history, every metric side by side."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_at: str
+    retriever: str
+    failed: bool
+    rows: dict[str, HistoryRow]  # metric -> row
+
+
+def runs(history: list[HistoryRow]) -> list[RunPoint]:
+    by_time: dict[str, RunPoint] = {}
+    for r in sorted(history, key=lambda r: r.run_at):
+        point = by_time.setdefault(r.run_at, RunPoint(run_at=r.run_at, retriever=r.retriever, failed=r.regression,
+                                                      rows={}))
+        point.rows[r.metric] = r
+    return list(by_time.values())
+
+
+def metrics_of(history: list[HistoryRow]) -> list[str]:
+    return list(dict.fromkeys(r.metric for r in history))
+
+
+def pool_note(specs: list[MetricSpec]) -> str:
+    """Which of the metrics depend on the pool, and so on which runs happened to be labelled."""
+    dependent = [f"{s.name} ({POOL_DEPENDENT[s.kind]})" for s in specs if s.kind in POOL_DEPENDENT]
+    steady = [s.name for s in specs if s.kind not in POOL_DEPENDENT]
+    text = (f"Pool-dependent: {'; '.join(dependent)}. A run scores lower on these once another run finds relevant "
+            "documents it missed, so only values on the same labels compare: the trend plots every stored run "
+            "rescored on today's labels, with the value as recorded beside it." if dependent
+            else "None of the metrics depends on the pool.")
+    if steady:
+        text += f" Not pool-dependent: {', '.join(steady)} (they read only the run's own top k, which is labelled)."
+    return text
+
+
+def _label(when: str) -> str:
+    return when[:16].replace("T", " ")
+
+
+def _pair(rescored: float | None, recorded: float | None) -> str:
+    def f(v: float | None) -> str:
+        return "–" if v is None else f"{v:.4f}"
+
+    return f"{f(rescored)} ({f(recorded)})"
+
+
+def _table_rows(points: list[RunPoint], metrics: list[str]) -> list[list[object]]:
+    rows = []
+    for p in reversed(points):  # newest first
+        first = next(iter(p.rows.values()))
+        cells: list[object] = [_label(p.run_at), p.retriever, "FAILED" if p.failed else "ok"]
+        for m in metrics:
+            r = p.rows.get(m)
+            cells += [_pair(r.rescored_value, r.value), _pair(r.rescored_baseline_value, r.baseline_value)] if r \
+                else ["–", "–"]
+        cells.append(_pair(first.rescored_judged, first.judged))
+        rows.append(cells)
+    return rows
+
+
+def trend_page(history: list[HistoryRow], specs: list[MetricSpec], subtitle: str) -> str:
+    points = runs(history)
+    metrics = metrics_of(history)
+    labels = [_label(p.run_at) for p in points]
+    failed = [p.failed for p in points]
+
+    def series(column: str) -> dict[str, list[float | None]]:
+        return {m: [getattr(p.rows[m], column) if m in p.rows else None for p in points] for m in metrics}
+
+    unscored = sum(1 for p in points if all(r.rescored_value is None for r in p.rows.values()))
+    notes = [f"{len(points)} runs recorded in history.parquet; their runs are kept in history/runs/. Runs that "
+             "failed the gate are circled in red.", pool_note(specs)]
+    if unscored:
+        notes.append(f"{unscored} runs have no rescored value: their run file is not in history/runs/ (recorded "
+                     "before runs were kept, or removed), or nothing could be averaged.")
+    k_note = "judged@k: the share of a run's top k that has a label (k: the first metric's cutoff)"
+    header = ["run at (UTC)", "retriever", "gate"]
+    for m in metrics:
+        header += [f"{m} rescored (recorded)", f"baseline {m} rescored (recorded)"]
+    header.append("judged@k rescored (recorded)")
+    sections = [
+        ("Metrics over time, rescored on today's labels",
+         line_chart(labels, series("rescored_value"), y_range=(0.0, 1.0), marked=failed)),
+        ("Metrics over time, as recorded (each run on the labels of its day)",
+         line_chart(labels, series("value"), y_range=(0.0, 1.0), marked=failed)),
+        ("", paragraphs(notes)),
+        ("Runs", paragraphs([k_note]) + str(table(header, _table_rows(points, metrics)))),
+    ]
+    return page("regression: metric trend", sections, subtitle=subtitle)
+
+
+def history_markdown(history: list[HistoryRow], specs: list[MetricSpec], limit: int = 10) -> str:
+    """The last runs, rescored and as recorded, for the job summary (latest.md)."""
+    points = runs(history)[-limit:]
+    metrics = metrics_of(history)
+    header = ["run at (UTC)", "retriever", "gate", *(f"{m} rescored (recorded)" for m in metrics),
+              "judged@k rescored (recorded)"]
+    lines = ["### History (rescored on today's labels)", "", pool_note(specs), "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for p in reversed(points):
+        first = next(iter(p.rows.values()))
+        cells = [_label(p.run_at), p.retriever, "FAILED" if p.failed else "ok",
+                 *(_pair(p.rows[m].rescored_value, p.rows[m].value) if m in p.rows else "–" for m in metrics),
+                 _pair(first.rescored_judged, first.judged)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
