@@ -39,9 +39,9 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     from labeller.io.tables import table_format, write_rows
     from labeller.judges.registry import make_judge
     from labeller.labelling import label_pairs
-    from labeller.labelling.job import run_coroutine
+    from labeller.labelling.faults import run_labelling
     from labeller.rubric import load_rubric
-    from labeller.store import open_store
+    from labeller.store import default_spec, open_store
 
     if depth < 1:
         raise BadInputError(f"--depth {depth} must be at least 1", field="depth")
@@ -58,14 +58,14 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     judge_obj = make_judge(judge, base_url=base_url, timeout=timeout)
     record.judge = judge_obj.name
 
-    async def _label():
+    async def _label(sender):
         try:
             with open_store(cache_dir) as cache:
-                return await label_pairs(pairs, queries, corpus, judge_obj, rubric_obj, cache, options)
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options)
         finally:
-            await judge_obj.aclose()
+            await sender.aclose()
 
-    run = run_coroutine(_label())
+    run = run_labelling(_label, judge_obj, cache_dir if cache_dir is not None else default_spec())
     if out_path is not None:
         record.saved_to = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     s = run.stats

@@ -2,41 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
+from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
 from labeller.io.tables import table_format, write_rows
 from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
+from labeller.labelling.faults import run_labelling, verdicts_kept
 from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
 from labeller.rubric import Rubric, load_rubric
-from labeller.store import open_store
+from labeller.store import default_spec, is_url, open_store
 from labeller.store.base import NoStoreError
-
-T = TypeVar("T")
-
-
-def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
-    """asyncio.run, without handing the result back through the main task. On exit, Python 3.11's
-    asyncio.run formats the main task twice while restoring the SIGINT handler, and a finished task's
-    repr includes its result: for a run of 100,000 labels that was seconds of pydantic repr."""
-    results: list[T] = []
-
-    async def main() -> None:
-        results.append(await coroutine)
-
-    asyncio.run(main())
-    return results[0]
-
 
 def failures_path_for(out_path: str | Path) -> Path:
     """labels.jsonl → labels.failures.jsonl, beside the labels."""
@@ -78,6 +61,8 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     """
     options = options or LabelOptions()
     table_format(out_path)  # a bad output extension fails before anything is read or sent
+    _check_outputs(out_path, cache_dir, options.dry_run,
+                   [queries_path, corpus_path, pairs_path, run_path, rubric, prices_path])
     rubric_obj: Rubric = load_rubric(rubric)
     prices: PriceTable = load_prices(prices_path)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
@@ -86,29 +71,44 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
-    async def _label(spec: str | Path | None, create: bool = True) -> LabelRun:
+    store_spec = cache_dir if cache_dir is not None else default_spec()
+
+    async def _label(spec: str | Path, sender: Judge, create: bool = True) -> LabelRun:
         try:
             with open_store(spec, create=create) as store:
-                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, store, options, prices=prices)
         finally:
-            await judge.aclose()
+            await sender.aclose()
 
     if options.dry_run:
         try:
-            return run_coroutine(_label(cache_dir, create=False))
+            return run_labelling(lambda sender: _label(store_spec, sender, create=False), judge, store_spec)
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
-                return run_coroutine(_label(empty))
-    run = run_coroutine(_label(cache_dir))
-    run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
-    failures_file = failures_path_for(out_path)
-    if run.failures:
-        run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
-    else:
-        failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
+                return run_labelling(lambda sender: _label(empty, sender), judge, empty)
+    run = run_labelling(lambda sender: _label(store_spec, sender), judge, store_spec)
+    with verdicts_kept(store_spec):  # a write that fails now (the disk filled) loses no verdict
+        run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+        failures_file = failures_path_for(out_path)
+        if run.failures:
+            run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
+        else:
+            failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
     _raise_for(run)
     return run
+
+
+def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:
+    """Before anything is sent: no output is an input, and (unless nothing will be written) all can be written.
+    A store URL is checked when it is opened, not as a directory."""
+    outputs = {"--out": out_path, "the failures file": failures_path_for(out_path)}
+    store = cache_dir if cache_dir is not None else default_spec()
+    if dry_run:
+        refuse_inputs(outputs, existing_files(inputs))
+    else:
+        check_outputs(inputs=existing_files(inputs), files=outputs, dirs={"--cache": None if is_url(store) else store})
 
 
 def _raise_for(run: LabelRun) -> None:
@@ -118,7 +118,9 @@ def _raise_for(run: LabelRun) -> None:
         error = JudgeError(f"{stats.stopped_by}; {len(run.labels)} labels written, "
                            f"{len(run.failures)} pairs not labelled (see {run.failures_path})")
     elif stats.budget_stopped:
-        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}; {len(run.labels)} labels "
+        maybe = (f" (+ up to ${stats.unconfirmed_cost_usd:.4f} for {stats.unconfirmed_attempts} attempts that may "
+                 "have been billed)" if stats.unconfirmed_attempts and stats.unconfirmed_cost_usd else "")
+        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {len(run.labels)} labels "
                                     f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
     elif run.failures:
         error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} pairs failed; {len(run.labels)} "

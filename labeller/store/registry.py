@@ -11,9 +11,9 @@ import importlib
 import os
 import re
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from labeller.errors import BadInputError
+from labeller.redaction import redact_url as redact
 from labeller.store.base import VerdictStore
 
 DEFAULT_STORE = ".labeller-cache"
@@ -36,18 +36,8 @@ def is_url(spec: str | Path | None) -> bool:
 
 
 def redact_url(spec: str | Path) -> str:
-    """The spec as it may be shown: a URL's password (in the netloc or a password= query) becomes ***."""
-    text = str(spec)
-    if not is_url(text):
-        return text
-    parts = urlsplit(text)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user = userinfo.partition(":")[0]
-        netloc = f"{user}:***@{hostport}" if ":" in userinfo else f"{user}@{hostport}"
-    query = re.sub(r"(?i)(^|&)(password)=[^&]*", r"\1\2=***", parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    """The spec as it may be shown: a URL's user-info and credential-like query values become ***."""
+    return redact(str(spec)) if is_url(spec) else str(spec)
 
 
 def default_spec() -> str:
