@@ -116,6 +116,20 @@ def damage_cache(root: Path, how: str) -> None:
             f.write(b"not a database!!")
 
 
+def _link(target: str, name: str, *, hard: bool = False) -> Callable[[Path], None]:
+    """A setup that makes `name` another name (symlink or hard link) for the workspace file `target`."""
+    return lambda d: os.link(d / target, d / name) if hard else (d / name).symlink_to(target)
+
+
+def _config(text: str, name: str = "pipe.toml") -> Callable[[Path], None]:
+    return lambda d: (d / name).write_text(text, encoding="utf-8")
+
+
+def _label_row(name: str, extra: list[str], stderr: str, **kw) -> Case:
+    """A `label` case with valid inputs and the OpenAI judge: `extra` spoils an output option."""
+    return Case(f"label-{name}", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, *extra], stderr=stderr, **kw)
+
+
 SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "pipelines" / "regression.toml"
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
 GATE = ["evaluate", "--run", "run.trec", "--baseline", "baseline.trec", "--labels", "labels.jsonl"]
@@ -179,6 +193,21 @@ CASES: list[Case] = [
     Case("label-pair-with-unknown-doc", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI],
          setup=lambda d: write_jsonl(d / "pairs.jsonl", [{"query_id": "q1", "doc_id": "zzz"}]),
          stderr="zzz", outputs=("out.jsonl",)),
+    Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
+         stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
+    # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.
+    Case("label-cache-postgres-unreachable", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI,
+                                              "--cache", f"postgresql://u:{KEY}@127.0.0.1:9/labels"],
+         stderr="postgresql://***:***@127.0.0.1:9/labels: cannot connect", outputs=("out.jsonl", "postgresql:")),
+    Case("label-cache-db-emptied", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "empty"), stderr=".labeller-cache/cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
+    Case("label-cache-db-truncated", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "truncate"), stderr="cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
+    Case("label-cache-db-garbled-header", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "garble"), stderr="cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
     # An output that is one of the inputs would destroy it (issue 9): refused before anything is sent,
     # however the path is spelled.
     _label_row("out-is-the-corpus", ["--out", "corpus.jsonl"], "is an input"),

@@ -3,8 +3,10 @@ and SDKs, a killed run, the schema and its version, and no credential anywhere i
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -124,7 +126,7 @@ def test_a_password_never_shows_in_location_stats_or_errors(postgres_url, capsys
     with pytest.raises(SystemExit) as stopped:
         main(["cache", "stats", "--cache", with_password.rsplit("/", 1)[0] + "/no_such_db"])
     err = capsys.readouterr().err
-    assert stopped.value.code == 2 and "no_such_db" in err and secret not in err and "***:***@" in err
+    assert stopped.value.code == 2 and "no_such_db" in err and secret not in err and ":***@127.0.0.1" in err
 
 
 def test_a_url_is_never_taken_for_a_directory(tmp_path, monkeypatch, postgres_url):
@@ -136,3 +138,16 @@ def test_a_url_is_never_taken_for_a_directory(tmp_path, monkeypatch, postgres_ur
     with open_store() as store:  # the environment variable picks the default store
         assert store.backend == "postgresql"
     assert list(tmp_path.iterdir()) == []  # no "postgresql:" directory, nothing at all
+
+
+def test_in_ci_a_missing_server_fails_the_store_tests_instead_of_skipping():
+    tests = Path(__file__).resolve().parent
+    env = {k: v for k, v in os.environ.items() if k != "LABELLER_TEST_POSTGRES"}
+    env["CI"] = "true"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "tests/test_store.py::test_leases_are_exclusive_until_released_or_expired"],
+                          cwd=tests.parent, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout
+    errored = "ERROR tests/test_store.py::test_leases_are_exclusive_until_released_or_expired[postgresql]"
+    assert errored in done.stdout and "LABELLER_TEST_POSTGRES is not" in done.stdout, done.stdout
+    assert "[directory]" not in done.stdout and "skip" not in done.stdout.lower(), done.stdout

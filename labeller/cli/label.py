@@ -135,7 +135,7 @@ def cache_export(
     from labeller.io.outputs import check_outputs
     from labeller.store import default_spec, is_url, open_store
 
-    spec = cache if cache is not None else default_spec()
+    spec = cache or default_spec()
     check_outputs(inputs=[] if is_url(spec) else [Path(spec) / "cache.db"], files={"--out": out})
     with open_store(spec, create=False) as store:
         count = store.export(out)

@@ -56,19 +56,6 @@ class StoppableJudge(Judge):
         await self.inner.aclose()
 
 
-def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
-    """asyncio.run, without handing the result back through the main task. On exit, Python 3.11's
-    asyncio.run formats the main task twice while restoring the SIGINT handler, and a finished task's
-    repr includes its result: for a run of 100,000 labels that was seconds of pydantic repr."""
-    results: list[T] = []
-
-    async def main() -> None:
-        results.append(await coroutine)
-
-    asyncio.run(main())
-    return results[0]
-
-
 def run_labelling(main: Callable[[Judge], Coroutine[Any, Any, T]], judge: Judge, cache_dir: str | Path) -> T:
     """Run `main(judge)` on a new event loop, with Ctrl-C handled as above (ending in an Interrupted error
     that counts the cached verdicts), and a cache write that fails (full disk, read-only) turned into an
@@ -95,8 +82,13 @@ def run_labelling(main: Callable[[Judge], Coroutine[Any, Any, T]], judge: Judge,
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
+    results: list[T] = []
+
+    async def keep_result() -> None:  # not returned through the task: Python 3.11's asyncio.run formats
+        results.append(await supervised())  # the main task twice on exit, and its repr holds the result
+
     try:
-        result = run_coroutine(supervised())
+        asyncio.run(keep_result())
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise Interrupted(interrupted_message(cache_dir)) from None
     except StoreError as exc:  # the store's own message names it, credentials redacted
@@ -108,6 +100,7 @@ def run_labelling(main: Callable[[Judge], Coroutine[Any, Any, T]], judge: Judge,
         raise OutputError(f"the verdict cache could not be written ({reason}); every verdict stored before this "
                           "is kept: free some space or fix the path, then rerun the same command",
                           path=redact_url(cache_dir)) from None
+    result = results[0]
     if stoppable.stopping:
         raise Interrupted(interrupted_message(cache_dir))
     return result

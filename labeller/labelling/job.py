@@ -13,7 +13,7 @@ from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
-from labeller.labelling.faults import run_coroutine, run_labelling, verdicts_kept
+from labeller.labelling.faults import run_labelling, verdicts_kept
 from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
@@ -83,10 +83,10 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
     if options.dry_run:
         try:
-            return run_coroutine(_label(cache_spec, judge, create=False))
+            return run_labelling(lambda sender: _label(cache_spec, sender, create=False), judge, cache_spec)
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
-                return run_coroutine(_label(empty, judge))
+                return run_labelling(lambda sender: _label(empty, sender), judge, empty)
     run = run_labelling(lambda sender: _label(cache_spec, sender), judge, cache_spec)
     with verdicts_kept(cache_spec):  # a write that fails now (the disk filled) loses no verdict
         run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
@@ -99,14 +99,15 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     return run
 
 
-def _check_outputs(out_path: str | Path, cache_dir: str | Path, dry_run: bool, inputs: list) -> None:
-    """Before anything is sent: no output is an input, and (unless nothing will be written) all can be written."""
+def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:
+    """Before anything is sent: no output is an input, and (unless nothing will be written) all can be written.
+    A store URL is checked when it is opened, not as a directory."""
     outputs = {"--out": out_path, "the failures file": failures_path_for(out_path)}
+    store = cache_dir if cache_dir is not None else default_spec()
     if dry_run:
         refuse_inputs(outputs, existing_files(inputs))
     else:
-        check_outputs(inputs=existing_files(inputs), files=outputs,
-                      dirs={"--cache": None if is_url(cache_dir) else cache_dir})
+        check_outputs(inputs=existing_files(inputs), files=outputs, dirs={"--cache": None if is_url(store) else store})
 
 
 def _raise_for(run: LabelRun) -> None:

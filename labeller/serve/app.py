@@ -22,7 +22,7 @@ from pathlib import Path
 from fastapi import FastAPI, HTTPException
 from fastapi.exceptions import RequestValidationError
 
-from labeller.errors import BadInputError, LabellerError
+from labeller.errors import BadInputError, LabellerError, StoreError
 from labeller.records import Doc, Pair, Query
 from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
@@ -140,7 +140,7 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
                                     LabelOptions(progress=False))
         except BadInputError as exc:
             raise _invalid("documents", exc, "bad_input") from None
-        except (sqlite3.Error, OSError) as exc:  # a full disk: verdicts stored before are kept
+        except (sqlite3.Error, OSError, StoreError) as exc:  # a full disk, a database gone: stored verdicts are kept
             raise HTTPException(503, f"the verdict cache could not be written ({exc}); verdicts stored before "
                                      "are kept") from None
         return JudgeResponse(judge=judges[spec].name, rubric=rubric.name, rubric_version=rubric.version,

@@ -28,12 +28,11 @@ import diskcache
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
-                                 StoreStats, VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
+                                 StoreStats, VerdictStore, now_iso, owner_is_dead, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
 DB_FILE = "cache.db"
-_store_errors = store_errors(sqlite3.DatabaseError)  # a file damaged while in use
 OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
 
 
@@ -66,7 +65,6 @@ class DirectoryStore(VerdictStore):
             raise sqlite3.DatabaseError(result)
 
     # -- verdicts -------------------------------------------------------------------------------
-    @_store_errors
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
         found = {}
         for key in keys:
@@ -78,7 +76,6 @@ class DirectoryStore(VerdictStore):
     def __contains__(self, key: str) -> bool:
         return (VERDICT + key) in self._db
 
-    @_store_errors
     def put_many(self, records: list[CachedVerdict]) -> None:
         with self._db.transact():
             for record in records:
@@ -87,14 +84,12 @@ class DirectoryStore(VerdictStore):
                 self._db.delete(LEASE + key)
                 self._db.delete(FAILURE + key)
 
-    @_store_errors
     def record_failure(self, failure: LabelFailure) -> None:
         with self._db.transact():
             self._db.set(FAILURE + failure.cache_key, failure.model_dump_json())
             self._db.delete(LEASE + failure.cache_key)
 
     # -- leases ---------------------------------------------------------------------------------
-    @_store_errors
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
         out = []
         with self._db.transact():
@@ -114,18 +109,15 @@ class DirectoryStore(VerdictStore):
                         out.append(BUSY)
         return out
 
-    @_store_errors
     def lease_holder(self, key: str) -> str | None:
         return self._db.get(LEASE + key)
 
-    @_store_errors
     def renew(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> None:
         with self._db.transact():
             for key in keys:
                 if self._db.get(LEASE + key) == owner:
                     self._db.touch(LEASE + key, expire=ttl)
 
-    @_store_errors
     def release(self, keys: list[str], owner: str) -> None:
         with self._db.transact():
             for key in keys:
@@ -133,7 +125,6 @@ class DirectoryStore(VerdictStore):
                     self._db.delete(LEASE + key)
 
     # -- provider batches -----------------------------------------------------------------------
-    @_store_errors
     def put_batch(self, provider: str, batch_id: str, keys: list[str],
                   meta: dict[str, Any] | None = None) -> BatchRecord:
         name = f"{BATCH}{provider}\0{batch_id}"
@@ -147,12 +138,10 @@ class DirectoryStore(VerdictStore):
                 self._db.set(BATCHED + key, f"{provider}\0{batch_id}")
         return record
 
-    @_store_errors
     def get_batch(self, provider: str, batch_id: str) -> BatchRecord | None:
         raw = self._db.get(f"{BATCH}{provider}\0{batch_id}")
         return None if raw is None else _load_batch(raw)[1]
 
-    @_store_errors
     def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
         found = []
         for name in self._db.iterkeys():
@@ -162,7 +151,6 @@ class DirectoryStore(VerdictStore):
                     found.append((seq, batch))
         return [batch for _, batch in sorted(found, key=lambda sb: sb[0])]  # in the order they were put
 
-    @_store_errors
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
@@ -186,7 +174,6 @@ class DirectoryStore(VerdictStore):
                 if raw is not None:
                     yield CachedVerdict.model_validate_json(raw)
 
-    @_store_errors
     def stats(self) -> StoreStats:
         failures = leases = 0
         for name in self._db.iterkeys():

@@ -12,8 +12,8 @@ import os
 import re
 from pathlib import Path
 
-from labeller import redaction
 from labeller.errors import BadInputError
+from labeller.redaction import redact_url as redact
 from labeller.store.base import VerdictStore
 
 DEFAULT_STORE = ".labeller-cache"
@@ -36,10 +36,8 @@ def is_url(spec: str | Path | None) -> bool:
 
 
 def redact_url(spec: str | Path) -> str:
-    """The spec as it may be shown: a URL's user-info and credential-like query values become ***
-    (labeller.redaction, the one rule for every URL labeller shows); a directory is shown as it is."""
-    text = str(spec)
-    return redaction.redact_url(text) if is_url(text) else text
+    """The spec as it may be shown: a URL's user-info and credential-like query values become ***."""
+    return redact(str(spec)) if is_url(spec) else str(spec)
 
 
 def default_spec() -> str:
