@@ -33,13 +33,18 @@ def label(
     tpm: Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute limit (estimated tokens).")] = None,
     prices: Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")] = None,
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply.")] = 60.0,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the pairs through the provider's batch API (half price, results within 24 h).")] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch in flight.")] = 30.0,
+    batch_max_requests: Annotated[Optional[int], typer.Option(min=1, help="With --batch: requests per batch (default: the provider's limit).")] = None,
+    batch_max_bytes: Annotated[Optional[int], typer.Option(min=1024, help="With --batch: bytes per batch (default: the provider's limit).")] = None,
 ) -> None:
     """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache."""
     from labeller.errors import LabellerError
     from labeller.labelling import LabelOptions, label_job
 
     options = LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
-                           tokens_per_minute=tpm, dry_run=dry_run)
+                           tokens_per_minute=tpm, dry_run=dry_run, batch=batch, poll_interval=poll_interval,
+                           batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes)
     try:
         result = label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs, run_path=run, depth=depth,
                            judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out, base_url=base_url,
@@ -65,7 +70,12 @@ def _summary(result) -> None:
         return
     say(f"labelled {s.requested} pairs: {s.new} new, {s.cached} from cache, {s.failed} failed"
         + (f", {s.skipped} not sent" if s.skipped else "") + f" ({s.elapsed_s:.1f}s)")
-    say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}")
+    say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}"
+        + (" at batch prices" if s.batch else ""))
+    if s.batch:
+        b = s.batch
+        say(f"batches: {b.submitted} submitted ({b.requests} requests), {b.resumed} resumed, {b.completed} completed, "
+            f"{b.polls} polls")
     if result.out_path:
         say(f"labels: {result.out_path}")
     for failure in result.failures[:FIRST_FAILURES]:

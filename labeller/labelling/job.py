@@ -70,10 +70,18 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
 
+    if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
+        from labeller.batch import batch_client
+        from labeller.labelling.batched import label_pairs_batched as label_with
+
+        batch_client(judge)
+    else:
+        label_with = label_pairs
+
     async def _label(spec: str | Path | None, create: bool = True) -> LabelRun:
         try:
             with open_store(spec, create=create) as store:
-                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
+                return await label_with(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
         finally:
             await judge.aclose()
 
