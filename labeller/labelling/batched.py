@@ -49,7 +49,7 @@ def _secrets() -> list[str | None]:
     return [v for k, v in os.environ.items() if k.endswith("_API_KEY")]
 
 
-class _BatchRun:
+class BatchRun:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                  rubric: Rubric, store: VerdictStore, options: LabelOptions, prices: PriceTable) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
@@ -377,7 +377,7 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     """
     options = options or LabelOptions(batch=True)
     started = time.monotonic()
-    run = _BatchRun(pairs, queries, corpus, judge, rubric, store, options, prices or load_prices())
+    run = BatchRun(pairs, queries, corpus, judge, rubric, store, options, prices or load_prices())
     await run.run()
     if options.dry_run:
         return LabelRun(stats=run.stats)
