@@ -118,11 +118,12 @@ def export_batch(*, out: str | Path, cache: str | None = None, **inputs: Any) ->
 def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any) -> ImportResult:
     """Read an OpenAI batch output file (vLLM run-batch writes the same) into the store.
 
-    Every line is checked before anything is written: a custom_id that is no pair of these inputs
-    (a file from another judge, base URL, rubric or slice) is an error naming the line.
+    Every line is checked before the store is opened: a custom_id that is no pair of these inputs
+    (a file from another judge, base URL, rubric or slice) is an error naming the line, and
+    nothing is written.
     """
-    with open_store(cache) as store:
-        run, _ = _plan(store=store, **inputs)
+    with tempfile.TemporaryDirectory() as empty, open_store(empty) as scratch:
+        run, _ = _plan(store=scratch, **inputs)
         outcomes: list[Outcome] = []
         for line, row in read_rows(results):
             custom_id = row.get("custom_id")
@@ -131,9 +132,11 @@ def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any
                                     "file written for them by `labeller batch export` with the same --judge, "
                                     "--base-url and --rubric", path=str(results), line=line, field="custom_id")
             outcomes.append(output_outcome(row, run.judge, service="the batch"))
-        keys = sorted({o.custom_id for o in outcomes}, key=lambda k: run.by_key[k][0])
-        record = BatchRecord(provider=run.judge.provider, batch_id=f"import:{Path(results).name}", keys=keys,
-                             meta=run.meta(keys), created_at="")
+    keys = sorted({o.custom_id for o in outcomes}, key=lambda k: run.by_key[k][0])
+    record = BatchRecord(provider=run.judge.provider, batch_id=f"import:{Path(results).name}", keys=keys,
+                         meta=run.meta(keys), created_at="")
+    with open_store(cache) as store:
+        run.store = store
         stored: set[str] = set()
         for group in chunks(keys):
             stored.update(store.get_many(group))
@@ -150,6 +153,5 @@ def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any
             stored.add(outcome.custom_id)
         for start in range(0, len(verdicts), WRITE_CHUNK):
             run.save(verdicts[start:start + WRITE_CHUNK])
-        imported = len(verdicts)
-    return ImportResult(lines=len(outcomes), imported=imported, already_stored=len(outcomes) - imported - failures,
-                        failures=failures)
+    return ImportResult(lines=len(outcomes), imported=len(verdicts),
+                        already_stored=len(outcomes) - len(verdicts) - failures, failures=failures)
