@@ -30,7 +30,7 @@ from typing import Any
 
 from labeller.batch import BatchClient, BatchLimits, Outcome, batch_client, split
 from labeller.cache_key import cache_key
-from labeller.errors import BadInputError, JudgeError, redact
+from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, RejectedRequestError, TransientError
 from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, PriceTable, estimate_tokens, load_prices
@@ -275,6 +275,8 @@ class BatchRun:
         pending = self.plan()
         if self.options.dry_run:
             return self.dry_run(pending)
+        if self.options.max_cost is not None and self.price is None and pending:
+            raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a --prices file")
         try:
             while pending:
                 self.adopt(pending)
