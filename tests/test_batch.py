@@ -127,6 +127,8 @@ def test_faulty_batches_three_runs(provider, inputs, tmp_path):
         third = run(api, label_cmd(inputs, tmp_path, JUDGES[provider]))
         assert third.returncode == 0 and api.total == 0
         assert all(r["from_cache"] for r in read_jsonl(tmp_path / "labels.jsonl"))
+    for path in tmp_path.rglob("*"):  # the API key is nowhere: not in the store, batch records, labels
+        assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -271,3 +273,22 @@ def test_export_vllm_run_batch_import_round_trip(inputs, tmp_path):
         assert run(api, [sys.executable, "-m", "labeller", "batch", "export", *inputs_args(inputs), *base,
                          "--out", str(exported)]).returncode == 0
         assert read_jsonl(exported) == []
+
+
+def test_two_processes_at_once_never_submit_a_pair_twice(inputs, tmp_path):
+    with FakeAPI(api_key=KEY, batch_delay=0.5) as api:
+        outs = [tmp_path / "a", tmp_path / "b"]
+        procs = []
+        for out in outs:
+            out.mkdir()
+            cmd = label_cmd(inputs, out, JUDGES["openai"], "--batch-max-requests", "10")
+            cmd[cmd.index("--cache") + 1] = str(tmp_path / "shared-cache")
+            procs.append(subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                          text=True))
+        for proc in procs:
+            proc.wait(120)
+            assert proc.returncode == 0, proc.stderr.read()
+        assert sum(api.batched.values()) == N and api.batched_twice == 0, "each pair paid exactly once"
+        assert sync_requests(api) == 0
+        grades = [{r["doc_id"]: r["grade"] for r in read_jsonl(out / "labels.jsonl")} for out in outs]
+        assert grades[0] == grades[1] and len(grades[0]) == N

@@ -7,6 +7,7 @@ same cache key. Batches keep prompt caching: requests sharing the rubric prefix 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -35,6 +36,10 @@ class AnthropicBatches(BatchClient):
 
     def entry(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         return {"custom_id": custom_id, "params": self.judge.request(prompt)}
+
+    def size(self, entry: dict[str, Any]) -> int:
+        """An upper bound of the entry's bytes in the request body: the SDK may escape non-ASCII text."""
+        return len(json.dumps(entry, ensure_ascii=True)) + 2
 
     async def submit(self, entries: list[dict[str, Any]]) -> str:
         with self._errors("a message batch"):

@@ -197,7 +197,8 @@ class BatchRun:
                         del self.polling[batch_id]
                     failures = 0
                 except JudgeError as exc:  # e.g. a batch id the provider does not know (another account or URL)
-                    self.stats.stopped_by = redact(f"batch {batch_id}: {exc}", _secrets())
+                    self.stats.stopped_by = redact(f"batch {batch_id}: {exc}; it stays recorded in the store: rerun "
+                                                   "with the key and --base-url it was sent with", _secrets())
                     return
                 except TransientError as exc:
                     failures += 1
