@@ -142,6 +142,15 @@ class FakeAPI:
     def openai_url(self) -> str:
         return self.url + "/v1"
 
+    def environment(self, key: str) -> dict[str, str]:
+        """os.environ for a labeller subprocess talking to this server with `key` (no other *_API_KEY)."""
+        import os
+
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env.update(OPENAI_BASE_URL=self.openai_url, ANTHROPIC_BASE_URL=self.url, OPENAI_API_KEY=key,
+                   ANTHROPIC_API_KEY=key)
+        return env
+
     def script(self, kinds: list[str]) -> None:
         """Answer the next requests with these kinds, in order, before going back to random faults."""
         unknown = set(kinds) - set(KINDS)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +49,13 @@ class FakeBatches:
         add.add_get("/v1/files/{id}/content", self.file_content)
         add.add_post("/v1/batches", self.openai_create)
         add.add_get("/v1/batches", self.openai_list)
-        add.add_get("/v1/batches/{id}", self.openai_retrieve)
-        add.add_post("/v1/batches/{id}/cancel", self.openai_cancel)
+        add.add_get("/v1/batches/{id}", partial(self.retrieve, anthropic=False))
+        add.add_post("/v1/batches/{id}/cancel", partial(self.retrieve, anthropic=False, cancel=True))
         add.add_post("/v1/messages/batches", self.anthropic_create)
         add.add_get("/v1/messages/batches", self.anthropic_list)
-        add.add_get("/v1/messages/batches/{id}", self.anthropic_retrieve)
+        add.add_get("/v1/messages/batches/{id}", partial(self.retrieve, anthropic=True))
         add.add_get("/v1/messages/batches/{id}/results", self.anthropic_results)
-        add.add_post("/v1/messages/batches/{id}/cancel", self.anthropic_cancel)
+        add.add_post("/v1/messages/batches/{id}/cancel", partial(self.retrieve, anthropic=True, cancel=True))
 
     def _id(self, prefix: str) -> str:
         self.serial += 1
@@ -98,6 +99,18 @@ class FakeBatches:
 
     def _ended(self, batch: dict[str, Any]) -> bool:
         return batch["cancelled"] or time.time() >= batch["ready_at"]
+
+    async def retrieve(self, request: web.Request, *, anthropic: bool, cancel: bool = False) -> web.StreamResponse:
+        """GET a batch of either API, or POST .../cancel: a batch not yet ended ends with every request cancelled."""
+        if (refused := await self._enter(request, anthropic)) is not None:
+            return refused
+        batch_id = request.match_info["id"]
+        batch = (self.anthropic if anthropic else self.openai).get(batch_id)
+        if batch is None:
+            return self.api._error("404", anthropic=anthropic)
+        if cancel and not self._ended(batch):
+            batch["cancelled"], batch["cancel_at"] = True, _iso(time.time())
+        return web.json_response(self._anthropic_view(batch_id) if anthropic else self._openai_view(batch_id))
 
     # ---- OpenAI files ---------------------------------------------------------------------------
     async def upload(self, request: web.Request) -> web.StreamResponse:
@@ -200,25 +213,6 @@ class FakeBatches:
             batch["final"] = view
         return batch["final"]
 
-    async def openai_retrieve(self, request: web.Request) -> web.StreamResponse:
-        if (refused := await self._enter(request, False)) is not None:
-            return refused
-        batch_id = request.match_info["id"]
-        if batch_id not in self.openai:
-            return self.api._error("404", anthropic=False)
-        return web.json_response(self._openai_view(batch_id))
-
-    async def openai_cancel(self, request: web.Request) -> web.StreamResponse:
-        if (refused := await self._enter(request, False)) is not None:
-            return refused
-        batch_id = request.match_info["id"]
-        if batch_id not in self.openai:
-            return self.api._error("404", anthropic=False)
-        batch = self.openai[batch_id]
-        if not self._ended(batch):
-            batch["cancelled"] = True
-        return web.json_response(self._openai_view(batch_id))
-
     async def openai_list(self, request: web.Request) -> web.StreamResponse:
         if (refused := await self._enter(request, False)) is not None:
             return refused
@@ -287,14 +281,6 @@ class FakeBatches:
                 "ended_at": _iso(time.time()) if ended else None, "cancel_initiated_at": batch["cancel_at"],
                 "results_url": f"{self.api.url}/v1/messages/batches/{batch_id}/results" if ended else None}
 
-    async def anthropic_retrieve(self, request: web.Request) -> web.StreamResponse:
-        if (refused := await self._enter(request, True)) is not None:
-            return refused
-        batch_id = request.match_info["id"]
-        if batch_id not in self.anthropic:
-            return self.api._error("404", anthropic=True)
-        return web.json_response(self._anthropic_view(batch_id))
-
     async def anthropic_results(self, request: web.Request) -> web.StreamResponse:
         if (refused := await self._enter(request, True)) is not None:
             return refused
@@ -305,17 +291,6 @@ class FakeBatches:
         self._anthropic_view(batch_id)
         data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in batch["results"])
         return web.Response(body=data.encode("utf-8"), content_type="application/binary")
-
-    async def anthropic_cancel(self, request: web.Request) -> web.StreamResponse:
-        if (refused := await self._enter(request, True)) is not None:
-            return refused
-        batch_id = request.match_info["id"]
-        batch = self.anthropic.get(batch_id)
-        if batch is None:
-            return self.api._error("404", anthropic=True)
-        if not self._ended(batch):
-            batch["cancelled"], batch["cancel_at"] = True, _iso(time.time())
-        return web.json_response(self._anthropic_view(batch_id))
 
     async def anthropic_list(self, request: web.Request) -> web.StreamResponse:
         if (refused := await self._enter(request, True)) is not None:

@@ -10,7 +10,6 @@ batches without submitting them again; a third run sends nothing; costs are half
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -59,9 +58,7 @@ def label_cmd(folder: Path, tmp: Path, judge: str, *extra: str) -> list[str]:
 
 
 def env_for(api: FakeAPI) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(OPENAI_BASE_URL=api.openai_url, ANTHROPIC_BASE_URL=api.url, OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY)
-    return env
+    return api.environment(KEY)
 
 
 def run(api: FakeAPI, cmd: list[str]) -> subprocess.CompletedProcess:
@@ -292,3 +289,22 @@ def test_two_processes_at_once_never_submit_a_pair_twice(inputs, tmp_path):
         assert sync_requests(api) == 0
         grades = [{r["doc_id"]: r["grade"] for r in read_jsonl(out / "labels.jsonl")} for out in outs]
         assert grades[0] == grades[1] and len(grades[0]) == N
+
+
+def test_a_run_without_batch_finishes_the_open_batches_instead_of_paying_again(inputs, tmp_path):
+    """A --batch run killed while polling, then the same command without --batch: the pairs in its
+    batches come from those batches (polled to the end), never from a second, synchronous purchase."""
+    with FakeAPI(api_key=KEY, batch_delay=1.5) as api:
+        cmd = label_cmd(inputs, tmp_path, JUDGES["openai"], "--batch-max-requests", "25")
+        proc = subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while creates(api) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert creates(api) == 3
+        api.reset()
+        sync = [a for a in cmd if a != "--batch"]
+        done = run(api, sync)
+        labels, failures = check(tmp_path, done)
+        assert failures == [] and sync_requests(api) == 0 and creates(api) == 0

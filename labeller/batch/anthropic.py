@@ -14,9 +14,8 @@ from typing import Any
 import anthropic
 
 from labeller.batch.base import BatchClient, BatchLimits, BatchStatus, Outcome
-from labeller.judges.anthropic import KEY_VARIABLE, AnthropicJudge
+from labeller.judges.anthropic import KEY_VARIABLE
 from labeller.judges.base import MalformedReplyError
-from labeller.judges.wire import sdk_errors
 from labeller.rubric import JudgePrompt
 
 LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)  # per batch
@@ -27,12 +26,8 @@ NOT_RUN = {"expired": "expired: Anthropic did not run the request before the bat
 class AnthropicBatches(BatchClient):
     provider = "anthropic"
 
-    def __init__(self, judge: AnthropicJudge, limits: BatchLimits | None = None) -> None:
-        self.judge, self.limits = judge, limits or LIMITS
-        self.client = judge.client
-
-    def _errors(self, what: str):
-        return sdk_errors(anthropic, self.judge, service="Anthropic", key_variable=KEY_VARIABLE, reply_kind=what)
+    default_limits = LIMITS
+    sdk, service, key_variable = anthropic, "Anthropic", KEY_VARIABLE
 
     def entry(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         return {"custom_id": custom_id, "params": self.judge.request(prompt)}

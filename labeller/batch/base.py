@@ -57,7 +57,20 @@ class BatchClient(ABC):
     """A provider's batch API, bound to one judge (its SDK client, model and request body)."""
 
     provider: str
-    limits: BatchLimits
+    default_limits: BatchLimits  # the provider's own limits
+    sdk: Any  # the official SDK module (openai, anthropic): its exceptions are classified the same way
+    service: str
+    key_variable: str
+
+    def __init__(self, judge: Any, limits: BatchLimits | None = None) -> None:
+        self.judge, self.limits = judge, limits or self.default_limits
+        self.client = judge.client  # the judge's SDK client: one connection pool, one key
+
+    def _errors(self, what: str) -> Any:
+        """Classify what the SDK raises during one call, as for a synchronous request (labeller.judges.wire)."""
+        from labeller.judges.wire import sdk_errors
+
+        return sdk_errors(self.sdk, self.judge, service=self.service, key_variable=self.key_variable, reply_kind=what)
 
     @abstractmethod
     def entry(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:

@@ -16,7 +16,6 @@ import openai
 from labeller.batch.base import BatchClient, BatchLimits, BatchStatus, Outcome
 from labeller.batch.files import CHAT_ENDPOINT, encode_lines, input_line, output_outcome
 from labeller.judges.openai import KEY_VARIABLE, OpenAIJudge
-from labeller.judges.wire import sdk_errors
 from labeller.rubric import JudgePrompt
 
 LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)  # per batch input file
@@ -26,12 +25,8 @@ ENDED = {"completed", "expired", "cancelled", "failed"}
 class OpenAIBatches(BatchClient):
     provider = "openai"
 
-    def __init__(self, judge: OpenAIJudge, limits: BatchLimits | None = None) -> None:
-        self.judge, self.limits = judge, limits or LIMITS
-        self.client = judge.client
-
-    def _errors(self, what: str):
-        return sdk_errors(openai, self.judge, service="OpenAI", key_variable=KEY_VARIABLE, reply_kind=what)
+    default_limits = LIMITS
+    sdk, service, key_variable = openai, "OpenAI", KEY_VARIABLE
 
     def entry(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         return input_line(custom_id, self.judge.request(prompt), CHAT_ENDPOINT)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from labeller.batch import BatchClient, BatchLimits, Outcome, batch_client, split
+from labeller.batch import CLIENTS, BatchClient, BatchLimits, Outcome, batch_client, split
 from labeller.cache_key import cache_key
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, RejectedRequestError, TransientError
@@ -272,10 +272,14 @@ class BatchRun:
                 reason=redact(outcome.reason or "no verdict", _secrets()), attempts=1, created_at=now_iso()))
 
     # -- the run --------------------------------------------------------------------------------
-    async def run(self) -> None:
+    async def run(self, submit: bool = True) -> None:
+        """Label the pending pairs; with submit=False only poll the open batches that cover them."""
         pending = self.plan()
         if self.options.dry_run:
             return self.dry_run(pending)
+        if not submit:
+            self.adopt(pending)
+            return await self.poll()
         if self.options.max_cost is not None and self.price is None and pending:
             raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a --prices file")
         try:
@@ -324,8 +328,9 @@ class BatchRun:
     def finish(self) -> LabelRun:
         results: list[Label | LabelFailure] = []
         stats = self.stats
+        key_of = self.key_of()
         for i, pair in enumerate(self.pairs):
-            key = self.key_of[i]
+            key = key_of[i]
             bought = self.done.get(key)
             rec = self.cached.get(key) if bought is None else bought
             if isinstance(rec, CachedVerdict):
@@ -353,8 +358,8 @@ class BatchRun:
         return LabelRun(labels=[r for r in results if isinstance(r, Label)],
                         failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
 
-    @property
     def key_of(self) -> list[str]:
+        """The cache key of each pair, by position."""
         out = [""] * len(self.pairs)
         for key, positions in self.by_key.items():
             for i in positions:
@@ -387,3 +392,16 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     result = run.finish()
     result.stats.elapsed_s = round(time.monotonic() - started, 3)
     return result
+
+
+async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
+                              rubric: Rubric, store: VerdictStore, options: LabelOptions, *,
+                              prices: PriceTable | None = None) -> BatchSummary | None:
+    """Before a run without --batch: poll to the end the open batches that cover its pairs (a --batch
+    run killed while polling), so their pairs come from those batches instead of being paid again.
+    None when no open batch of this provider is recorded."""
+    if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
+        return None
+    run = BatchRun(pairs, queries, corpus, judge, rubric, store, options, prices or load_prices())
+    await run.run(submit=False)
+    return run.summary

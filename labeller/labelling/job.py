@@ -81,6 +81,10 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     async def _label(spec: str | Path | None, create: bool = True) -> LabelRun:
         try:
             with open_store(spec, create=create) as store:
+                if not options.batch and not options.dry_run:  # pairs in a killed --batch run's batches
+                    from labeller.labelling.batched import finish_open_batches
+
+                    await finish_open_batches(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
                 return await label_with(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
         finally:
             await judge.aclose()
