@@ -78,3 +78,9 @@ def redact(text: str, secrets: list[str | None]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     return text
+
+
+class StoreError(LabellerError):
+    """The verdict store stopped answering mid-run (a database gone away). What was stored is kept."""
+
+    exit_code = 1

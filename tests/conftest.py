@@ -66,3 +66,58 @@ def api():
 
     with FakeAPI(faults=Faults(retry_after=0.2)) as server:
         yield server
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------------
+# The store tests run against a real server: the one .ci/run starts (LABELLER_TEST_POSTGRES), else one
+# this session starts from the machine's postgresql package. In CI a missing server fails, never skips.
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    import os
+    import tempfile
+    import uuid
+    from pathlib import Path
+
+    url = os.environ.get("LABELLER_TEST_POSTGRES")
+    if url:
+        yield url
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail("CI is set but LABELLER_TEST_POSTGRES is not: the store tests need the PostgreSQL server "
+                    "that .ci/run starts")
+    import pgserver
+
+    if pgserver.find_bin() is None:
+        pytest.skip("PostgreSQL is not installed on this machine (.ci/run installs and starts one)")
+    root = Path(tempfile.gettempdir()) / f"labeller-test-pg-{uuid.uuid4().hex[:8]}"
+    try:
+        yield pgserver.start(root)
+    finally:
+        pgserver.stop(root)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A URL to a fresh, empty database of its own on the test server, dropped afterwards."""
+    import uuid
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    name = f"labeller_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    parts = urlsplit(postgres_server)
+    yield urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["directory", "postgresql"])
+def store_spec(request, tmp_path):
+    """Each store test runs on both backends: a directory, and a database of its own on a real server."""
+    if request.param == "directory":
+        return str(tmp_path / "store")
+    return request.getfixturevalue("postgres_url")

@@ -65,6 +65,31 @@ def workspace(root: Path) -> Path:
     return root
 
 
+def filled_cache(directory: Path) -> Path:
+    """A real directory cache holding a few hundred verdicts (big enough that truncating it cuts pages)."""
+    from labeller.records import Verdict
+    from labeller.store import CachedVerdict, open_store
+
+    record = CachedVerdict(cache_key="k", query_id="q1", doc_id="d1", verdict=Verdict(grade=3, justification="j" * 200),
+                           judge="offline:lexical", provider="offline", model="lexical", schema_version="1",
+                           rubric="test", rubric_version="v1", created_at="2026-01-01T00:00:00+00:00")
+    with open_store(directory) as store:
+        store.put_many([record.model_copy(update={"cache_key": f"k{i}"}) for i in range(300)])
+    return directory / "cache.db"
+
+
+def damage_cache(root: Path, how: str) -> None:
+    """The default cache (.labeller-cache) emptied to 0 bytes, cut in half, or with its header overwritten."""
+    db = filled_cache(root / ".labeller-cache")
+    if how == "empty":
+        db.write_bytes(b"")
+    elif how == "truncate":
+        os.truncate(db, db.stat().st_size // 2)
+    else:
+        with open(db, "r+b") as f:
+            f.write(b"not a database!!")
+
+
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
 OPENAI = ["--judge", "openai:gpt-4.1-mini", "--base-url", "{openai}"]
 
@@ -95,6 +120,21 @@ CASES: list[Case] = [
     Case("label-pair-with-unknown-doc", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI],
          setup=lambda d: write_jsonl(d / "pairs.jsonl", [{"query_id": "q1", "doc_id": "zzz"}]),
          stderr="zzz", outputs=("out.jsonl",)),
+    Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
+         stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
+    # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.
+    Case("label-cache-postgres-unreachable", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI,
+                                              "--cache", f"postgresql://u:{KEY}@127.0.0.1:9/labels"],
+         stderr="postgresql://u:***@127.0.0.1:9/labels: cannot connect", outputs=("out.jsonl", "postgresql:")),
+    Case("label-cache-db-emptied", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "empty"), stderr=".labeller-cache/cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
+    Case("label-cache-db-truncated", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "truncate"), stderr="cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
+    Case("label-cache-db-garbled-header", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "garble"), stderr="cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
     Case("label-batch-with-a-judge-that-has-no-batch-api",
          [*LABEL, "--pairs", "pairs.jsonl", "--judge", "offline:lexical", "--batch", "--out", "out.jsonl"],
          stderr="batch API", outputs=("out.jsonl", ".labeller-cache")),
@@ -109,6 +149,20 @@ CASES: list[Case] = [
          stderr="nope.jsonl", outputs=("out.qrels",)),
     # cache --------------------------------------------------------------------------------
     Case("cache-stats-on-a-file", ["cache", "stats", "--cache", "labels.jsonl"], stderr="labels.jsonl"),
+    Case("cache-stats-on-an-emptied-db", ["cache", "stats"], setup=lambda d: damage_cache(d, "empty"),
+         stderr="cache.db: the verdict cache cannot be read"),
+    Case("cache-export-from-a-garbled-db", ["cache", "export", "--out", "export.jsonl"],
+         setup=lambda d: damage_cache(d, "garble"), stderr="cache.db", outputs=("export.jsonl",)),
+    Case("cache-stats-unknown-scheme", ["cache", "stats", "--cache", "mysql://root:hunter22@h/db"],
+         stderr="mysql://root:***@h/db: unknown store scheme"),
+    Case("cache-copy-from-a-missing-cache", ["cache", "copy", "nope", "copied"], stderr="nope: no verdict cache",
+         outputs=("copied",)),
+    Case("cache-copy-into-a-truncated-db", ["cache", "copy", "src-cache", ".labeller-cache"],
+         setup=lambda d: (damage_cache(d, "truncate"), filled_cache(d / "src-cache")), stderr="cache.db",
+         mutable=("src-cache",)),  # SQLite rewrites its own header on open; the verdicts in it are untouched
+    Case("label-cache-from-env-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         env={"LABELLER_CACHE": "redis://127.0.0.1:6379"}, stderr="unknown store scheme 'redis://'",
+         outputs=("out.jsonl", "redis:")),
     # acceptance ---------------------------------------------------------------------------
     Case("acceptance-missing-run", ["acceptance", "--queries", "queries.jsonl", "--run", "nope.trec"],
          stderr="nope.trec"),

@@ -120,6 +120,7 @@ def test_bad_configs_name_the_file_and_field(tmp_path):
     ("judge.spec=openai", "judge.spec", "unknown judge 'openai'"),
     ("evaluate.metrics=[\"ndcg@10\",\"recal@10\"]", "evaluate.metrics", "unknown metric 'recal@10'"),
     ("evaluate.thresholds.x=0.1", "evaluate.thresholds", "threshold for 'x'"),
+    ("output.cache=ftp://h/labels", "output.cache", "unknown store scheme 'ftp://'"),
 ])
 def test_a_bad_name_in_a_config_is_reported_against_the_file_and_key(override, field, message):
     with pytest.raises(ConfigError) as err:
@@ -198,3 +199,16 @@ def test_label_slice_with_label_batch_true_goes_through_the_batch_api(tmp_path, 
     assert second.figures["cached"] == 410 and api.total == 0
     with pytest.raises(ConfigError, match="label"):
         load_config(PIPELINES / "label_slice.toml", ["label.batch=perhaps"])
+
+
+def test_a_pipeline_labels_into_a_postgres_store_given_in_its_config_or_the_environment(tmp_path, monkeypatch,
+                                                                                       postgres_url):
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(PIPELINES / "label_slice.toml", [f"output.cache={postgres_url}"], out_dir=tmp_path / "a")
+    assert cfg.cache_dir == postgres_url  # a URL is not resolved into a path
+    first = run("label_slice", tmp_path / "a", f"output.cache={postgres_url}")
+    assert first.judge_requests == 410
+    monkeypatch.setenv("LABELLER_CACHE", postgres_url)
+    second = run("label_slice", tmp_path / "b")  # no cache in the config: the environment's store
+    assert second.judge_requests == 0 and second.figures["cached"] == 410
+    assert not (tmp_path / ".labeller-cache").exists() and not any(tmp_path.glob("postgres*"))

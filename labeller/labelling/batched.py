@@ -37,7 +37,7 @@ from labeller.prices import EXPECTED_OUTPUT_TOKENS, PriceTable, estimate_tokens,
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import call_with_retry
 from labeller.rubric import JudgePrompt, Rubric
-from labeller.store.base import BUSY, DONE, MINE, BatchRecord, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
+from labeller.store.base import DONE, IN_BATCH, MINE, BatchRecord, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
 
 WRITE_CHUNK = 500  # results per store transaction while a batch is read
 MAX_POLL_FAILURES = 10  # consecutive failed polls before the run stops (its batches stay recorded)
@@ -297,6 +297,8 @@ class BatchRun:
                         self.done.setdefault(key, self.not_sent(key, f"the run stopped: {self.stats.stopped_by}"))
                     break
                 pending = {k for k in pending if k not in self.done and k not in self.cached}
+                if any(claimed.get(k) == IN_BATCH for k in pending):
+                    continue  # another process's batch appeared since adopt(): poll it at once
                 if pending:  # leased by another process: wait for its verdicts or its batch
                     await asyncio.sleep(self.options.poll_interval)
         finally:

@@ -19,7 +19,7 @@ from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric
-from labeller.store.base import BUSY, DONE, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
+from labeller.store.base import BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
@@ -149,6 +149,15 @@ class _Run:
         if self.stats.budget_stopped:
             self.stats.skipped_by_budget += len(positions)
 
+    def in_batch(self, item: Item) -> None:
+        """A provider batch still open covers this pair: its answer will come from there, so nothing is
+        sent, and nothing waits for hours either."""
+        key, positions = item
+        reason = "not sent: an open provider batch covers this pair; rerun with --batch to collect it"
+        for i in positions:
+            self.results[i] = self.failure(i, key, reason, 0)
+        self.stats.skipped += len(positions)
+
     def spend(self, tokens_in: int | None, tokens_out: int | None, cached_in: int | None) -> float | None:
         self.stats.input_tokens += tokens_in or 0
         self.stats.output_tokens += tokens_out or 0
@@ -177,6 +186,8 @@ class _Run:
             if claimed == BUSY:  # another process is grading it: wait for its verdict
                 self.waiting.append(item)
                 return
+            if claimed == IN_BATCH:
+                return self.in_batch(item)
             if claimed == DONE:  # it landed between planning and now
                 return self.from_cache(self.cache.get(key), positions)
             leased = True
@@ -267,6 +278,8 @@ class _Run:
                     self.queue.append(item)
                 elif status == DONE:
                     self.from_cache(self.cache.get(item[0]), item[1])
+                elif status == IN_BATCH:
+                    self.in_batch(item)
                 else:
                     still.append(item)
             self.waiting = still

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from labeller.errors import BadInputError, ConfigError
 from labeller.io.tomlfile import read_toml
 from labeller.io.validation import validation_error
-from labeller.store.registry import is_url
+from labeller.store.registry import check_spec, is_url
 
 
 class Section(BaseModel):
@@ -159,6 +159,8 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
                                                                parse_metrics(cfg.evaluate.metrics)))]
     if cfg.baseline.retriever is not None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
+    if cfg.output.cache is not None:
+        checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
     for field, check in checks:
         try:
             check()

@@ -7,11 +7,11 @@
     labeller/store/copy.py       copy_store(src, dst): move verdicts between stores, idempotently
 """
 
-from labeller.store.base import (BUSY, DONE, LEASE_TTL, MINE, BatchRecord, CachedVerdict, StoreStats, VerdictStore,
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, StoreStats, VerdictStore,
                                  export_row, new_owner, now_iso, owner_is_dead)
 from labeller.store.copy import CopyResult, copy_store
 from labeller.store.registry import DEFAULT_STORE, ENV_VAR, default_spec, is_url, open_store, redact_url
 
-__all__ = ["BUSY", "DEFAULT_STORE", "DONE", "ENV_VAR", "LEASE_TTL", "MINE", "BatchRecord", "CachedVerdict", "CopyResult",
+__all__ = ["BUSY", "DEFAULT_STORE", "DONE", "ENV_VAR", "IN_BATCH", "LEASE_TTL", "MINE", "BatchRecord", "CachedVerdict", "CopyResult",
            "StoreStats", "VerdictStore", "copy_store", "default_spec", "export_row", "is_url", "new_owner", "now_iso",
            "open_store", "owner_is_dead", "redact_url"]

@@ -10,14 +10,15 @@ A store holds four kinds of record under a cache key (labeller.cache_key):
   is taken over at once.
 - a failure: the last failure for a key, for stats only. Never served as a verdict.
 - a BatchRecord: a provider batch in flight and the keys it covers, persisted before polling
-  starts, so a killed run resumes it instead of paying again. While a batch is open its keys are
-  BUSY to claim(): nobody else sends them.
+  starts, so a killed run resumes it instead of paying again. While a batch is open claim() answers
+  IN_BATCH for its keys: nobody sends them again, and a synchronous run says so instead of waiting.
 
 Backends (directory.py, postgres.py) implement the abstract methods; the engine sees only this class.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -30,10 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from labeller.errors import BadInputError
+from labeller.errors import BadInputError, StoreError
 from labeller.records import LabelFailure, Verdict
 
-DONE, MINE, BUSY = "done", "mine", "busy"  # what claim() says about each key
+DONE, MINE, BUSY, IN_BATCH = "done", "mine", "busy", "in_batch"  # what claim() says about each key
 LEASE_TTL = 30.0  # seconds; holders renew every LEASE_TTL / 3
 LOOKUP_CHUNK = 5000  # keys per round trip for get_many and friends
 
@@ -142,12 +143,38 @@ def chunks(items: Iterable[str], size: int = LOOKUP_CHUNK) -> Iterator[list[str]
         yield batch
 
 
+def one_line(exc: BaseException) -> str:
+    """A driver's message (libpq's are several lines) as one line, for `labeller: error: ...`."""
+    return " ".join(str(exc).split())
+
+
+def store_errors(*kinds: type[BaseException]):
+    """Turn a backend's own errors (a database gone away, a file damaged mid-run) into a StoreError naming
+    the store, with any secret the backend knows redacted: never a traceback, never a password."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except kinds as exc:
+                raise StoreError(f"{self.location}: the verdict store failed ({self.redact(one_line(exc))})") from None
+
+        return wrapper
+
+    return decorate
+
+
 class VerdictStore(ABC):
     """Where verdicts, leases, failures and batch records live. Every method is safe to call from
     several processes at once; every write is durable when it returns."""
 
     backend: str = ""
     location: str = ""  # for messages: never holds a password
+
+    def redact(self, text: str) -> str:
+        """`text` with any credential this store knows removed (a backend with a password overrides this)."""
+        return text
 
     # -- verdicts -------------------------------------------------------------------------------
     @abstractmethod
@@ -175,7 +202,7 @@ class VerdictStore(ABC):
     @abstractmethod
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
         """For each key, in one transaction: DONE (a verdict is stored), MINE (now leased to `owner`)
-        or BUSY (another live process holds the lease, or an open batch covers the key). Expired
+        BUSY (another live process holds the lease) or IN_BATCH (an open provider batch covers it). Expired
         leases and leases of dead processes on this machine are taken over."""
 
     @abstractmethod
@@ -205,7 +232,7 @@ class VerdictStore(ABC):
 
     @abstractmethod
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
-        """Mark a batch finished: its keys are no longer BUSY (those without a verdict can be sent again)."""
+        """Mark a batch finished: its keys are no longer IN_BATCH (those without a verdict can be sent again)."""
 
     # -- inspection -----------------------------------------------------------------------------
     @abstractmethod

@@ -7,8 +7,8 @@ Entries share one database, each kind under its own prefix:
 - ``lease:<key>``: the owner asking the judge about this key, with a diskcache expiry (the ttl).
   Claimed in a SQLite transaction, so two processes never pay for the same pair.
 - ``failure:<key>``: the last failure for a key, for stats only.
-- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON; ``batched:<key>`` marks a key covered by
-  an open batch, so claim() can answer BUSY without reading every batch.
+- ``batch:<provider>\\0<batch id>``: a BatchRecord as JSON after its sequence number; ``batched:<key>`` marks a key covered by
+  an open batch, so claim() can answer IN_BATCH without reading every batch.
 
 An existing database that SQLite cannot read (truncated, a garbled header, emptied to 0 bytes) is
 refused with an error naming the file: opening it as new would silently pay for every verdict again.
@@ -27,11 +27,13 @@ import diskcache
 
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
-                                 VerdictStore, now_iso, owner_is_dead, tally_stats)
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
+                                 VerdictStore, now_iso, owner_is_dead, store_errors, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
+BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
 DB_FILE = "cache.db"
+_store_errors = store_errors(sqlite3.DatabaseError)  # a file damaged while in use
 OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
 
 
@@ -64,6 +66,7 @@ class DirectoryStore(VerdictStore):
             raise sqlite3.DatabaseError(result)
 
     # -- verdicts -------------------------------------------------------------------------------
+    @_store_errors
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
         found = {}
         for key in keys:
@@ -75,6 +78,7 @@ class DirectoryStore(VerdictStore):
     def __contains__(self, key: str) -> bool:
         return (VERDICT + key) in self._db
 
+    @_store_errors
     def put_many(self, records: list[CachedVerdict]) -> None:
         with self._db.transact():
             for record in records:
@@ -83,12 +87,14 @@ class DirectoryStore(VerdictStore):
                 self._db.delete(LEASE + key)
                 self._db.delete(FAILURE + key)
 
+    @_store_errors
     def record_failure(self, failure: LabelFailure) -> None:
         with self._db.transact():
             self._db.set(FAILURE + failure.cache_key, failure.model_dump_json())
             self._db.delete(LEASE + failure.cache_key)
 
     # -- leases ---------------------------------------------------------------------------------
+    @_store_errors
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
         out = []
         with self._db.transact():
@@ -96,7 +102,7 @@ class DirectoryStore(VerdictStore):
                 if (VERDICT + key) in self._db:
                     out.append(DONE)
                 elif (BATCHED + key) in self._db:
-                    out.append(BUSY)
+                    out.append(IN_BATCH)
                 elif self._db.add(LEASE + key, owner, expire=ttl):
                     out.append(MINE)
                 else:
@@ -108,15 +114,18 @@ class DirectoryStore(VerdictStore):
                         out.append(BUSY)
         return out
 
+    @_store_errors
     def lease_holder(self, key: str) -> str | None:
         return self._db.get(LEASE + key)
 
+    @_store_errors
     def renew(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> None:
         with self._db.transact():
             for key in keys:
                 if self._db.get(LEASE + key) == owner:
                     self._db.touch(LEASE + key, expire=ttl)
 
+    @_store_errors
     def release(self, keys: list[str], owner: str) -> None:
         with self._db.transact():
             for key in keys:
@@ -124,45 +133,49 @@ class DirectoryStore(VerdictStore):
                     self._db.delete(LEASE + key)
 
     # -- provider batches -----------------------------------------------------------------------
+    @_store_errors
     def put_batch(self, provider: str, batch_id: str, keys: list[str], meta: dict[str, Any] | None = None) -> BatchRecord:
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
             if (existing := self._db.get(name)) is not None:
-                return BatchRecord.model_validate_json(existing)
+                return _load_batch(existing)[1]
             record = BatchRecord(provider=provider, batch_id=batch_id, keys=list(keys), meta=meta or {},
                                  created_at=now_iso())
-            self._db.set(name, record.model_dump_json())
+            self._db.set(name, _dump_batch(self._db.incr(BATCH_SEQ), record))
             for key in record.keys:
                 self._db.set(BATCHED + key, f"{provider}\0{batch_id}")
         return record
 
+    @_store_errors
     def get_batch(self, provider: str, batch_id: str) -> BatchRecord | None:
         raw = self._db.get(f"{BATCH}{provider}\0{batch_id}")
-        return None if raw is None else BatchRecord.model_validate_json(raw)
+        return None if raw is None else _load_batch(raw)[1]
 
-    def _batches(self) -> Iterator[BatchRecord]:
+    @_store_errors
+    def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
+        found = []
         for name in self._db.iterkeys():
             if isinstance(name, str) and name.startswith(BATCH) and (raw := self._db.get(name)) is not None:
-                yield BatchRecord.model_validate_json(raw)
+                seq, batch = _load_batch(raw)
+                if batch.status == "open" and provider in (None, batch.provider):
+                    found.append((seq, batch))
+        return [batch for _, batch in sorted(found, key=lambda sb: sb[0])]  # in the order they were put
 
-    def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
-        found = [b for b in self._batches() if b.status == "open" and provider in (None, b.provider)]
-        return sorted(found, key=lambda b: (b.created_at, b.provider, b.batch_id))
-
+    @_store_errors
     def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
         name = f"{BATCH}{provider}\0{batch_id}"
         with self._db.transact():
             raw = self._db.get(name)
             if raw is None:
                 return
-            record = BatchRecord.model_validate_json(raw)
+            seq, record = _load_batch(raw)
             if record.status == "finished":
                 return
             for key in record.keys:
                 if self._db.get(BATCHED + key) == f"{provider}\0{batch_id}":
                     self._db.delete(BATCHED + key)
             done = record.model_copy(update=dict(status="finished", outcome=outcome, finished_at=now_iso()))
-            self._db.set(name, done.model_dump_json())
+            self._db.set(name, _dump_batch(seq, done))
 
     # -- inspection -----------------------------------------------------------------------------
     def records(self) -> Iterator[CachedVerdict]:
@@ -172,6 +185,7 @@ class DirectoryStore(VerdictStore):
                 if raw is not None:
                     yield CachedVerdict.model_validate_json(raw)
 
+    @_store_errors
     def stats(self) -> StoreStats:
         failures = leases = 0
         for name in self._db.iterkeys():
@@ -191,6 +205,15 @@ class DirectoryStore(VerdictStore):
 
     def close(self) -> None:
         self._db.close()
+
+
+def _dump_batch(seq: int, batch: BatchRecord) -> str:
+    return f"{seq} {batch.model_dump_json()}"  # JSON, not pickle, like every other entry
+
+
+def _load_batch(raw: str) -> tuple[int, BatchRecord]:
+    seq, _, body = raw.partition(" ")
+    return int(seq), BatchRecord.model_validate_json(body)
 
 
 @contextmanager

@@ -55,17 +55,23 @@ def default_spec() -> str:
     return os.environ.get(ENV_VAR) or DEFAULT_STORE
 
 
-def open_store(spec: str | Path | None = None, *, create: bool = True) -> VerdictStore:
-    """Open the store `spec` names (default: default_spec()). create=False refuses to start an empty one."""
-    spec = default_spec() if spec is None or str(spec) == "" else spec
+def check_spec(spec: str | Path) -> str | None:
+    """The backend entry for a spec (None for a directory); an unknown scheme is BadInputError. Connects to nothing."""
     scheme = scheme_of(spec)
-    if scheme is None:
-        from labeller.store.directory import DirectoryStore
-
-        return DirectoryStore(spec, create=create)
-    if scheme not in BACKENDS:
+    if scheme is not None and scheme not in BACKENDS:
         known = ", ".join(f"{s}://" for s in BACKENDS)
         raise BadInputError(f"unknown store scheme '{scheme}://'; expected a directory or one of: {known}",
                             path=redact_url(spec))
-    module, _, name = BACKENDS[scheme].partition(":")
+    return None if scheme is None else BACKENDS[scheme]
+
+
+def open_store(spec: str | Path | None = None, *, create: bool = True) -> VerdictStore:
+    """Open the store `spec` names (default: default_spec()). create=False refuses to start an empty one."""
+    spec = default_spec() if spec is None or str(spec) == "" else spec
+    backend = check_spec(spec)
+    if backend is None:
+        from labeller.store.directory import DirectoryStore
+
+        return DirectoryStore(spec, create=create)
+    module, _, name = backend.partition(":")
     return getattr(importlib.import_module(module), name)(str(spec), create=create)

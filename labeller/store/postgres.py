@@ -1,0 +1,296 @@
+"""A verdict store in PostgreSQL (psycopg 3), shared by every machine and CI runner of a team.
+
+Leases use the database's own locking, not timing: claim() is one INSERT ... ON CONFLICT DO UPDATE
+whose WHERE clause takes a lease only when there is none, it has expired (by the database's clock,
+so machines with skewed clocks agree) or its holder is the caller; concurrent claims of one key
+serialise on its unique index. A verdict written between two claims is caught by reading the
+verdicts again after the insert, in the same transaction. Keys are locked in sorted order so two
+claimers never deadlock. Lookups and writes take many keys per round trip (= ANY(array), unnest).
+
+The schema is created on first use and versioned in labeller_schema_version; opening a store
+written by a newer labeller is refused rather than guessed at. The URL's password is never shown:
+`location` and every error carry the URL with the password replaced by ***.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.json import Jsonb
+
+from labeller.errors import BadInputError, redact
+from labeller.records import LabelFailure
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError, StoreStats,
+                                 VerdictStore, chunks, one_line, owner_is_dead, store_errors)
+from labeller.store.registry import redact_url
+
+SCHEMA_VERSION = 1
+_LOCK_ID = 0x6C61_6265_6C6C  # pg_advisory_xact_lock id serialising schema creation ("label" in hex-ish)
+_TABLES = ("labeller_verdicts", "labeller_leases", "labeller_failures", "labeller_batches", "labeller_batch_keys",
+           "labeller_schema_version")
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE labeller_verdicts (
+             cache_key text PRIMARY KEY,
+             record text NOT NULL,               -- CachedVerdict JSON, exactly as the directory store keeps it
+             judge text NOT NULL,
+             rubric text NOT NULL,               -- name@version
+             input_tokens bigint, output_tokens bigint, cost_usd double precision,
+             stored_at timestamptz NOT NULL DEFAULT now())""",
+        """CREATE TABLE labeller_leases (
+             cache_key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)""",
+        """CREATE TABLE labeller_failures (
+             cache_key text PRIMARY KEY, record text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())""",
+        """CREATE TABLE labeller_batches (
+             seq bigserial, provider text NOT NULL, batch_id text NOT NULL, meta jsonb NOT NULL,
+             status text NOT NULL DEFAULT 'open', outcome text,
+             created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,
+             PRIMARY KEY (provider, batch_id))""",
+        """CREATE TABLE labeller_batch_keys (
+             provider text NOT NULL, batch_id text NOT NULL, position integer NOT NULL, cache_key text NOT NULL,
+             PRIMARY KEY (provider, batch_id, cache_key),
+             FOREIGN KEY (provider, batch_id) REFERENCES labeller_batches ON DELETE CASCADE)""",
+        "CREATE INDEX labeller_batch_keys_by_key ON labeller_batch_keys (cache_key)",
+    ],
+}
+_OPEN_BATCH_COVERS = """EXISTS (SELECT 1 FROM labeller_batch_keys bk JOIN labeller_batches b USING (provider, batch_id)
+                                WHERE bk.cache_key = k AND b.status = 'open')"""
+
+
+_store_errors = store_errors(psycopg.Error)
+
+
+class PostgresStore(VerdictStore):
+    backend = "postgresql"
+
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        self.location, self._password = redact_url(url), None
+        try:
+            self._password = conninfo_to_dict(url).get("password")
+        except psycopg.ProgrammingError as exc:
+            raise BadInputError(f"not a valid PostgreSQL URL ({self.redact(one_line(exc))})", path=self.location) from None
+        params: dict[str, Any] = {"autocommit": True, "application_name": "labeller"}
+        if "connect_timeout" not in url:
+            params["connect_timeout"] = 10
+        try:
+            self._conn = psycopg.connect(url, **params)
+        except psycopg.Error as exc:
+            raise BadInputError(f"cannot connect to the verdict store ({self.redact(one_line(exc))})",
+                                path=self.location) from None
+        try:
+            # Like the directory store (SQLite WAL, synchronous=NORMAL): a commit is final once the server has
+            # it, so a killed labeller loses nothing; only a crash of the server itself could drop the last
+            # fraction of a second of verdicts (to be paid again, never wrong). Waiting for the disk flush on
+            # every commit would stall the labelling event loop instead.
+            self._conn.execute("SET synchronous_commit = off")
+            self._migrate(create)
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise BadInputError(f"cannot use the verdict store ({self.redact(one_line(exc))})",
+                                path=self.location) from None
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def redact(self, text: str) -> str:
+        return redact(text, [self._password])
+
+    def _migrate(self, create: bool) -> None:
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute("SELECT to_regclass('labeller_schema_version') IS NOT NULL")
+            if not cur.fetchone()[0]:
+                if not create:
+                    raise NoStoreError("no labeller verdict store in this database (nothing has been labelled into it)",
+                                       path=self.location)
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))  # two first users: one creates
+                cur.execute("""CREATE TABLE IF NOT EXISTS labeller_schema_version (
+                                 version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())""")
+            else:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+            cur.execute("SELECT coalesce(max(version), 0) FROM labeller_schema_version")
+            current = cur.fetchone()[0]
+            if current > SCHEMA_VERSION:
+                raise BadInputError(f"this store has schema version {current}, newer than this labeller knows "
+                                    f"({SCHEMA_VERSION}): upgrade labeller", path=self.location)
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version]:
+                    cur.execute(statement)
+                cur.execute("INSERT INTO labeller_schema_version (version) VALUES (%s)", (version,))
+
+    # -- verdicts -------------------------------------------------------------------------------
+    @_store_errors
+    def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
+        found: dict[str, CachedVerdict] = {}
+        with self._conn.cursor(binary=True) as cur:
+            for chunk in chunks(dict.fromkeys(keys)):
+                # A join on the unnested keys walks the primary key; `= ANY(array)` can fall back to a
+                # sequential scan testing every row against the whole array.
+                cur.execute("""SELECT v.cache_key, v.record FROM unnest(%b::text[]) AS k(cache_key)
+                               JOIN labeller_verdicts v USING (cache_key)""", (chunk,))
+                for key, raw in cur:
+                    found[key] = CachedVerdict.model_validate_json(raw)
+        return found
+
+    @_store_errors
+    def put_many(self, records: list[CachedVerdict]) -> None:
+        unique = sorted({r.cache_key: r for r in records}.values(), key=lambda r: r.cache_key)
+        if not unique:
+            return
+        keys = [r.cache_key for r in unique]
+        columns = (keys, [r.model_dump_json() for r in unique], [r.judge for r in unique],
+                   [f"{r.rubric}@{r.rubric_version}" for r in unique], [r.input_tokens for r in unique],
+                   [r.output_tokens for r in unique], [r.cost_usd for r in unique])
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            # The first verdict paid for a key stays: leases make a second one rare, and copies idempotent.
+            # Arrays go in binary (%b): the text format escapes every quote of the JSON with a regex.
+            cur.execute("""INSERT INTO labeller_verdicts
+                             (cache_key, record, judge, rubric, input_tokens, output_tokens, cost_usd)
+                           SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[],
+                                                %b::bigint[], %b::bigint[], %b::float8[])
+                           ON CONFLICT (cache_key) DO NOTHING""", columns)
+            cur.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s)", (keys,))
+            cur.execute("DELETE FROM labeller_failures WHERE cache_key = ANY(%s)", (keys,))
+
+    @_store_errors
+    def record_failure(self, failure: LabelFailure) -> None:
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute("""INSERT INTO labeller_failures (cache_key, record) VALUES (%s, %s)
+                           ON CONFLICT (cache_key) DO UPDATE SET record = EXCLUDED.record, stored_at = now()""",
+                        (failure.cache_key, failure.model_dump_json()))
+            cur.execute("DELETE FROM labeller_leases WHERE cache_key = %s", (failure.cache_key,))
+
+    # -- leases ---------------------------------------------------------------------------------
+    @_store_errors
+    def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
+        wanted = sorted(set(keys))  # one lock order for every claimer: no deadlocks
+        if not wanted:
+            return []
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute(f"""INSERT INTO labeller_leases AS l (cache_key, owner, expires_at)
+                            SELECT k, %(owner)s, now() + make_interval(secs => %(ttl)s)
+                            FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS t(k, i)
+                            WHERE NOT EXISTS (SELECT 1 FROM labeller_verdicts v WHERE v.cache_key = k)
+                              AND NOT {_OPEN_BATCH_COVERS}
+                            ORDER BY i
+                            ON CONFLICT (cache_key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+                              WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
+                            RETURNING l.cache_key""", {"owner": owner, "ttl": ttl, "keys": wanted})
+            mine = {row[0] for row in cur}
+            batched: set[str] = set()
+            if others := [k for k in wanted if k not in mine]:
+                mine |= self._take_over_dead(cur, others, owner, ttl)
+                cur.execute(f"SELECT k FROM unnest(%s::text[]) AS t(k) WHERE {_OPEN_BATCH_COVERS}", (others,))
+                batched = {row[0] for row in cur}
+            cur.execute("SELECT cache_key FROM labeller_verdicts WHERE cache_key = ANY(%s)", (wanted,))
+            done = {row[0] for row in cur}  # read after the insert: a verdict that landed meanwhile wins
+            if stale := sorted(mine & done):
+                cur.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s) AND owner = %s", (stale, owner))
+        return [DONE if k in done else MINE if k in mine else IN_BATCH if k in batched else BUSY for k in keys]
+
+    def _take_over_dead(self, cur, keys: list[str], owner: str, ttl: float) -> set[str]:
+        """Leases whose holder died on this machine: taken at once, on the condition it still holds them."""
+        cur.execute("SELECT cache_key, owner FROM labeller_leases WHERE cache_key = ANY(%s) ORDER BY cache_key", (keys,))
+        dead = [(key, holder) for key, holder in cur.fetchall() if owner_is_dead(holder)]
+        if not dead:
+            return set()
+        cur.execute("""UPDATE labeller_leases AS l SET owner = %s, expires_at = now() + make_interval(secs => %s)
+                       FROM unnest(%s::text[], %s::text[]) AS d(k, o)
+                       WHERE l.cache_key = d.k AND l.owner = d.o
+                       RETURNING l.cache_key""", (owner, ttl, [k for k, _ in dead], [h for _, h in dead]))
+        return {row[0] for row in cur}
+
+    @_store_errors
+    def renew(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> None:
+        self._conn.execute("""UPDATE labeller_leases SET expires_at = now() + make_interval(secs => %s)
+                              WHERE cache_key = ANY(%s) AND owner = %s""", (ttl, sorted(set(keys)), owner))
+
+    @_store_errors
+    def release(self, keys: list[str], owner: str) -> None:
+        self._conn.execute("DELETE FROM labeller_leases WHERE cache_key = ANY(%s) AND owner = %s",
+                           (sorted(set(keys)), owner))
+
+    @_store_errors
+    def lease_holder(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT owner FROM labeller_leases WHERE cache_key = %s AND expires_at > now()",
+                                 (key,)).fetchone()
+        return None if row is None else row[0]
+
+    # -- provider batches -----------------------------------------------------------------------
+    @_store_errors
+    def put_batch(self, provider: str, batch_id: str, keys: list[str], meta: dict[str, Any] | None = None) -> BatchRecord:
+        ordered = list(dict.fromkeys(keys))
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute("""INSERT INTO labeller_batches (provider, batch_id, meta) VALUES (%s, %s, %s)
+                           ON CONFLICT DO NOTHING RETURNING 1""", (provider, batch_id, Jsonb(meta or {})))
+            if cur.fetchone() is not None:
+                cur.execute("""INSERT INTO labeller_batch_keys (provider, batch_id, position, cache_key)
+                               SELECT %s, %s, i, k FROM unnest(%s::text[]) WITH ORDINALITY AS t(k, i)""",
+                            (provider, batch_id, ordered))
+        return self.get_batch(provider, batch_id)  # type: ignore[return-value]
+
+    def _batch_rows(self, where: str, params: tuple) -> list[BatchRecord]:
+        rows = self._conn.execute(f"""
+            SELECT b.provider, b.batch_id, b.meta, b.status, b.outcome, b.created_at, b.finished_at,
+                   coalesce((SELECT array_agg(cache_key ORDER BY position) FROM labeller_batch_keys bk
+                             WHERE bk.provider = b.provider AND bk.batch_id = b.batch_id), '{{}}')
+            FROM labeller_batches b WHERE {where} ORDER BY b.seq""", params).fetchall()
+        return [BatchRecord(provider=p, batch_id=b, meta=meta, status=status, outcome=outcome, keys=list(keys),
+                            created_at=_iso(created), finished_at=_iso(finished) if finished else None)
+                for p, b, meta, status, outcome, created, finished, keys in rows]
+
+    @_store_errors
+    def get_batch(self, provider: str, batch_id: str) -> BatchRecord | None:
+        found = self._batch_rows("b.provider = %s AND b.batch_id = %s", (provider, batch_id))
+        return found[0] if found else None
+
+    @_store_errors
+    def open_batches(self, provider: str | None = None) -> list[BatchRecord]:
+        if provider is None:
+            return self._batch_rows("b.status = 'open'", ())
+        return self._batch_rows("b.status = 'open' AND b.provider = %s", (provider,))
+
+    @_store_errors
+    def finish_batch(self, provider: str, batch_id: str, outcome: str = "completed") -> None:
+        self._conn.execute("""UPDATE labeller_batches SET status = 'finished', outcome = %s, finished_at = now()
+                              WHERE provider = %s AND batch_id = %s AND status = 'open'""", (outcome, provider, batch_id))
+
+    # -- inspection -----------------------------------------------------------------------------
+    def records(self) -> Iterator[CachedVerdict]:
+        """Keyset pages in key order: no transaction stays open while the caller works through them."""
+        after = ""
+        while page := self._page(after):
+            yield from (CachedVerdict.model_validate_json(raw) for _, raw in page)
+            after = page[-1][0]
+
+    @_store_errors
+    def _page(self, after: str, size: int = 2000) -> list[tuple[str, str]]:
+        return self._conn.execute("""SELECT cache_key, record FROM labeller_verdicts WHERE cache_key > %s
+                                     ORDER BY cache_key LIMIT %s""", (after, size)).fetchall()
+
+    @_store_errors
+    def stats(self) -> StoreStats:
+        one = lambda sql: self._conn.execute(sql).fetchone()  # noqa: E731
+        entries, tokens_in, tokens_out, cost, no_cost = one(
+            """SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+                      coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL) FROM labeller_verdicts""")
+        by = {col: dict(self._conn.execute(f"SELECT {col}, count(*) FROM labeller_verdicts GROUP BY {col}").fetchall())
+              for col in ("judge", "rubric")}
+        size = self._conn.execute("SELECT sum(pg_total_relation_size(to_regclass(t))) FROM unnest(%s::text[]) AS t",
+                                  (list(_TABLES),)).fetchone()[0]
+        return StoreStats(backend=self.backend, location=self.location, entries=entries, by_judge=by["judge"],
+                          by_rubric=by["rubric"], input_tokens=int(tokens_in), output_tokens=int(tokens_out),
+                          cost_usd=round(float(cost), 6), entries_without_cost=no_cost,
+                          failures_recorded=one("SELECT count(*) FROM labeller_failures")[0],
+                          leases_held=one("SELECT count(*) FROM labeller_leases WHERE expires_at > now()")[0],
+                          batches_open=one("SELECT count(*) FROM labeller_batches WHERE status = 'open'")[0],
+                          size_bytes=int(size or 0))
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _iso(value) -> str:
+    return value.isoformat(timespec="milliseconds")
