@@ -129,9 +129,11 @@ def test_faulty_batches_three_runs(provider, inputs, tmp_path):
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_killed_while_polling_resumes_its_batches(provider, inputs, tmp_path):
+def test_killed_while_polling_resumes_its_batches(provider, inputs, tmp_path, store_spec):
+    """On both stores (a directory, and PostgreSQL): the batch records outlive the process."""
     with FakeAPI(api_key=KEY, batch_delay=3.0) as api:
         cmd = label_cmd(inputs, tmp_path, JUDGES[provider], "--batch-max-requests", "20")
+        cmd[cmd.index("--cache") + 1] = store_spec
         proc = subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         polls = "/v1/batches/" if provider == "openai" else "/v1/messages/batches/"
         deadline = time.monotonic() + 60
