@@ -38,7 +38,9 @@ class AnthropicBatches(BatchClient):
 
     async def submit(self, entries: list[dict[str, Any]]) -> str:
         with self._errors("a message batch"):
-            batch = await self.client.messages.batches.create(requests=entries)  # type: ignore[arg-type]
+            size = sum(self.size(e) for e in entries)  # up to 256 MB: more time than one reply's --timeout
+            batch = await self.client.messages.batches.create(requests=entries,  # type: ignore[arg-type]
+                                                              timeout=max(self.judge.timeout, 60 + size / 1e6))
         return batch.id
 
     @staticmethod

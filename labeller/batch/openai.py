@@ -33,8 +33,9 @@ class OpenAIBatches(BatchClient):
 
     async def submit(self, entries: list[dict[str, Any]]) -> str:
         with self._errors("a file"):
-            uploaded = await self.client.files.create(file=("labeller-batch.jsonl", encode_lines(entries)),
-                                                      purpose="batch")
+            data = encode_lines(entries)  # up to 200 MB: give the upload time beyond one reply's --timeout
+            uploaded = await self.client.files.create(file=("labeller-batch.jsonl", data), purpose="batch",
+                                                      timeout=max(self.judge.timeout, 60 + len(data) / 1e6))
         with self._errors("a batch"):
             batch = await self.client.batches.create(input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT,
                                                      completion_window="24h", metadata={"created_by": "labeller"})
