@@ -86,6 +86,20 @@ def check(tmp: Path, done: subprocess.CompletedProcess) -> tuple[list[dict], lis
     return labels, failures
 
 
+def kill_while_polling(api: FakeAPI, cmd: list[str], batches: int) -> None:
+    """Start a --batch run; SIGKILL it once it has created `batches` batches and polled one (every
+    batch is recorded in the store before polling starts)."""
+    proc = subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None and not (
+            creates(api) == batches and any(p.startswith(("/v1/batches/", "/v1/messages/batches/"))
+                                            for p in api.counts)):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert creates(api) == batches, "killed after submitting every batch, while polling"
+
+
 def sync_requests(api: FakeAPI) -> int:
     return sum(api.counts[p] for p in SYNC_PATHS)
 
@@ -134,15 +148,8 @@ def test_killed_while_polling_resumes_its_batches(provider, inputs, tmp_path, st
     with FakeAPI(api_key=KEY, batch_delay=3.0) as api:
         cmd = label_cmd(inputs, tmp_path, JUDGES[provider], "--batch-max-requests", "20")
         cmd[cmd.index("--cache") + 1] = store_spec
-        proc = subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        polls = "/v1/batches/" if provider == "openai" else "/v1/messages/batches/"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None and not (
-                creates(api) == 3 and any(p.startswith(polls) for p in api.counts)):
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        assert creates(api) == 3 and sum(api.batched.values()) == N, "killed after submitting, while polling"
+        kill_while_polling(api, cmd, batches=3)
+        assert sum(api.batched.values()) == N, "killed after submitting, while polling"
         assert not (tmp_path / "labels.jsonl").exists()
 
         api.reset()
@@ -207,13 +214,7 @@ def test_same_request_and_cache_key_as_the_synchronous_path(inputs, tmp_path):
 def test_list_status_and_cancel(inputs, tmp_path):
     with FakeAPI(api_key=KEY, batch_delay=30.0) as api:
         cmd = label_cmd(inputs, tmp_path, JUDGES["anthropic"], "--batch-max-requests", "40")
-        proc = subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while creates(api) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        kill_while_polling(api, cmd, batches=2)
         cache = ["--cache", str(tmp_path / "cache")]
         listed = run(api, [sys.executable, "-m", "labeller", "batch", "list", *cache])
         ids = [line.split("\t")[1] for line in listed.stdout.splitlines()]
@@ -298,13 +299,7 @@ def test_a_run_without_batch_finishes_the_open_batches_instead_of_paying_again(i
     batches come from those batches (polled to the end), never from a second, synchronous purchase."""
     with FakeAPI(api_key=KEY, batch_delay=1.5) as api:
         cmd = label_cmd(inputs, tmp_path, JUDGES["openai"], "--batch-max-requests", "25")
-        proc = subprocess.Popen(cmd, env=env_for(api), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while creates(api) < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        assert creates(api) == 3
+        kill_while_polling(api, cmd, batches=3)
         api.reset()
         sync = [a for a in cmd if a != "--batch"]
         done = run(api, sync)
