@@ -1,9 +1,11 @@
 """What a request costs: a price table per known model (token counts: labeller.tokens).
 
-Prices are USD per million tokens (input, cached input, output). The built-in table was written
+Prices are USD per million tokens (input, cached input, output), and `batch`: the fraction of
+those rates a request pays through the provider's batch API (0.5 for OpenAI's Batch API and
+Anthropic's Message Batches, which stacks with the cached-input rate). The built-in table was written
 in November 2025 from the providers' public price pages; prices change, so users override or
 extend it with `--prices FILE` (TOML or JSON, same shape as PRICES below:
-``[openai."gpt-4.1-mini"] input = 0.4  cached_input = 0.1  output = 1.6``).
+``[openai."gpt-4.1-mini"] input = 0.4  cached_input = 0.1  output = 1.6  batch = 0.5``).
 
 A model missing from the table has no cost (None): labeller reports its tokens and says the cost
 is unknown rather than guessing. Anthropic cache *writes* (1.25x input) are not counted: judges
@@ -35,17 +37,27 @@ class ModelPrice(BaseModel):
     input: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)  # None: cached input is billed as input
     output: float = Field(ge=0)
+    batch: float | None = Field(default=None, ge=0, le=1)  # batch-API fraction of every rate; None: no batch price
 
-    def cost(self, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None = None) -> float:
-        """USD for one request. `input_tokens` includes the cached ones, as both providers' usage does once summed."""
+    def cost(self, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None = None,
+             *, batch: bool = False) -> float | None:
+        """USD for one request. `input_tokens` includes the cached ones, as both providers' usage does once summed.
+
+        With `batch`, the request went through a batch API: None when this model has no batch price."""
         cached = min(cached_input_tokens or 0, input_tokens or 0)
         fresh = (input_tokens or 0) - cached
         cached_rate = self.input if self.cached_input is None else self.cached_input
-        return (fresh * self.input + cached * cached_rate + (output_tokens or 0) * self.output) / 1_000_000
+        sync = (fresh * self.input + cached * cached_rate + (output_tokens or 0) * self.output) / 1_000_000
+        if not batch:
+            return sync
+        return None if self.batch is None else sync * self.batch
 
 
-def _p(input: float, cached_input: float, output: float) -> ModelPrice:
-    return ModelPrice(input=input, cached_input=cached_input, output=output)
+BATCH_FRACTION = 0.5  # OpenAI Batch API and Anthropic Message Batches: half of every synchronous rate
+
+
+def _p(input: float, cached_input: float, output: float, batch: float | None = BATCH_FRACTION) -> ModelPrice:
+    return ModelPrice(input=input, cached_input=cached_input, output=output, batch=batch)
 
 
 # Written 2025-11 from platform.openai.com/docs/pricing and docs.anthropic.com pricing (standard tier).
@@ -70,7 +82,7 @@ PRICES: dict[str, dict[str, ModelPrice]] = {
         "claude-haiku-4-5": _p(1.00, 0.10, 5.00),
         "claude-3-5-haiku": _p(0.80, 0.08, 4.00),
     },
-    "offline": {"lexical": _p(0.0, 0.0, 0.0)},
+    "offline": {"lexical": _p(0.0, 0.0, 0.0, batch=None)},
 }
 
 # Dated snapshots and aliases share their family's price: gpt-4.1-mini-2025-04-14,
@@ -126,7 +138,7 @@ def _read_price_file(path: Path) -> dict[str, dict[str, ModelPrice]]:
             except ValidationError as exc:
                 raise validation_error(exc, path=str(path), prefix=(provider, model), error=ConfigError,
                                        expected="input, output (and optional cached_input) in USD per million "
-                                                "tokens") from None
+                                                "tokens, optional batch as a fraction (0.5)") from None
     return out
 
 

@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential_jitter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from labeller.errors import JudgeError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, RejectedRequestError, TransientError
 from labeller.rubric import JudgePrompt
+
+T = TypeVar("T")
 
 
 class RetryPolicy(BaseModel):
@@ -161,3 +165,17 @@ async def generate_with_retry(judge: Judge, prompt: JudgePrompt, policy: RetryPo
     except RejectedRequestError as exc:
         raise PairRejectedError(exc.reason, attempts, spent_in, spent_out) from None
     return reply, attempts
+
+
+async def call_with_retry(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
+    """One batch-API call (upload, create, poll, read results) under the policy's waits and attempts.
+
+    Only TransientError is retried; anything else (JudgeError, RejectedRequestError) propagates at
+    once, and the last TransientError propagates when the attempts are spent.
+    """
+    retrying = AsyncRetrying(stop=stop_after_attempt(policy.max_attempts), wait=_Wait(policy),
+                             retry=retry_if_exception_type(TransientError), reraise=True)
+    async for attempt in retrying:
+        with attempt:
+            return await call()
+    raise AssertionError("unreachable: tenacity either returns or reraises")  # pragma: no cover

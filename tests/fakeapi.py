@@ -13,8 +13,11 @@ else a hash of the user message. Tests can therefore check every label (`expecte
 Every request is recorded (path, headers, JSON body, what was answered), so tests can count
 requests and check where the API key travelled.
 
+The provider batch APIs (OpenAI files + batches, Anthropic message batches) are served by the same
+server; see tests/fakebatch.py (`batch_delay`, `batch_expire`, `batch_script`, `batched`).
+
 In a test:            with FakeAPI(latency=0.01, faults=Faults(rate_limit=0.15)) as api: ... api.url
-Standalone (bench):   python tests/fakeapi.py --port 8123 --latency 0.2 --faults 429=0.15,500=0.1
+Standalone (bench):   python tests/fakeapi.py --port 8123 --latency 0.2 --faults 429=0.15,500=0.1 [--batch-delay 2]
                       (GET /stats returns request counts as JSON.)
 """
 
@@ -37,7 +40,8 @@ from typing import Any
 from aiohttp import web
 
 MARKER = re.compile(r"\[\[grade:([1-5])\]\]")
-KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400")
+KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400",
+         "expired")  # expired: a batch request the provider never ran (batch endpoints only)
 
 
 def expected_grade(user_prompt: str) -> int:
@@ -107,6 +111,10 @@ class FakeAPI:
     # Tokens billed per character outside ASCII. 0.25 is the old flat "4 characters a token"; real
     # tokenizers spend about one token per CJK character, which is what budget tests set.
     non_ascii_tokens: float = 0.25
+    batch_delay: float = 0.0  # seconds from a batch's creation until its results are ready
+    batch_expire: float = 0.0  # probability that a batched request expires unrun
+    openai_limits: tuple[int, int] = (50_000, 200 * 1024 * 1024)  # requests, bytes per batch
+    anthropic_limits: tuple[int, int] = (100_000, 256 * 1024 * 1024)
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -121,6 +129,11 @@ class FakeAPI:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
+        self.batch_script: list[int] = []  # HTTP statuses for the next batch-management calls (e.g. [500, 429])
+        self.batched: Counter[str] = Counter()  # custom_id -> times it was submitted in a batch
+        from fakebatch import FakeBatches
+
+        self.batches = FakeBatches(self)
 
     # ---- control -------------------------------------------------------------------------------
     @property
@@ -131,6 +144,15 @@ class FakeAPI:
     @property
     def openai_url(self) -> str:
         return self.url + "/v1"
+
+    def environment(self, key: str) -> dict[str, str]:
+        """os.environ for a labeller subprocess talking to this server with `key` (no other *_API_KEY)."""
+        import os
+
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env.update(OPENAI_BASE_URL=self.openai_url, ANTHROPIC_BASE_URL=self.url, OPENAI_API_KEY=key,
+                   ANTHROPIC_API_KEY=key)
+        return env
 
     def script(self, kinds: list[str]) -> None:
         """Answer the next requests with these kinds, in order, before going back to random faults."""
@@ -192,6 +214,7 @@ class FakeAPI:
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_get("/stats", self._stats)
+        self.batches.routes(app)
         return app
 
     # ---- request handling ------------------------------------------------------------------------
@@ -236,7 +259,13 @@ class FakeAPI:
         return self._error(kind, anthropic=True)
 
     async def _stats(self, request: web.Request) -> web.StreamResponse:
-        return web.json_response({"counts": dict(self.counts), "answers": dict(self.answers), "total": self.total})
+        return web.json_response({"counts": dict(self.counts), "answers": dict(self.answers), "total": self.total,
+                                  "batched": sum(self.batched.values()), "batched_twice": self.batched_twice})
+
+    @property
+    def batched_twice(self) -> int:
+        """Requests submitted in a batch more than once (a pair paid twice)."""
+        return sum(1 for n in self.batched.values() if n > 1)
 
     def _error(self, kind: str, *, anthropic: bool) -> web.Response:
         status = 500 if kind == "drop" else int(kind)
@@ -335,8 +364,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--faults", default="", help="e.g. 429=0.15,500=0.1,malformed=0.08,range=0.05,seed=1")
     parser.add_argument("--api-key", default=None)
+    parser.add_argument("--batch-delay", type=float, default=0.0, help="seconds until a batch's results are ready")
     args = parser.parse_args()
-    api = FakeAPI(latency=args.latency, faults=Faults.parse(args.faults), api_key=args.api_key, port=args.port)
+    api = FakeAPI(latency=args.latency, faults=Faults.parse(args.faults), api_key=args.api_key, port=args.port,
+                  batch_delay=args.batch_delay)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -347,7 +378,8 @@ def main() -> None:
     while not stop.wait(0.2):
         pass
     api.stop()
-    print(json.dumps({"counts": dict(api.counts), "answers": dict(api.answers), "total": api.total}), flush=True)
+    print(json.dumps({"counts": dict(api.counts), "answers": dict(api.answers), "total": api.total,
+                      "batched": sum(api.batched.values())}), flush=True)
 
 
 if __name__ == "__main__":

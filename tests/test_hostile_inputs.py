@@ -296,6 +296,9 @@ CASES: list[Case] = [
          setup=lambda d: [(d / "beir").mkdir(), write_jsonl(d / "beir" / "corpus.jsonl", CORPUS),
                           write_jsonl(d / "beir" / "queries.jsonl", QUERIES)],
          stderr="qrels/test.tsv not found", outputs=("new.jsonl",)),
+    Case("label-batch-with-a-judge-that-has-no-batch-api",
+         [*LABEL, "--pairs", "pairs.jsonl", "--judge", "offline:lexical", "--batch", "--out", "out.jsonl"],
+         stderr="batch API", outputs=("out.jsonl", ".labeller-cache")),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),
@@ -460,6 +463,29 @@ CASES: list[Case] = [
     Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
         regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
                                                                  {"query_id": "q2", "text": "bounty [[grade:2]]"}]))),
+    # batch --------------------------------------------------------------------------------
+    Case("batch-list-without-a-store", ["batch", "list", "--cache", "nowhere"], stderr="nowhere",
+         outputs=("nowhere",)),
+    Case("batch-status-of-an-unknown-batch", ["batch", "status", "batch_nope", "--cache", "cache"],
+         setup=lambda d: _empty_store(d / "cache"), mutable=("cache",), stderr="batch_nope"),
+    Case("batch-cancel-of-an-unknown-batch", ["batch", "cancel", "batch_nope", "--cache", "cache"],
+         setup=lambda d: _empty_store(d / "cache"), mutable=("cache",), stderr="batch_nope"),
+    Case("batch-export-for-anthropic", ["batch", "export", *LABEL[1:], "--pairs", "pairs.jsonl", "--judge",
+                                        "anthropic:claude-haiku-4-5", "--out", "in.jsonl"],
+         stderr="OpenAI batch format", outputs=("in.jsonl", ".labeller-cache")),
+    Case("batch-export-over-an-input", ["batch", "export", *LABEL[1:], "--pairs", "pairs.jsonl", *OPENAI,
+                                        "--out", "pairs.jsonl"], stderr="overwrite an input"),
+    Case("batch-export-not-jsonl", ["batch", "export", *LABEL[1:], "--pairs", "pairs.jsonl", *OPENAI,
+                                    "--out", "in.csv"], stderr="in.csv", outputs=("in.csv",)),
+    Case("batch-import-foreign-custom-id", ["batch", "import", *LABEL[1:], "--pairs", "pairs.jsonl", *OPENAI,
+                                            "--results", "results.jsonl"],
+         setup=lambda d: write_jsonl(d / "results.jsonl", [{"custom_id": "req-1", "response": None,
+                                                            "error": None}]),
+         stderr="results.jsonl:1", outputs=(".labeller-cache",)),
+    Case("batch-import-not-json", ["batch", "import", *LABEL[1:], "--pairs", "pairs.jsonl", *OPENAI,
+                                   "--results", "results.jsonl"],
+         setup=lambda d: (d / "results.jsonl").write_text('{"custom_id": \n', encoding="utf-8"),
+         stderr="results.jsonl:1", outputs=(".labeller-cache",)),
     # serve --------------------------------------------------------------------------------
     Case("serve-missing-config", ["serve", "--config", "nope.toml"], stderr="nope.toml"),
     Case("serve-token-too-short", ["serve", "--config", "serve.toml"], stderr="token",
@@ -518,6 +544,10 @@ def _no_secret_anywhere(root: Path, err: str, secrets: tuple[str, ...]) -> None:
         for path in root.rglob("*"):
             if path.is_file():
                 assert secret.encode() not in path.read_bytes(), f"{secret} in {path}"
+def _empty_store(path: Path) -> None:
+    from labeller.store import open_store
+
+    open_store(str(path)).close()
 
 
 # ---------------------------------------------------------------------------------------------

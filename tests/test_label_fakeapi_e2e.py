@@ -9,7 +9,6 @@ failure; reruns finish failures and then send nothing; the API key is nowhere on
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -78,9 +77,7 @@ def command(folder: Path, out: Path, cache: Path, judge: str = "openai:gpt-4.1-m
 
 
 def environment(api: FakeAPI) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(OPENAI_BASE_URL=api.openai_url, ANTHROPIC_BASE_URL=api.url, OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY)
-    return env
+    return api.environment(KEY)
 
 
 def label(api: FakeAPI, cmd: list[str]) -> subprocess.CompletedProcess:

@@ -185,6 +185,22 @@ def test_a_missing_api_key_stops_a_pipeline_before_it_writes_anything(tmp_path, 
     assert not out.exists()
 
 
+def test_label_slice_with_label_batch_true_goes_through_the_batch_api(tmp_path, api, monkeypatch):
+    """`[label] batch = true` (here as --set overrides): every pair through the fake's batch API, none synchronous."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelines-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+    first = run("label_slice", tmp_path / "s", "label.batch=true", "label.poll_interval=0.05",
+                judge="openai:gpt-4.1-mini")
+    assert first.status == "passed" and first.figures["labelled"] == 410
+    assert api.counts["/v1/chat/completions"] == 0 and api.counts["/v1/batches"] == 1
+    assert sum(api.batched.values()) == 410 and api.batched_twice == 0
+    api.reset()
+    second = run("label_slice", tmp_path / "s", "label.batch=true", judge="openai:gpt-4.1-mini")
+    assert second.figures["cached"] == 410 and api.total == 0
+    with pytest.raises(ConfigError, match="label"):
+        load_config(PIPELINES / "label_slice.toml", ["label.batch=perhaps"])
+
+
 def test_a_pipeline_labels_into_a_postgres_store_given_in_its_config_or_the_environment(tmp_path, monkeypatch,
                                                                                        postgres_url):
     monkeypatch.chdir(tmp_path)

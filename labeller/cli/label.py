@@ -39,6 +39,10 @@ def label(
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
+    batch: Annotated[bool, typer.Option("--batch", help="Send the pairs through the provider's batch API (half price, results within 24 h).")] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch in flight.")] = 30.0,
+    batch_max_requests: Annotated[Optional[int], typer.Option(min=1, help="With --batch: requests per batch (default: the provider's limit).")] = None,
+    batch_max_bytes: Annotated[Optional[int], typer.Option(min=1024, help="With --batch: bytes per batch (default: the provider's limit).")] = None,
 ) -> None:
     """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache.
 
@@ -52,7 +56,9 @@ def label(
         _label(required(queries, "--queries"), required(corpus, "--corpus"), judge, pairs or qrels, run, depth,
                rubric, cache, out, base_url, LabelOptions(concurrency=concurrency, max_cost=max_cost,
                                                           requests_per_minute=rpm, tokens_per_minute=tpm,
-                                                          dry_run=dry_run), prices, timeout)
+                                                          dry_run=dry_run, batch=batch, poll_interval=poll_interval,
+                                                          batch_max_requests=batch_max_requests,
+                                                          batch_max_bytes=batch_max_bytes), prices, timeout)
 
 
 def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout) -> None:
@@ -92,6 +98,12 @@ def _summary(result) -> None:
         worst = f" (up to {_money(s.unconfirmed_cost_usd)} more)" if s.unconfirmed_cost_usd else ""
         say(f"{s.unconfirmed_attempts} attempts timed out, dropped or failed after sending: the provider may bill "
             f"them{worst}; --max-cost counted each at its worst case")
+    say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}"
+        + (" at batch prices" if s.batch else ""))
+    if s.batch:
+        b = s.batch
+        say(f"batches: {b.submitted} submitted ({b.requests} requests), {b.resumed} resumed, {b.completed} completed, "
+            f"{b.polls} polls")
     if result.out_path:
         say(f"labels: {result.out_path}")
     for failure in result.failures[:FIRST_FAILURES]:

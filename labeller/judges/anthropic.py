@@ -67,19 +67,28 @@ class AnthropicJudge(Judge):
     def decoding_settings(self) -> dict[str, Any]:
         return {"max_tokens": self.max_output_tokens, "tools": [self._tool], "tool_choice": self._tool_choice}
 
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, shared with the batch path (labeller.batch.anthropic)."""
+        return self._client
+
+    def request(self, prompt: JudgePrompt) -> dict[str, Any]:
+        """The messages.create parameters for one pair: the same in the synchronous and the batch path.
+
+        The tools and the system text (preamble, rubric, worked examples) form a prefix identical for
+        every pair, ending in the cache breakpoint; the pair comes last, in the user message."""
+        return {"model": self.model, "max_tokens": self.max_output_tokens,
+                "system": [{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
+                "messages": [{"role": "user", "content": prompt.user}],
+                "tools": [self._tool], "tool_choice": self._tool_choice}
+
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with sdk_errors(anthropic, self, service="Anthropic", key_variable=KEY_VARIABLE, reply_kind="a message"):
-            message = await self._client.messages.create(
-                model=self.model,
-                max_tokens=self.max_output_tokens,
-                system=[{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
-                messages=[{"role": "user", "content": prompt.user}],
-                tools=[self._tool],  # type: ignore[list-item]
-                tool_choice=self._tool_choice,  # type: ignore[arg-type]
-            )
-        return self._read(message)
+            message = await self._client.messages.create(**self.request(prompt))
+        return self.read_message(message)
 
-    def _read(self, message: Any) -> JudgeReply:
+    def read_message(self, message: Any) -> JudgeReply:
+        """A verdict from a Message (a synchronous reply or a succeeded batch result)."""
         usage = message.usage
         cache_read = getattr(usage, "cache_read_input_tokens", None) if usage else None
         cache_write = getattr(usage, "cache_creation_input_tokens", None) if usage else None

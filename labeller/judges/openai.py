@@ -63,15 +63,32 @@ class OpenAIJudge(Judge):
         return {"temperature": self.temperature, "max_completion_tokens": self.max_output_tokens,
                 "response_format": self._response_format}
 
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client, shared with the batch path (labeller.batch.openai)."""
+        return self._client
+
+    def request(self, prompt: JudgePrompt) -> dict[str, Any]:
+        """The chat-completions body for one pair: the same in the synchronous and the batch path.
+
+        The stable part (system text: preamble, rubric, worked examples) comes first and the pair
+        last, so OpenAI's automatic prompt caching covers the rubric prefix (from 1,024 tokens)."""
+        return {"model": self.model,
+                "messages": [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
+                "temperature": self.temperature, "max_completion_tokens": self.max_output_tokens,
+                "response_format": self._response_format}
+
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with sdk_errors(openai, self, service="OpenAI", key_variable=KEY_VARIABLE, reply_kind="a chat completion"):
-            completion = await self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
-                temperature=self.temperature,
-                max_completion_tokens=self.max_output_tokens,
-                response_format=self._response_format,  # type: ignore[arg-type]
-            )
+            completion = await self._client.chat.completions.create(**self.request(prompt))
+        return self._read(completion)
+
+    def read_body(self, body: Any) -> JudgeReply:
+        """A verdict from a chat-completion body as JSON (a batch output line, a vLLM run-batch output)."""
+        try:
+            completion = openai.types.chat.ChatCompletion.model_validate(body)
+        except ValueError:
+            raise MalformedReplyError("malformed reply: the response is not a chat completion") from None
         return self._read(completion)
 
     def _read(self, completion: Any) -> JudgeReply:

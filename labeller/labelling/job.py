@@ -74,9 +74,21 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
+    if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
+        from labeller.batch import batch_client
+
+        batch_client(judge)
+
     async def _label(spec: str | Path, sender: Judge, create: bool = True) -> LabelRun:
+        from labeller.labelling.batched import finish_open_batches, label_pairs_batched
+
         try:
             with open_store(spec, create=create) as store:
+                if options.batch:  # the provider's batch API is the judge's own, not the request sender's
+                    return await label_pairs_batched(pairs, queries, corpus, judge, rubric_obj, store, options,
+                                                     prices=prices)
+                if not options.dry_run:  # pairs in a killed --batch run's batches are collected, not bought again
+                    await finish_open_batches(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
                 return await label_pairs(pairs, queries, corpus, sender, rubric_obj, store, options, prices=prices)
         finally:
             await sender.aclose()

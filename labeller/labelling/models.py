@@ -17,6 +17,22 @@ class LabelOptions(BaseModel):
     dry_run: bool = False
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     progress: bool | None = None  # None: show a bar only when stderr is a terminal
+    # --batch: send the pairs through the provider's batch API (labeller.labelling.batched)
+    batch: bool = False
+    poll_interval: float = Field(default=30.0, gt=0)  # seconds between polls of a batch in flight
+    batch_max_requests: int | None = Field(default=None, ge=1)  # None: the provider's limit
+    batch_max_bytes: int | None = Field(default=None, ge=1024)
+
+
+class BatchSummary(BaseModel):
+    """What a --batch run did with provider batches."""
+
+    model_config = ConfigDict(extra="forbid")
+    submitted: int = 0  # batches this run created
+    resumed: int = 0  # batches an earlier (killed) run created, polled to the end by this one
+    completed: int = 0  # batches whose results were read into the store
+    requests: int = 0  # requests this run put into batches
+    polls: int = 0
 
 
 class LabelStats(BaseModel):
@@ -45,6 +61,7 @@ class LabelStats(BaseModel):
     estimated_cost_usd: float | None = None
     estimated_cached_input_tokens: int | None = None  # of the input tokens, those priced at the cached rate
     estimate_notes: list[str] = Field(default_factory=list)  # how the estimate was made, assumptions included
+    batch: BatchSummary | None = None  # --batch runs only
 
 
 class LabelRun(BaseModel):

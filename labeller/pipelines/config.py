@@ -57,6 +57,13 @@ class JudgeConfig(Section):
     prices: Path | None = None
 
 
+class LabelConfig(Section):
+    """How pairs are bought: `batch = true` sends them through the provider's batch API (half price)."""
+
+    batch: bool = False
+    poll_interval: float = Field(30.0, gt=0)  # seconds between polls of a batch in flight
+
+
 class OutputConfig(Section):
     dir: Path = Path("out")
     cache: str | None = None  # a directory or a postgresql:// URL; default: $LABELLER_CACHE, else <dir>/../.labeller-cache
@@ -93,6 +100,7 @@ class PipelineConfig(Section):
     description: str = ""
     inputs: Inputs
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    label: LabelConfig = Field(default_factory=LabelConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
     # validate_prompt: the old and new rubric (a path or a shipped name)
@@ -114,7 +122,7 @@ class PipelineConfig(Section):
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("output", "dir"), ("output", "cache"),
           ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "output", "retriever", "gate", "baseline", "evaluate")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:

@@ -48,7 +48,8 @@ def pairs_of(*runs: list[RunEntry], depth: int) -> list[Pair]:
 def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str | None = None,
           dry_run: bool = False) -> LabelRun:
     """Label a pairs file with the configured judge, through the shared cache."""
-    options = LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost, dry_run=dry_run)
+    options = LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost, dry_run=dry_run,
+                           batch=cfg.label.batch, poll_interval=cfg.label.poll_interval)
     try:
         return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
                          judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
