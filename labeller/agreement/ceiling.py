@@ -26,6 +26,7 @@ def _weighted_mean(values: list[tuple[float | None, int]]) -> float | None:
 
 def human_ceiling(pairs: list[AlignedPair], grades: list[int]) -> Ceiling | None:
     """None when no pair has grades from two or more people."""
+    pairs = [p.model_copy(update={"humans": [h for h in p.humans if not h.adjudicated]}) for p in pairs]
     shared = [p for p in pairs if len({h.annotator for h in p.humans}) >= 2]
     if not shared:
         return None

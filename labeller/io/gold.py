@@ -4,7 +4,9 @@ Every reader returns a `GradeFile`: one `Graded` row per (pair, annotator) on la
 plus the rows that were clipped. Problems raise BadInputError naming file, line and field.
 
 - Gold files (JSONL/CSV/Parquet) hold GoldLabel rows: query_id, doc_id, grade 1-5, annotator, note.
-  Several people may grade one pair, each under a distinct `annotator` value.
+  Several people may grade one pair, each under a distinct `annotator` value. Rows whose `outcome`
+  is "cant_judge" or "later" (written by `labeller annotate`) are checked, counted and left out:
+  they are never a grade. An "adjudicated" row is the grade a person settled on after comparing.
 - Label files are `labeller label` output (the Label record); the judge's justification is kept.
 - TREC qrels (`qid 0 docid grade`, any non-table extension) are on TREC's usual 0-3 scale unless
   `from_scale` says otherwise: "0-3" maps 0..3 onto 1..4. Table files are always on the 1-5 scale.
@@ -23,11 +25,12 @@ from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require, write_rows, write_text
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale
 from labeller.io.validation import validation_error
-from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
+from labeller.records import GRADE_MAX, GRADE_MIN, NOT_A_GRADE, GoldLabel, Label, Record
 
 DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other
 
 Kind = Literal["labels", "gold", "qrels"]
+GOLD_COLUMNS = ("query_id", "doc_id", "grade", "annotator", "note")  # the documented core of a gold row
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
 
 
@@ -40,6 +43,7 @@ class Graded(Record):
     annotator: str  # the gold annotator, the judge ("provider:model") of a label file, or "qrels"
     note: str = ""  # the annotator's note or the judge's justification
     line: int
+    adjudicated: bool = False  # a gold row settled after the blind pass (outcome "adjudicated")
 
 
 class Clipped(Record):
@@ -59,6 +63,7 @@ class GradeFile(Record):
     scale: tuple[int, int]  # on labeller's scale: (1, 4) for a 0-3 qrels file
     rows: list[Graded]
     clipped: list[Clipped] = []
+    not_grades: int = 0  # gold rows marked "can't judge" or "later": read, checked, never a grade
 
 
 def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool = False,
@@ -77,9 +82,14 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
     rows: list[Graded] = []
     clipped: list[Clipped] = []
     first_line: dict[tuple[str, ...], int] = {}
+    not_grades = 0
     for line, row in raw_rows:
         qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
         check_known(qid, did, queries, corpus, path, line)
+        if kind == "gold" and row.get("outcome") in NOT_A_GRADE:
+            _validate_not_a_grade(row, path, line)
+            not_grades += 1
+            continue
         raw = _whole_number(row.get("grade"), path, line)
         grade = min(max(raw, low), high)
         if grade != raw:
@@ -92,7 +102,7 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
         graded = _validate(kind, {**row, "query_id": qid, "doc_id": did, "grade": grade - low + GRADE_MIN},
                            path, line)
         per_person = several_per_pair and kind == "gold"  # only people grade a pair several times
-        key = (qid, did, graded.annotator) if per_person else (qid, did)
+        key = (qid, did, graded.annotator, str(graded.adjudicated)) if per_person else (qid, did)
         if key in first_line:
             who = f" by annotator '{graded.annotator}'" if per_person else ""
             hint = (" give each person's grades a distinct `annotator` value" if per_person
@@ -101,7 +111,18 @@ def read_grades(path: str | Path, *, from_scale: str | None = None, clip: bool =
                                 path=str(path), line=line, field="doc_id")
         first_line[key] = line
         rows.append(graded)
-    return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped)
+    return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped,
+                     not_grades=not_grades)
+
+
+def _validate_not_a_grade(row: dict[str, Any], path: Path, line: int) -> None:
+    """A "can't judge" or "later" row is still a gold row: every field must be right."""
+    row = {k: v for k, v in row.items() if not (k in ("annotator", "note", "grade") and v in (None, ""))}
+    try:
+        GoldLabel.model_validate(row)
+    except ValidationError as exc:
+        raise validation_error(exc, path=str(path), line=line,
+                               expected=f"a gold row with {', '.join(GoldLabel.model_fields)}") from None
 
 
 def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
@@ -145,7 +166,7 @@ def _validate(kind: Kind, row: dict[str, Any], path: Path, line: int) -> Graded:
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
                       note=record.justification, line=line)
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
-                  note=record.note, line=line)
+                  note=record.note, line=line, adjudicated=record.outcome == "adjudicated")
 
 
 def consensus_grade(grades: list[int]) -> int:
@@ -153,12 +174,18 @@ def consensus_grade(grades: list[int]) -> int:
     return statistics.median_low(grades)
 
 
+def settled_grade(rows: list[Graded]) -> int:
+    """The gold grade of one pair: an adjudicated grade when a person settled it, else the consensus."""
+    adjudicated = [r.grade for r in rows if r.adjudicated]
+    return adjudicated[-1] if adjudicated else consensus_grade([r.grade for r in rows])
+
+
 def import_qrels(path: str | Path, out: str | Path, *, from_scale: str, annotator: str = "qrels",
                  clip: bool = False) -> int:
     """Turn TREC qrels into a gold file (JSONL/CSV/Parquet by extension). Returns the number of rows."""
     graded = read_grades(path, from_scale=from_scale, clip=clip)
-    rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump()
-            for g in graded.rows]
+    rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump(
+            include=set(GOLD_COLUMNS)) for g in graded.rows]
     write_rows(out, rows)
     return len(rows)
 
@@ -178,7 +205,7 @@ def export_qrels(path: str | Path, out: str | Path, *, to_scale: str, from_scale
         by_pair.setdefault((g.query_id, g.doc_id), []).append(g)
     grades: dict[tuple[str, str], int] = {}
     for pair, rows in by_pair.items():
-        grade = consensus_grade([g.grade for g in rows])
+        grade = settled_grade(rows)
         if grade > top and not clip:
             raise BadInputError(f"grade {grade} of pair {pair} does not fit the target scale {low}-{high}; "
                                 "pass --clip to write it as the top grade", path=str(path), line=rows[0].line,
