@@ -27,6 +27,7 @@ class Inputs(Section):
     queries: Path
     corpus: Path
     gold: Path | None = None
+    sample: Path | None = None  # validate_prompt: a frozen sample (labeller annotate sample) as the fixed pairs
 
 
 class RetrieverConfig(Section):
@@ -86,7 +87,7 @@ class PipelineConfig(Section):
         return self.output.cache or self.output.dir.parent / ".labeller-cache"
 
 
-_PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("output", "dir"), ("output", "cache"),
+_PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("output", "dir"), ("output", "cache"),
           ("baseline", "run"), ("judge", "prices")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
 _SECTIONS = ("inputs", "judge", "output", "retriever", "gate", "baseline", "evaluate")

@@ -83,12 +83,12 @@ async function route() {
   if (view === "agreement") { $("view-agreement").hidden = false; return showAgreement(); }
   if (view === "adjudicate") { $("view-adjudicate").hidden = false; return showAdjudication(); }
   if (!annotator) { $("view-identify").hidden = false; return; }
-  $("view-grade").hidden = false;
   items = (await api("/api/queue?annotator=" + encodeURIComponent(annotator))).items;
   const open = items.findIndex((i) => !i.mine);
   const later = items.findIndex((i) => i.mine && i.mine.outcome === "later");
-  index = open >= 0 ? open : later >= 0 ? later : 0;
+  index = open >= 0 ? open : later >= 0 ? later : 0;  // resume: first pair not answered, then those left for later
   showItem();
+  $("view-grade").hidden = false;  // only once filled, so what is visible is always the current pair
 }
 
 function switchPerson() { annotator = null; localStorage.removeItem(storageKey()); location.hash = "#grade"; route(); }
