@@ -96,7 +96,7 @@ class GoldLabel(Record):
     @model_validator(mode="after")
     def _grade_fits_outcome(self) -> GoldLabel:
         if self.outcome in NOT_A_GRADE and self.grade is not None:
-            raise ValueError(f"outcome '{self.outcome}' is not a grade; expected no grade (null or empty)")
+            raise ValueError(f"outcome '{self.outcome}' is not a grade, so the grade must be empty")
         if self.outcome not in NOT_A_GRADE and self.grade is None:
             raise ValueError(f"grade is missing; outcome '{self.outcome}' needs a whole-number grade 1-5")
         return self

@@ -13,13 +13,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from labeller.annotate.plans import draw
 from labeller.annotate.sources import Candidate
 from labeller.errors import BadInputError
-from labeller.io.inputs import read_models
-from labeller.io.tables import write_rows
+from labeller.io.tables import read_rows, write_rows
+from labeller.io.validation import validation_error
 from labeller.records import Record
 
 
@@ -81,7 +81,13 @@ def freeze(candidates: list[Candidate], out: str | Path, *, size: int, plan: str
 def read_sample(path: str | Path) -> Sample:
     """Read and check a frozen sample: one sample id, positions 1..n, each pair once, id matching content."""
     path = Path(path)
-    lines = read_models(path, SampleRow)
+    lines = []
+    for line, row in read_rows(path):
+        try:
+            lines.append((line, SampleRow.model_validate(row)))
+        except ValidationError as exc:
+            raise validation_error(exc, path=str(path), line=line,
+                                   expected="a frozen sample row (written by `labeller annotate sample`)") from None
     first_line, first = lines[0]
     for line, row in lines:
         if row.sample_id != first.sample_id or row.plan != first.plan:

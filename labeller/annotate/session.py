@@ -94,12 +94,13 @@ class Session:
         self.labels: dict[tuple[str, str], Label] | None = None
         self.open_review = open_review
         self.warnings: list[str] = []
+        self.label_warnings: list[str] = []
         if self.sample.rubric_version and self.sample.rubric_version != self.rubric.version:
             self.warnings.append(f"stale: the sample was frozen with rubric version {self.sample.rubric_version}; "
                                  f"rubric '{self.rubric.name}' is now version {self.rubric.version}")
         if labels is not None:
             self.labels = {(lab.query_id, lab.doc_id): lab for lab, _ in judge_labels(labels, self.queries, self.corpus)}
-            self.warnings += stale_labels(labels, rubric=self.rubric)
+            self.label_warnings = stale_labels(labels, rubric=self.rubric)  # shown where the judge is: adjudication
         self.warnings += stale_gold(gold, rubric=self.rubric) if Path(gold).exists() and Path(gold).stat().st_size else []
         self._position = {(r.query_id, r.doc_id): r.position for r in self.sample.rows}
         self._sample_stat = self._stat()
@@ -207,7 +208,7 @@ class Session:
         items = [item.model_copy(update={"query": self._fields(self.queries[item.query_id], self.rubric.query_fields),
                                          "doc": self._fields(self.corpus[item.doc_id], self.rubric.doc_fields)})
                  for item in adjudication_items(rows, self._position, self.labels)]
-        return {"ready": True, "labels": self.labels is not None, "warnings": self.warnings,
+        return {"ready": True, "labels": self.labels is not None, "warnings": self.label_warnings,
                 "items": [i.model_dump() for i in items]}
 
     def adjudicate(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -86,7 +86,7 @@ def serve(
         server = AnnotationServer(session, host, port)
     except OSError as exc:
         raise BadInputError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from None
-    for warning in session.warnings:
+    for warning in session.warnings + session.label_warnings:
         typer.echo(f"labeller: warning: {warning}", err=True)
     print(f"labeller annotate: {server.url} serving sample {session.sample.sample_id} "
           f"({len(session.sample.rows)} pairs) to {', '.join(session.assignment)}; grades go to {gold}. "

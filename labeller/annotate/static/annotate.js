@@ -253,8 +253,9 @@ async function showAdjudication() {
       + `${data.open_pairs} assigned pairs are still open (not graded, or marked later).`));
     return;
   }
-  const note = data.labels ? [] : [el("div", { class: "notice" }, "No judge labels were given (serve with --labels): "
-    + "only pairs people disagreed on are listed.")];
+  const note = data.warnings.map((w) => el("div", { class: "notice stale" }, w));
+  if (!data.labels) note.push(el("div", { class: "notice" }, "No judge labels were given (serve with --labels): "
+    + "only pairs people disagreed on are listed."));
   if (!data.items.length) note.push(el("div", { class: "notice" }, "Nothing to adjudicate: people and judge agree."));
   box.replaceChildren(...note, ...data.items.map(adjudicationCard));
 }
@@ -285,7 +286,9 @@ function adjudicationCard(item) {
     el("div", { class: "head" }, el("b", {}, `${item.query_id} / ${item.doc_id}`), el("span", {}, item.reason)),
     el("div", { class: "cols" }, el("div", {}, el("h2", {}, "Query"), dl(item.query)),
       el("div", {}, el("h2", {}, "Document"), dl(item.doc))),
-    el("div", { class: "verdicts" }, el("div", { class: "verdict" }, el("h2", {}, "People"), ...humans),
+    el("div", { class: "verdicts" }, el("div", { class: "verdict" }, el("h2", {}, "People"), ...humans,
+      item.humans.length > 1 ? el("div", { class: "consensus" }, `consensus ${item.consensus} (the median; the lower `
+        + "middle grade on a split)") : ""),
       el("div", { class: "verdict" }, el("h2", {}, "Judge"), judge)),
     el("div", { class: "decide" }, el("label", {}, "gold grade ", grade), text,
       el("label", {}, flag, " rubric problem"), saveButton, state));
