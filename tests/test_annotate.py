@@ -275,3 +275,47 @@ def test_the_page_and_its_files_are_served(tmp_path):
         assert info["note_required"] == [1, 2, 3, 4, 5] and info["query_fields"][0] == "supplier"
         assert call(server.url + "api/nothing")[0] == 404
     assert QUERIES.exists() and CORPUS.exists()
+
+
+def test_validate_prompt_runs_on_the_frozen_sample(tmp_path):
+    """The calibration loop: a rubric change is judged on the same frozen pairs every time."""
+    from labeller.pipelines import run_pipeline
+    from labeller.shipped import shipped_dir
+
+    gold = shipped_dir("gold") / "transactions.jsonl"
+    frozen = make_sample(tmp_path / "sample.jsonl", pairs=gold, size=40, plan="stratified")
+    config = shipped_dir("pipelines") / "validate_prompt.toml"
+    overrides = [f"inputs.sample={tmp_path / 'sample.jsonl'}"]
+    first = run_pipeline(config, out_dir=tmp_path / "v", overrides=overrides)
+    again = run_pipeline(config, out_dir=tmp_path / "v", overrides=overrides)
+    assert first.figures["n"] == 40 and first.judge_requests == 80  # old and new rubric, the sample's pairs only
+    labelled = {(r["query_id"], r["doc_id"]) for r in map(json.loads, (tmp_path / "v" / "labels-new.jsonl")
+                                                           .read_text().splitlines())}
+    assert labelled == {(r.query_id, r.doc_id) for r in frozen.rows}
+    assert again.judge_requests == 0 and again.figures == first.figures
+
+
+def test_a_sample_leaves_out_the_rubrics_worked_examples(tmp_path):
+    rows = label_rows()
+    example = ("q09", "tx-01429")  # worked example 1 of rubrics/transactions.md
+    rows.append({**rows[0], "query_id": example[0], "doc_id": example[1], "cache_key": "example"})
+    frozen = make_sample(tmp_path / "s.jsonl", labels=write_jsonl(tmp_path / "l.jsonl", rows), size=len(rows))
+    assert frozen.left_out_examples >= 1
+    assert example not in {(r.query_id, r.doc_id) for r in frozen.rows}
+
+
+def test_grade_definitions_and_notes_come_from_the_rubric(tmp_path):
+    from labeller.annotate.session import grade_definitions, parse_note_required
+    from labeller.rubric import load_rubric
+
+    general = grade_definitions(load_rubric("general"))
+    assert list(general) == [5, 4, 3, 2, 1] and general[2]["title"] == "Related, no answer."
+    assert "does not answer it" in general[2]["text"] and "**" not in general[2]["text"]
+    rubric = tmp_path / "r.md"
+    rubric.write_text('+++\nname = "r"\nnote_required = [1, 5]\n+++\n# Grades\n- **5 — Top.** best\n')
+    loaded = load_rubric(rubric)
+    assert parse_note_required(None, loaded) == [1, 5] and parse_note_required("none", loaded) == []
+    assert parse_note_required(None, load_rubric("general")) == [1, 2, 3, 4, 5]
+    assert parse_note_required("2, 3", loaded) == [2, 3]
+    with pytest.raises(BadInputError):
+        parse_note_required("1,x", loaded)

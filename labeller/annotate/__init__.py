@@ -30,13 +30,26 @@ def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
         candidates = sources.from_run(run, depth, query_map, doc_map)
     else:
         candidates = sources.from_pairs(pairs, query_map, doc_map)  # type: ignore[arg-type]
-    version = None
-    if rubric is not None:
+    version, examples = None, set()
+    named = rubric if rubric is not None else next((c.rubric for c in candidates if c.rubric), None)
+    if named is not None:
+        from labeller.errors import ConfigError
         from labeller.rubric import load_rubric
 
-        loaded = load_rubric(rubric)
-        rubric, version = str(rubric), loaded.version
-    return freeze(candidates, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version)
+        try:
+            loaded = load_rubric(named)
+        except ConfigError:
+            if rubric is not None:
+                raise
+            loaded = None  # the labels name a rubric file that is not here: nothing to check against
+        if loaded is not None:
+            examples = {(e.query_id, e.doc_id) for e in loaded.examples if e.query_id and e.doc_id}
+            if rubric is not None:
+                rubric, version = str(rubric), loaded.version
+    # The rubric's worked examples are shown to the judge: graded by people they would flatter the judge.
+    kept = [c for c in candidates if (c.query_id, c.doc_id) not in examples]
+    frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version)
+    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept)})
 
 
 __all__ = ["Sample", "Session", "make_sample", "read_sample"]

@@ -41,6 +41,7 @@ class Sample(Record):
     sample_id: str
     plan: str
     rows: list[SampleRow]
+    left_out_examples: int = 0  # candidate pairs left out because they are worked examples of the rubric
 
     @property
     def rubric_version(self) -> str | None:

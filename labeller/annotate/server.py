@@ -94,6 +94,9 @@ class AnnotationServer(ThreadingHTTPServer):
     def __init__(self, session: Session, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> None:
         self.session, self.verbose = session, verbose
         super().__init__((host, port), _Handler)
+        # scikit-learn (kappa) takes seconds to import on a busy machine: load it now, not on the first
+        # request for the agreement view
+        threading.Thread(target=lambda: __import__("sklearn.metrics"), daemon=True).start()
 
     @property
     def url(self) -> str:

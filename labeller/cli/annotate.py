@@ -53,6 +53,9 @@ def sample(
     queries_n = len({r.query_id for r in frozen.rows})
     typer.echo(f"froze sample {frozen.sample_id}: {len(frozen.rows)} pairs over {queries_n} queries "
                f"({frozen.plan}) in {out}")
+    if frozen.left_out_examples:
+        typer.echo(f"left out {frozen.left_out_examples} pairs that are worked examples of the rubric (the judge "
+                   "is shown them; they belong in a tuning file, not the gold set)")
     if len(frozen.rows) < size:
         typer.echo(f"labeller: warning: only {len(frozen.rows)} candidate pairs; the sample holds all of them",
                    err=True)

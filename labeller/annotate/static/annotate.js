@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const OUTCOME_TEXT = { graded: "graded", cant_judge: "can't judge", later: "later" };
-let session = null, items = [], index = 0, pending = null, annotator = null;
+let session = null, items = [], index = 0, pending = null, annotator = null, saving = false;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -70,8 +70,7 @@ function buildStatic() {
 async function identify(name) {
   annotator = name;
   localStorage.setItem(storageKey(), name);
-  location.hash = "#grade";
-  await route();
+  if (location.hash === "#grade") await route(); else location.hash = "#grade";  // hashchange routes
 }
 
 async function route() {
@@ -91,7 +90,11 @@ async function route() {
   $("view-grade").hidden = false;  // only once filled, so what is visible is always the current pair
 }
 
-function switchPerson() { annotator = null; localStorage.removeItem(storageKey()); location.hash = "#grade"; route(); }
+function switchPerson() {
+  annotator = null;
+  localStorage.removeItem(storageKey());
+  if (location.hash === "#grade") route(); else location.hash = "#grade";
+}
 
 function fields(target, pairs) {
   target.replaceChildren(...pairs.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
@@ -154,11 +157,17 @@ function chooseGrade(grade) {
 function saveOutcome(outcome) { if (items[index]) save({ outcome, grade: null }); }
 
 async function save(answer) {
+  if (saving) return;  // one save at a time: keys pressed meanwhile must not land on the next pair
   const item = items[index];
   const note = $("note").value.trim();
+  saving = true;
+  $("note").blur();
+  $("note").readOnly = true;
+  $("status").className = "";
+  $("status").textContent = "saving…";
   try {
     await api("/api/grade", { annotator, query_id: item.query_id, doc_id: item.doc_id, note, ...answer });
-  } catch (e) { return; }
+  } catch (e) { $("status").textContent = "not saved"; return; } finally { saving = false; $("note").readOnly = false; }
   banner("");
   item.mine = { outcome: answer.outcome, grade: answer.grade, note };
   $("note").blur();
@@ -170,6 +179,7 @@ async function save(answer) {
 }
 
 function move(step) {
+  if (saving) return;
   const next = index + step;
   if (next >= 0 && next < items.length) { index = next; showItem(); }
 }
@@ -187,6 +197,7 @@ function onNoteKey(event) {
 function onKey(event) {
   const typing = ["TEXTAREA", "INPUT"].includes(document.activeElement && document.activeElement.tagName);
   if (typing || event.ctrlKey || event.metaKey || event.altKey || $("view-grade").hidden) return;
+  if (saving) { event.preventDefault(); return; }
   const key = event.key;
   if (/^[1-5]$/.test(key)) { event.preventDefault(); chooseGrade(Number(key)); }
   else if (key === "c") { event.preventDefault(); saveOutcome("cant_judge"); }
@@ -205,6 +216,7 @@ function table(target, header, rows) {
 }
 
 async function showAgreement() {
+  $("agreement-figures").replaceChildren(el("div", { class: "notice" }, "loading…"));
   const a = await api("/api/agreement");
   const figures = $("agreement-figures");
   if (a.enough) {
@@ -246,8 +258,9 @@ async function showAdjudication() {
   const name = $("adjudicator");
   name.value = name.value || localStorage.getItem("labeller-adjudicator") || "";
   name.onchange = () => localStorage.setItem("labeller-adjudicator", name.value.trim());
-  const data = await api("/api/adjudication");
   const box = $("adjudication-items");
+  box.replaceChildren(el("div", { class: "notice" }, "loading…"));
+  const data = await api("/api/adjudication");
   if (!data.ready) {
     box.replaceChildren(el("div", { class: "notice" }, `Adjudication opens when the blind pass is finished: `
       + `${data.open_pairs} assigned pairs are still open (not graded, or marked later).`));
@@ -257,6 +270,10 @@ async function showAdjudication() {
   if (!data.labels) note.push(el("div", { class: "notice" }, "No judge labels were given (serve with --labels): "
     + "only pairs people disagreed on are listed."));
   if (!data.items.length) note.push(el("div", { class: "notice" }, "Nothing to adjudicate: people and judge agree."));
+  else {
+    const settled = data.items.filter((i) => i.decision).length;
+    note.push(el("p", { id: "adjudication-summary" }, `${data.items.length} pairs to look at, ${settled} settled so far.`));
+  }
   box.replaceChildren(...note, ...data.items.map(adjudicationCard));
 }
 
