@@ -34,8 +34,9 @@ def stale_labels(path: str | Path, *, rubric: Rubric | None = None, judge: str |
     if not rows or "judge" not in rows[0]:
         return []
     out = []
-    if rubric is not None:
-        other = {v: n for v, n in _counts(rows, "rubric_version").items() if v != rubric.version}
+    if rubric is not None:  # another version of the same rubric; a rubric of another name is a choice
+        same = [r for r in rows if r.get("rubric") == rubric.name]
+        other = {v: n for v, n in _counts(same, "rubric_version").items() if v != rubric.version}
         if other:
             versions = ", ".join(sorted(other))
             out.append(f"stale: {_plural(sum(other.values()), 'label')} in {path.name} were made with rubric version "
