@@ -319,3 +319,22 @@ def test_grade_definitions_and_notes_come_from_the_rubric(tmp_path):
     assert parse_note_required("2, 3", loaded) == [2, 3]
     with pytest.raises(BadInputError):
         parse_note_required("1,x", loaded)
+
+
+def test_the_command_line_freezes_a_sample_and_reports_status(tmp_path, capsys):
+    from labeller.cli import main
+
+    labels = write_jsonl(tmp_path / "labels.jsonl", label_rows())
+    with pytest.raises(SystemExit) as done:
+        main(["annotate", "sample", "--labels", str(labels), "--out", str(tmp_path / "sample.jsonl"), "--size", "20",
+              "--queries", str(QUERIES), "--corpus", str(CORPUS)])
+    assert done.value.code == 0 and "froze sample" in capsys.readouterr().out
+    sess = session(tmp_path, overlap=0.5)
+    for row in sess.assignment["alice"][:3]:
+        sess.grade({"sample_id": sess.sample.sample_id, "annotator": "alice", "query_id": row.query_id,
+                    "doc_id": row.doc_id, "outcome": "graded", "grade": 4, "note": "n"})
+    with pytest.raises(SystemExit) as done:
+        main(["annotate", "status", "--sample", str(tmp_path / "sample.jsonl"), "--gold", str(tmp_path / "gold.jsonl"),
+              "--queries", str(QUERIES), "--corpus", str(CORPUS), "--annotators", "alice,bob", "--overlap", "0.5"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "alice: 3/15 done" in out and "not enough overlap yet: 0 shared pairs" in out

@@ -1,18 +1,15 @@
 """What the progress, agreement and adjudication views show, computed from the gold rows.
 
-Human-human agreement uses labeller's own kappa and ordinal alpha (labeller.agreement), on the pairs
+Human-human agreement is labeller's own (labeller.agreement.ceiling, as in `labeller agree`), on the pairs
 two or more people graded. Below MIN_SHARED shared pairs the figures are withheld: with fewer, a
 kappa's interval spans most of its range (Quepid keeps the same floor for ordinal alpha).
 """
 
 from __future__ import annotations
 
-from itertools import combinations
-
 import numpy as np
 
-from labeller.agreement.alpha import ordinal_alpha
-from labeller.agreement.kappa import cohen_kappa
+from labeller.agreement.ceiling import people_agreement
 from labeller.annotate.sample import SampleRow
 from labeller.io.gold import consensus_grade
 from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
@@ -109,25 +106,7 @@ def agreement_view(assignment: dict[str, list[SampleRow]], rows: list[GoldLabel]
 def _figures(shared: list[PairGrades]) -> dict[str, float | None]:
     names = sorted({a for p in shared for a in p.grades})
     data = np.array([[p.grades.get(a, np.nan) for a in names] for p in shared], dtype=float)
-    kappas: dict[str | None, list[tuple[float, int]]] = {None: [], "quadratic": []}
-    agree = total = 0
-    for a, b in combinations(range(len(names)), 2):
-        both = ~np.isnan(data[:, a]) & ~np.isnan(data[:, b])
-        if not both.any():
-            continue
-        x, y = data[both, a].astype(int), data[both, b].astype(int)
-        agree, total = agree + int((x == y).sum()), total + int(both.sum())
-        for weights, values in kappas.items():
-            value = cohen_kappa(x, y, GRADES, weights)
-            if value is not None:
-                values.append((value, int(both.sum())))
-
-    def mean(values: list[tuple[float, int]]) -> float | None:
-        weight = sum(w for _, w in values)
-        return sum(v * w for v, w in values) / weight if weight else None
-
-    return {"kappa": mean(kappas[None]), "kappa_quadratic": mean(kappas["quadratic"]),
-            "alpha_ordinal": ordinal_alpha(data, GRADES), "exact_agreement": agree / total if total else None}
+    return people_agreement(data, GRADES)
 
 
 def _distributions(assignment: dict[str, list[SampleRow]], rows: list[GoldLabel]) -> list[Distribution]:

@@ -96,6 +96,8 @@ def serve(
           "Ctrl+C stops; nothing is lost.", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
+    except KeyboardInterrupt:  # the usual way to stop a local server, not an error
+        print(f"labeller annotate: stopped; every grade given is in {gold}", file=sys.stderr)
     finally:
         server.server_close()
 
