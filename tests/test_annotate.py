@@ -338,3 +338,19 @@ def test_the_command_line_freezes_a_sample_and_reports_status(tmp_path, capsys):
               "--queries", str(QUERIES), "--corpus", str(CORPUS), "--annotators", "alice,bob", "--overlap", "0.5"])
     out = capsys.readouterr().out
     assert done.value.code == 0 and "alice: 3/15 done" in out and "not enough overlap yet: 0 shared pairs" in out
+
+
+def test_a_sample_file_replaced_while_serving_stops_the_saves(tmp_path):
+    from labeller.annotate.session import StaleError
+
+    frozen_sample(tmp_path, size=10)
+    sess = session(tmp_path, annotators=("alice",))
+    row = sess.sample.rows[0]
+    answer = {"sample_id": sess.sample.sample_id, "annotator": "alice", "query_id": row.query_id,
+              "doc_id": row.doc_id, "outcome": "graded", "grade": 3, "note": "n"}
+    sess.grade(answer)
+    (tmp_path / "sample.jsonl").unlink()
+    frozen_sample(tmp_path, size=8)  # another sample under the same name
+    with pytest.raises(StaleError, match="was replaced by sample"):
+        sess.grade(answer)
+    assert len((tmp_path / "gold.jsonl").read_text().splitlines()) == 1

@@ -219,27 +219,31 @@ def test_two_annotators_grade_with_the_keyboard_resume_and_agree(browser, tmp_pa
 def test_the_page_shows_a_stale_page_and_a_foreign_gold_file(browser, tmp_path):
     from playwright.sync_api import expect
 
+    shots = Path(os.environ.get("LABELLER_SCREENSHOTS", tmp_path))
     frozen_sample(tmp_path, size=10)
     server = Server(tmp_path, "--annotators", "alice", "--note-required", "none").start()
     try:
-        page = _open_as(browser.new_context(), server.url, "alice")
+        page = _open_as(browser.new_context(viewport={"width": 1400, "height": 900}), server.url, "alice")
         _press_grade(page, 4)
         server.kill()
+        page.keyboard.press("5")  # the server is gone: the page says so, and the grade is not counted
+        expect(page.locator("#banner")).to_contain_text("cannot be reached")
+        expect(page.locator("#status")).to_have_text("not saved")
         (tmp_path / "sample.jsonl").rename(tmp_path / "old-sample.jsonl")
         (tmp_path / "gold.jsonl").rename(tmp_path / "old-gold.jsonl")
         frozen_sample(tmp_path, size=12)  # another sample, served under the same address
         (tmp_path / "labels.jsonl").unlink()
         server.start()
         page.keyboard.press("3")  # the old tab still shows the old sample
-        expect(page.locator("#banner")).to_contain_text("this page was opened for sample")
+        expect(page.locator("#banner")).to_contain_text("This page was opened for sample")
         expect(page.locator("#banner")).to_contain_text("reload the page")
-        page.screenshot(path=str(tmp_path / "stale.png"))
+        page.screenshot(path=str(shots / "stale.png"))
         page.get_by_role("button", name="Reload").click()
         page.get_by_role("button", name="alice", exact=True).click()  # a new sample: who is grading?
         page.wait_for_selector("#view-grade:not([hidden])")
         expect(page.locator("#banner")).to_be_hidden()
         (tmp_path / "gold.jsonl").write_text((tmp_path / "old-gold.jsonl").read_text())  # a foreign gold file
         page.keyboard.press("3")
-        expect(page.locator("#banner")).to_contain_text("holds grades of sample")
+        expect(page.locator("#banner")).to_contain_text("this gold file holds grades of sample")
     finally:
         server.kill()

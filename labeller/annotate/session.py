@@ -112,16 +112,16 @@ class Session:
 
     def check(self, sample_id: Any) -> None:
         if sample_id != self.sample.sample_id:
-            raise StaleError(f"this page was opened for sample {sample_id}, but the server now serves sample "
+            raise StaleError(f"This page was opened for sample {sample_id}, but the server now serves sample "
                              f"{self.sample.sample_id} ({self.sample_path.name}); reload the page")
         if self._stat() != self._sample_stat:
             try:
                 now = read_sample(self.sample_path).sample_id
             except BadInputError as exc:
-                raise StaleError(f"the sample file changed on disk and is no longer readable ({exc}); restart "
+                raise StaleError(f"The sample file changed on disk and is no longer readable ({exc}); restart "
                                  "the server on a frozen sample") from None
             if now != self.sample.sample_id:
-                raise StaleError(f"the sample file {self.sample_path.name} was replaced by sample {now} while "
+                raise StaleError(f"The sample file {self.sample_path.name} was replaced by sample {now} while "
                                  f"the server serves {self.sample.sample_id}; restart the server")
 
     def annotator(self, name: Any) -> str:

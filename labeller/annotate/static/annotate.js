@@ -58,6 +58,8 @@ function buildStatic() {
   const short = Object.fromEntries(defs.map(([g, d]) => [g, d.title.replace(/[.]$/, "")]));
   $("grade-buttons").replaceChildren(...[1, 2, 3, 4, 5].map((g) =>
     el("button", { type: "button", "data-grade": g, onclick: () => chooseGrade(g) }, el("kbd", {}, g), " ", short[g] || "")));
+  $("sample-info").textContent = `Sample ${session.sample_id} (${session.sample}): ${session.pairs} pairs, rubric `
+    + `${session.rubric.name}, ${session.annotators.length} annotators, ${session.shared_pairs} pairs graded by two.`;
   $("names").replaceChildren(...session.annotators.map((name) =>
     el("button", { type: "button", onclick: () => identify(name) }, name)));
   $("btn-cant").onclick = () => saveOutcome("cant_judge");
