@@ -1,8 +1,9 @@
 """The cache key: a hash of everything that changes a verdict and nothing that doesn't.
 
-In: provider, model, base URL, decoding settings actually sent, schema version and the
-rendered prompt (which carries the rubric text and the query and document text and fields).
-Out: timeouts, retries, concurrency, rate limits, API keys.
+In: provider, model, base URL (as the judge shows it: credentials masked, see labeller.redaction),
+decoding settings actually sent, schema version and the rendered prompt (which carries the rubric
+text and the query and document text and fields).
+Out: timeouts, retries, concurrency, rate limits, API keys, passwords and tokens in the base URL.
 """
 
 from __future__ import annotations

@@ -38,6 +38,12 @@ class ConfigError(BadInputError):
     """A judge name, rubric, price table or pipeline config is wrong."""
 
 
+class OutputError(BadInputError):
+    """An output cannot be written: one of the inputs, a directory, a read-only or full disk.
+
+    Raised before anything is paid for whenever the fault can be seen in advance."""
+
+
 class MissingKeyError(LabellerError):
     """A provider needs an API key that is not set. Names the variable, never a value."""
 
@@ -72,8 +78,17 @@ class GateFailedError(LabellerError):
     exit_code = 1
 
 
+class Interrupted(LabellerError):
+    """Ctrl-C stopped a run; says how many verdicts are safe so the user knows a rerun pays for the rest only."""
+
+    exit_code = 130
+
+
 def redact(text: str, secrets: list[str | None]) -> str:
-    """Remove every secret value from text before it is shown or stored."""
+    """Remove every secret value, and every credential inside a URL, from text before it is shown or stored."""
+    from labeller.redaction import scrub_urls
+
+    text = scrub_urls(text)
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")

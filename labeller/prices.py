@@ -1,4 +1,4 @@
-"""What a request costs: a price table per known model, and token estimates for dry runs and budgets.
+"""What a request costs: a price table per known model (token counts: labeller.tokens).
 
 Prices are USD per million tokens (input, cached input, output). The built-in table was written
 in November 2025 from the providers' public price pages; prices change, so users override or
@@ -22,12 +22,10 @@ from labeller.errors import ConfigError
 from labeller.io.tomlfile import parse_toml
 from labeller.io.validation import validation_error
 from labeller.rubric import JudgePrompt
+from labeller.tokens import ASCII_CHARS_PER_TOKEN as CHARS_PER_TOKEN  # noqa: F401 (re-exported)
+from labeller.tokens import MESSAGE_OVERHEAD_TOKENS, conservative_tokens
 
-# Rough but stable: English text averages about four characters per token for GPT and Claude
-# tokenizers. Good enough to decide whether a run fits a budget; the real counts come back
-# from the provider and are what labeller records.
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 12  # role markers and the response schema around the two messages
+# Token counting lives in labeller.tokens (tiktoken where its encoding is on disk, else a conservative count).
 # A verdict is a JSON object with one to three sentences of justification and a grade.
 EXPECTED_OUTPUT_TOKENS = 100
 
@@ -133,5 +131,6 @@ def _read_price_file(path: Path) -> dict[str, dict[str, ModelPrice]]:
 
 
 def estimate_tokens(prompt: JudgePrompt) -> int:
-    """Estimated input tokens of one request: characters / 4 plus a small per-request overhead."""
-    return (len(prompt.system) + len(prompt.user)) // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+    """Input tokens of one request when no tokenizer is known: ASCII characters / 4, one per other
+    character, plus a small per-request overhead (labeller.tokens.TokenCounter picks a real tokenizer)."""
+    return conservative_tokens(prompt.system) + conservative_tokens(prompt.user) + MESSAGE_OVERHEAD_TOKENS

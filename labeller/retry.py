@@ -9,15 +9,22 @@
 
 Every attempt counts against max_attempts, whatever went wrong, so one pair can never cost more
 than max_attempts requests.
+
+A run shares one CircuitBreaker across its pairs: when `breaker_threshold` attempts in a row could
+not even connect (a closed port, a dead server, a wrong host), with no reply from the server in
+between, it opens, every retry loop of the run stops at once (sleeping ones are woken) with
+CircuitOpenError, and the run stops instead of spending seconds of backoff on every pair.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential_jitter
 
+from labeller.errors import JudgeError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError, RejectedRequestError, TransientError
 from labeller.rubric import JudgePrompt
 
@@ -29,6 +36,7 @@ class RetryPolicy(BaseModel):
     initial_wait: float = Field(default=0.5, ge=0)
     max_wait: float = Field(default=30.0, ge=0)
     max_retry_after: float = Field(default=60.0, ge=0)
+    breaker_threshold: int = Field(default=8, ge=1)  # attempts in a row that could not connect: stop the run
 
 
 class RetryExhaustedError(Exception):
@@ -45,6 +53,52 @@ class RetryExhaustedError(Exception):
 
 class PairRejectedError(RetryExhaustedError):
     """The provider refused this pair's request outright (HTTP 400/413/422); it was not retried."""
+
+
+class CircuitOpenError(JudgeError):
+    """The judge's server could not be reached by many attempts in a row: the run stops, nothing more is sent."""
+
+
+class CircuitBreaker:
+    """Counts attempts in a row that could not connect, across every pair of a run.
+
+    A reply of any kind (a verdict, a malformed one, an HTTP error) resets the count; timeouts and
+    dropped connections leave it as it is (the server was there, or may have been).
+    """
+
+    def __init__(self, threshold: int) -> None:
+        self.threshold, self.streak = threshold, 0
+        self.error: CircuitOpenError | None = None
+        self._opened: asyncio.Event | None = None
+
+    @property
+    def opened(self) -> asyncio.Event:
+        if self._opened is None:  # created on first use, inside the running event loop
+            self._opened = asyncio.Event()
+        return self._opened
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def record(self, exc: BaseException | None) -> None:
+        if isinstance(exc, TransientError) and exc.kind in ("timeout", "dropped"):
+            return
+        if not (isinstance(exc, TransientError) and exc.kind == "unreachable"):
+            self.streak = 0
+            return
+        self.streak += 1
+        if self.streak >= self.threshold and self.error is None:
+            self.error = CircuitOpenError(f"{exc.reason}, {self.streak} attempts in a row; the server looks down, "
+                                          "so nothing more was sent")
+            self.opened.set()
+
+    async def sleep(self, seconds: float) -> None:
+        """Back off, but wake at once when the breaker opens."""
+        try:
+            await asyncio.wait_for(self.opened.wait(), timeout=seconds)
+        except asyncio.TimeoutError:
+            pass
 
 
 class _Wait:
@@ -76,22 +130,32 @@ class _Stop:
         return state.attempt_number >= self.policy.max_attempts or self.malformed >= self.policy.max_malformed
 
 
-async def generate_with_retry(judge: Judge, prompt: JudgePrompt, policy: RetryPolicy) -> tuple[JudgeReply, int]:
-    """Grade one prompt under the policy. Returns (reply, attempts used) or raises RetryExhaustedError."""
+async def generate_with_retry(judge: Judge, prompt: JudgePrompt, policy: RetryPolicy,
+                              breaker: CircuitBreaker | None = None) -> tuple[JudgeReply, int]:
+    """Grade one prompt under the policy. Returns (reply, attempts used) or raises RetryExhaustedError,
+    CircuitOpenError when the run's breaker opened, or whatever fatal error the judge raised."""
     attempts, spent_in, spent_out = 0, 0, 0
     retrying = AsyncRetrying(
         stop=_Stop(policy), wait=_Wait(policy),
         retry=retry_if_exception_type((TransientError, MalformedReplyError)), reraise=True,
+        **({"sleep": breaker.sleep} if breaker is not None else {}),
     )
     try:
         async for attempt in retrying:
             with attempt:
+                if breaker is not None:
+                    breaker.check()
                 attempts = attempt.retry_state.attempt_number
                 try:
                     reply = await judge.generate(prompt)
-                except MalformedReplyError as exc:
-                    spent_in, spent_out = spent_in + exc.input_tokens, spent_out + exc.output_tokens
+                except Exception as exc:
+                    if isinstance(exc, MalformedReplyError):
+                        spent_in, spent_out = spent_in + exc.input_tokens, spent_out + exc.output_tokens
+                    if breaker is not None:
+                        breaker.record(exc)
                     raise
+                if breaker is not None:
+                    breaker.record(None)
     except (TransientError, MalformedReplyError) as exc:
         raise RetryExhaustedError(exc.reason, attempts, spent_in, spent_out) from None
     except RejectedRequestError as exc:

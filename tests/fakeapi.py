@@ -104,6 +104,9 @@ class FakeAPI:
     api_key: str | None = None  # when set, any other key gets 401
     host: str = "127.0.0.1"
     port: int = 0
+    # Tokens billed per character outside ASCII. 0.25 is the old flat "4 characters a token"; real
+    # tokenizers spend about one token per CJK character, which is what budget tests set.
+    non_ascii_tokens: float = 0.25
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -260,7 +263,10 @@ class FakeAPI:
         with self._lock:
             seen = system in self._seen_systems
             self._seen_systems.add(system)
-        return (len(system) + len(user)) // 4 + 1, (len(system) // 4 if seen else 0)
+        text = system + user
+        other = len(text) - len(text.encode("ascii", "ignore"))
+        prompt = int((len(text) - other) / 4 + other * self.non_ascii_tokens) + 1
+        return prompt, (len(system) // 4 if seen else 0)
 
     def _openai_reply(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
         messages = body.get("messages") or []

@@ -56,17 +56,25 @@ def test_a_drop_within_its_threshold_passes(files, capsys):
     assert {c["verdict"] for c in json.loads(out)["gate"]["checks"]} <= {"drop-within-threshold", "no-drop"}
 
 
-def test_a_large_drop_on_few_queries_is_not_significant(files, tmp_path, capsys):
+def test_a_large_drop_on_few_queries_fails_on_the_threshold_alone(files, tmp_path, capsys):
     qrels_text = "".join(line for line in files["qrels"].read_text().splitlines(keepends=True)
                          if line.split()[0] in ("q0", "q1", "q2"))
     few = tmp_path / "few.txt"
     few.write_text(qrels_text)
-    code, out, _ = cli("evaluate", "--run", files["shuffled"], "--baseline", files["good"], "--labels", few,
-                       "--metrics", "ndcg@10", "--fail-on-regression", "--json", capsys=capsys)
+    args = ["evaluate", "--run", files["shuffled"], "--baseline", files["good"], "--labels", few,
+            "--metrics", "ndcg@10", "--fail-on-regression", "--json"]
+    code, out, err = cli(*args, capsys=capsys)
     check = json.loads(out)["gate"]["checks"][0]
-    assert code == 0
-    # Three queries: the exact randomization test cannot go below 2/8 = 0.25.
-    assert check["verdict"] == "drop-not-significant" and check["p_value"] >= 0.25 and check["drop"] > 0.01
+    # Three queries: no exact test goes below 2^-3 = 0.125, so significance cannot be reached and the
+    # drop is decided by its threshold, and said so.
+    assert code == 1 and check["verdict"] == "regression" and check["drop"] > 0.01
+    assert check["smallest_p"] == 0.125 and check["decided_by"] == "threshold alone"
+    assert "too few queries for significance" in err and "decided by the threshold alone" in err
+    # --require-significance opts out: the drop passes, but as untested, with a warning.
+    code, out, err = cli(*args, "--require-significance", capsys=capsys)
+    gate = json.loads(out)["gate"]
+    assert code == 0 and gate["passed"] and gate["checks"][0]["verdict"] == "drop-untestable"
+    assert "labeller: warning: ndcg@10 of shuffled dropped" in err and "not gated" in err
 
 
 def test_the_gate_fails_by_default_and_no_fail_on_regression_only_reports(files, capsys):

@@ -178,3 +178,62 @@ def test_dl19_per_query_matches_pytrec_eval(capsys):
     for name, per_query in expected.items():
         for qid, value in per_query.items():
             assert ours["per_query"][name][qid] == pytest.approx(value, abs=1e-9), (name, qid)
+
+
+def below_single_precision(seed: int = 3, queries: int = 20, depth: int = 30):
+    """(qrels, run): scores on a coarse grid in [1, 2], each plus a jitter under 1e-9, far below a
+    32-bit float's resolution there (1.2e-7). In double precision the jitter breaks every tie; in
+    trec_eval's `float sim` the grid ties stand and go by doc id, descending."""
+    import random
+
+    rng = random.Random(seed)
+    qrels, run = {}, {}
+    for q in range(queries):
+        docs = [f"d{i}" for i in rng.sample(range(1, 200), depth)]
+        qrels[f"q{q}"] = {d: rng.choice([0, 0, 1, 2, 3]) for d in docs[: depth // 2]}
+        run[f"q{q}"] = {d: 1.0 + round(rng.random(), 1) + rng.random() * 1e-9 for d in docs}
+    return qrels, run
+
+
+def test_scores_that_differ_only_below_single_precision_tie_as_in_trec_eval(tmp_path, capsys):
+    qrels, run = below_single_precision()
+    qrels_path, run_path = write_qrels(tmp_path / "qrels.txt", qrels), tmp_path / "run.trec"
+    # repr keeps every digit of the double, so the file holds the sub-float32 differences.
+    run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, ds in run.items() for d, s in ds.items()))
+    args = ["evaluate", "--run", run_path, "--labels", qrels_path, "--metrics", ",".join(MEASURES)]
+    ours, exact = cli_json(*args, capsys=capsys), cli_json(*args, "--exact-scores", capsys=capsys)
+    expected = trec_eval(qrels, run, 3)  # pytrec_eval: trec_eval's code, scores held as C floats
+    for name, per_query in expected.items():
+        for qid, value in per_query.items():
+            assert ours["per_query"][name][qid] == pytest.approx(value, abs=1e-9), (name, qid)
+    # Not vacuous: ranking by the full double changes values, and those are trec_eval's on that order.
+    by_double = {q: {d: float(len(ds) - i) for i, d in enumerate(sorted(ds, key=ds.get, reverse=True))}
+                 for q, ds in run.items()}
+    double_expected = trec_eval(qrels, by_double, 3)
+    changed = {(n, q) for n, pq in expected.items() for q, v in pq.items()
+               if abs(exact["per_query"][n][q] - v) > 1e-9}
+    assert len(changed) >= 5
+    for name, per_query in double_expected.items():
+        for qid, value in per_query.items():
+            assert exact["per_query"][name][qid] == pytest.approx(value, abs=1e-9), (name, qid)
+    assert exact["settings"]["exact_scores"] is True and ours["settings"]["exact_scores"] is False
+
+
+@needs_dl19
+def test_dl19_matches_pytrec_eval_to_1e9_under_nist_and_llm_like_qrels(tmp_path):
+    """benchmarks/dl19_parity.py's strict check: ndcg_cut_10, map, recall_100 and recip_rank, every
+    query and mean, under the NIST and LLM-like qrels, for BM25 with and without a jitter below
+    single precision; the jitter must matter (ranking by the full double moves values)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "dl19_parity.py"
+    spec = importlib.util.spec_from_file_location("dl19_parity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.strict_cross_check(tmp_path)
+    assert len(rows) == 4
+    for qrels_name, run_name, per_query, means, by_double in rows:
+        assert per_query <= 1e-9 and means <= 1e-9, (qrels_name, run_name)
+        if "jitter" in run_name:
+            assert by_double > 1e-6, (qrels_name, run_name)

@@ -238,6 +238,13 @@ def test_shipped_rubrics_work_by_name(files, capsys):
             "--judge", "offline:lexical"]
     assert cli(capsys, *args)[0] == 0  # --rubric defaults to the shipped general rubric
     assert {lb.rubric for lb in read_labels(files / "labels.jsonl")} == {"general"}
+    # The transactions rubric shows ledger fields: on a corpus with only text it is refused (exit 2, before
+    # any request: see test_hostile_inputs); with the fields it works by name.
+    assert cli(capsys, *args, "--rubric", "transactions", "--out", "tx.jsonl")[0] == 2
+    fields = {"supplier": "Tesco", "description": "groceries", "amount": 12.5, "currency": "GBP", "vat": "zero",
+              "date": "2026-01-02", "category": "Food"}
+    jsonl(files / "queries.jsonl", [{**q, **fields} for q in QUERIES])
+    jsonl(files / "corpus.jsonl", [{**d, **fields, "amount": 10 + i} for i, d in enumerate(CORPUS)])
     assert cli(capsys, *args, "--rubric", "transactions", "--out", "tx.jsonl")[0] == 0
     tx = read_labels(files / "tx.jsonl")
     assert {lb.rubric for lb in tx} == {"transactions"}

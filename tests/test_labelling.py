@@ -12,6 +12,7 @@ from labeller.cache import VerdictCache
 from labeller.errors import ConfigError
 from labeller.judges.offline import OfflineLexicalJudge
 from labeller.labelling import LabelOptions, label_pairs
+from labeller.labelling.budget import DEFAULT_OUTPUT_CAP
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, estimate_tokens
 from labeller.ratelimit import TokenBucket
 from labeller.records import Doc, Pair
@@ -145,7 +146,7 @@ def test_an_unexpected_judge_exception_stops_the_run_without_losing_pairs(env):
 def test_max_cost_stops_before_the_estimate_passes_the_budget(env):
     queries, corpus, pairs, rubric, _ = env
     prompt = rubric.render(queries["q0"], corpus["d0-0"])
-    per_request = PRICE.cost(estimate_tokens(prompt), EXPECTED_OUTPUT_TOKENS)
+    per_request = PRICE.cost(estimate_tokens(prompt), DEFAULT_OUTPUT_CAP)  # the worst case: the whole output cap
     actual = PRICE.cost(INPUT_TOKENS, OUTPUT_TOKENS, CACHED_TOKENS)
     budget = 3 * actual + per_request * 0.9  # room for three requests, not a fourth
     judge = FakeJudge()
@@ -159,11 +160,14 @@ def test_max_cost_stops_before_the_estimate_passes_the_budget(env):
 
 def test_max_cost_counts_requests_in_flight(env):
     queries, corpus, pairs, rubric, _ = env
-    per_request = PRICE.cost(estimate_tokens(rubric.render(queries["q0"], corpus["d0-0"])), EXPECTED_OUTPUT_TOKENS)
+    per_request = PRICE.cost(estimate_tokens(rubric.render(queries["q0"], corpus["d0-0"])), DEFAULT_OUTPUT_CAP)
     judge = FakeJudge(latency=0.05)
-    result = run(env, judge, concurrency=8, max_cost=per_request * 2.5)
-    assert len(judge.calls) == 2  # the third would pass the budget while two are still in flight
-    assert result.stats.budget_stopped
+    budget = per_request * 2.5
+    result = run(env, judge, concurrency=8, max_cost=budget)
+    assert judge.max_in_flight == 2  # the third would pass the budget while two are still in flight...
+    # ...so it waited for them; they cost less than their worst case, and then it fitted. A fourth did not.
+    assert len(judge.calls) == 3 and 3 * PRICE.cost(INPUT_TOKENS, OUTPUT_TOKENS, CACHED_TOKENS) + per_request > budget
+    assert result.stats.budget_stopped and result.stats.cost_usd <= budget
 
 
 def test_max_cost_needs_a_known_price(env):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from labeller.errors import ConfigError
@@ -62,6 +64,10 @@ def test_a_bad_price_file_is_a_config_error_naming_the_field(tmp_path, text, mat
         load_prices(path)
 
 
-def test_estimate_tokens_is_characters_over_four_plus_overhead():
+def test_estimate_tokens_is_the_conservative_count_plus_overhead():
     prompt = JudgePrompt(system="s" * 400, user="u" * 200)
-    assert estimate_tokens(prompt) == 600 // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+    assert estimate_tokens(prompt) == math.ceil(400 / CHARS_PER_TOKEN) + math.ceil(200 / CHARS_PER_TOKEN) \
+        + MESSAGE_OVERHEAD_TOKENS
+    # CJK at 1.5 tokens a character (3 UTF-8 bytes), dates by their digit groups: never a quarter of them
+    assert estimate_tokens(JudgePrompt(system="", user="办公椅" * 100)) == 450 + MESSAGE_OVERHEAD_TOKENS
+    assert estimate_tokens(JudgePrompt(system="", user="2026-01-13")) == 6 + MESSAGE_OVERHEAD_TOKENS  # 202|6|-|01|-|13

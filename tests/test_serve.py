@@ -61,6 +61,7 @@ def config(tmp_path):
     path.write_text(textwrap.dedent("""
         [server]
         judge = "offline:lexical"
+        judges = ["openai:gpt-4.1-mini"]
         rubric = "tiny.md"
         cache = "cache"
 
@@ -82,15 +83,14 @@ def config(tmp_path):
     sys.path[:] = [p for p in sys.path if p != str(tmp_path.resolve())]  # the config put its folder there
 
 
-@pytest.fixture
-def server(config):
-    """A real uvicorn server on a free loopback port, in a background thread."""
+def _uvicorn(app):
+    """A real uvicorn server for `app` on a free loopback port, in a background thread; yields an httpx client."""
     # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (else ~40 ms per request).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app_from_file(config), log_level="warning", lifespan="on"))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -102,6 +102,11 @@ def server(config):
     srv.should_exit = True
     thread.join(timeout=10)
     sock.close()
+
+
+@pytest.fixture
+def server(config):
+    yield from _uvicorn(create_app_from_file(config))
 
 
 GROUND_TRUTH = [
@@ -302,3 +307,141 @@ def test_labeller_serve_command_runs_the_api(config, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# -- what stands between the network and the API -----------------------------------------------
+
+def _config_with(config, extra: str):
+    """The fixture's config with lines added to its [server] table (and the default judges only)."""
+    text = config.read_text().replace('judges = ["openai:gpt-4.1-mini"]\n', "")
+    config.write_text(text.replace("[server]\n", "[server]\n" + textwrap.dedent(extra)))
+    return config
+
+
+JUDGE_BODY = {"query": {"query_id": "q1", "text": "courier invoice"},
+              "documents": [{"doc_id": "d1", "text": DOCS["d1"]}]}
+SMALL_TEST = {"query": "water", "ground_truth_texts": ["t"]}
+
+
+def test_judge_serves_only_the_judges_its_config_allows(config, monkeypatch):
+    """A request naming a model the operator did not configure must not spend the operator's key on it."""
+    from fakeapi import FakeAPI
+
+    with FakeAPI(latency=0.0) as api:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-key-0123456789")
+        monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+        for client in _uvicorn(create_app_from_file(_config_with(config, ""))):
+            refused = client.post("/judge", json={**JUDGE_BODY, "judge": "openai:gpt-4.1-mini"})
+            assert refused.status_code == 422, refused.text
+            detail = refused.json()["detail"][0]
+            assert detail["loc"] == ["body", "judge"] and detail["type"] == "judge_not_allowed"
+            assert "offline:lexical" in detail["msg"]
+            assert api.total == 0
+            assert client.post("/judge", json=JUDGE_BODY).status_code == 200  # the configured judge still works
+        # The same request against a config that allows the model is served, and paid: the refusal above
+        # was the allow-list, not a broken judge.
+        api.reset()
+        allowed = _config_with(config, 'judges = ["openai:gpt-4.1-mini"]\n')
+        for client in _uvicorn(create_app_from_file(allowed)):
+            served = client.post("/judge", json={**JUDGE_BODY, "judge": "openai:gpt-4.1-mini"})
+            assert served.status_code == 200, served.text
+            assert served.json()["judge"] == "openai:gpt-4.1-mini" and api.total == 1
+
+
+def test_request_bodies_are_capped(config):
+    for client in _uvicorn(create_app_from_file(_config_with(config, "max_body_bytes = 2000\n"))):
+        small = client.post("/retrieval-test/bm25", json={"query": "water rates", "ground_truth_texts": [DOCS["d4"]]})
+        assert small.status_code == 200, small.text
+        big = {"query": "water rates", "ground_truth_texts": ["x" * 3000]}
+        declared = client.post("/retrieval-test/bm25", json=big)
+        assert declared.status_code == 413 and "2,000 bytes" in declared.json()["detail"]
+        # A chunked body declares no length: it is counted as it arrives.
+        payload = json.dumps(big).encode()
+        chunked = client.post("/retrieval-test/bm25", content=iter([payload[:1000], payload[1000:]]),
+                              headers={"content-type": "application/json"})
+        assert "content-length" not in chunked.request.headers
+        assert chunked.status_code == 413
+
+
+def test_the_default_body_cap_is_one_megabyte(config):
+    for client in _uvicorn(create_app_from_file(config)):
+        body = {"query": "water rates", "ground_truth_texts": ["x" * 1_100_000]}
+        assert client.post("/retrieval-test/bm25", json=body).status_code == 413
+        body = {"query": "water rates", "ground_truth_texts": ["x" * 900_000]}
+        assert client.post("/retrieval-test/bm25", json=body).status_code == 200
+
+
+@pytest.mark.parametrize("source", ["env", "config"])
+def test_a_bearer_token_is_required_when_set(config, monkeypatch, source):
+    token = "s3cret-token-for-serve"
+    if source == "env":
+        monkeypatch.setenv("LABELLER_SERVE_TOKEN", token)
+        path = config
+    else:
+        monkeypatch.delenv("LABELLER_SERVE_TOKEN", raising=False)
+        path = _config_with(config, f'token = "{token}"\n')
+    for client in _uvicorn(create_app_from_file(path)):
+        body = {"query": "water rates", "ground_truth_texts": [DOCS["d4"]]}
+        missing = client.post("/retrieval-test/bm25", json=body)
+        assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+        wrong = client.post("/retrieval-test/bm25", json=body, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        assert client.post("/judge", json=JUDGE_BODY).status_code == 401
+        good = client.post("/retrieval-test/bm25", json=body, headers={"Authorization": f"Bearer {token}"})
+        assert good.status_code == 200, good.text
+        assert client.get("/health").status_code == 200  # liveness probes carry no token
+
+
+def test_no_token_means_open_on_loopback(config, monkeypatch):
+    monkeypatch.delenv("LABELLER_SERVE_TOKEN", raising=False)
+    for client in _uvicorn(create_app_from_file(config)):
+        assert client.post("/retrieval-test/bm25", json=SMALL_TEST).status_code == 200
+
+
+def test_serve_warns_when_binding_beyond_loopback(config, tmp_path):
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in __import__("os").environ.items() if k != "LABELLER_SERVE_TOKEN"}
+    for host, warned in (("0.0.0.0", True), ("127.0.0.1", False)):
+        proc = subprocess.Popen([sys.executable, "-m", "labeller", "serve", "--config", str(config), "--host", host,
+                                 "--port", str(port)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, cwd=tmp_path,
+                                env=env, text=True)
+        try:
+            lines = []
+            for line in proc.stderr:
+                lines.append(line)
+                if line.startswith("labeller serve:"):
+                    break
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        warning = [line for line in lines if line.startswith("labeller: warning:")]
+        assert bool(warning) == warned, lines
+        if warned:
+            assert "0.0.0.0" in warning[0] and "LABELLER_SERVE_TOKEN" in warning[0]
+            assert "openai:gpt-4.1-mini" in warning[0]
+
+
+def test_loopback_addresses():
+    from labeller.serve.guard import is_loopback
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.5", "example.com"))
+
+
+def test_a_short_token_in_the_config_is_refused(config):
+    with pytest.raises(ConfigError, match="token"):
+        load_config(_config_with(config, 'token = "abc"\n'))
+
+
+def test_a_cache_the_server_cannot_write_is_a_503_and_retrieval_still_works(config):
+    (config.parent / "blocker").write_text("a file where the cache directory should go")
+    path = _config_with(config, "")
+    path.write_text(path.read_text().replace('cache = "cache"', 'cache = "blocker/cache"'))
+    for client in _uvicorn(create_app_from_file(path)):
+        judged = client.post("/judge", json=JUDGE_BODY)
+        assert judged.status_code == 503 and "verdict cache" in judged.json()["detail"], judged.text
+        assert client.post("/retrieval-test/bm25", json=SMALL_TEST).status_code == 200

@@ -32,6 +32,7 @@ class AcceptanceReport(BaseModel):
     coverage: CoverageReport | None = None
     outcomes: OutcomeReport | None = None
     latency: LatencyStats | None = None
+    warnings: list[str] = []
 
 
 def acceptance_test(*, queries: str | Path, run: str | Path | None = None, retriever: str | Retriever | None = None,
@@ -43,9 +44,11 @@ def acceptance_test(*, queries: str | Path, run: str | Path | None = None, retri
         raise BadInputError("give exactly one of --run (a run file) or --retriever (called live over --corpus)")
     qs = read_queries(queries)
     latency = None
+    warnings: list[str] = []
     if run is not None:
         entries = read_run(run)
         source = str(run)
+        warnings = _check_query_ids(entries, qs, run, queries)
     else:
         if isinstance(retriever, str):
             if corpus is None:
@@ -71,5 +74,19 @@ def acceptance_test(*, queries: str | Path, run: str | Path | None = None, retri
         outcome = outcome_report(expected, abstained)
     coverage = evidence_coverage(required, ranked_from_run(entries), k) if required is not None else None
     return AcceptanceReport(source=source, k=k, n_queries=len(qs), answerable_queries=answerable_ids(qs, expected),
-                            coverage=coverage, outcomes=outcome, latency=latency)
+                            coverage=coverage, outcomes=outcome, latency=latency, warnings=warnings)
+
+
+def _check_query_ids(entries: list[RunEntry], qs: dict, run: str | Path, queries: str | Path) -> list[str]:
+    """A run whose query ids match no query would score every query as abstaining: a wrong answer, not a
+    result. One whose ids match only in part is scored, with a warning naming what was ignored."""
+    ids = sorted({e.query_id for e in entries})
+    unknown = [q for q in ids if q not in qs]
+    if ids and len(unknown) == len(ids):
+        raise BadInputError(f"none of the run's {len(ids)} query ids is in the queries file {queries} (first: "
+                            f"'{unknown[0]}'); expected the query ids of that file", path=str(run))
+    if unknown:
+        shown = ", ".join(f"'{q}'" for q in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        return [f"{len(unknown)} of the {len(ids)} query ids in {run} are not in {queries} and were ignored ({shown})"]
+    return []
 

@@ -7,6 +7,7 @@ import io
 from typing import Literal
 
 from labeller.agreement.align import Alignment
+from labeller.io.csvcells import escape_row
 from labeller.records import Doc, Query, Record
 
 GENEROUS, STRICT = "judge too generous", "judge too strict"
@@ -61,5 +62,5 @@ def disagreements_csv(entries: list[Disagreement]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for group in grouped(entries).values():
-        writer.writerows(e.model_dump() for e in group)
+        writer.writerows(escape_row(e.model_dump()) for e in group)  # opened in spreadsheets: no live formulas
     return buffer.getvalue()

@@ -13,6 +13,7 @@ from labeller.agreement.summary import Agreement
 from labeller.errors import BadInputError
 from labeller.io.gold import read_grades
 from labeller.io.inputs import read_corpus, read_queries
+from labeller.io.outputs import check_outputs, existing_files
 from labeller.records import Pair
 
 
@@ -50,6 +51,12 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     if max_drop < 0:
         raise BadInputError(f"--max-drop {max_drop} is negative; expected the largest tolerated drop, >= 0",
                             field="max_drop")
+    if report_dir is not None:
+        from labeller.agreement.report import FILES
+
+        check_outputs(inputs=existing_files([labels, gold, baseline, queries, corpus, rubric]),
+                      files={f"--report's {name}": Path(report_dir) / name for name in FILES},
+                      dirs={"--report": report_dir})
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     known = {"queries": query_map, "corpus": doc_map}

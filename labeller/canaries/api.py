@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from labeller.canaries.judgecheck import JudgeCheck, judge_canaries
 from labeller.canaries.model import Canary, load_canaries
-from labeller.canaries.plant import PlantResult, plant
+from labeller.canaries.plant import PlantResult, check_output, plant
 from labeller.acceptance.ranking import ranked_from_run
 from labeller.canaries.probe import ProbeReport, check_planted, probe, retrieve
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
+from labeller.io.outputs import check_outputs
+from labeller.labelling.faults import run_labelling
 from labeller.io.tables import read_rows, require, write_text
 from labeller.io.trec import read_run
 from labeller.retrieval.base import Retriever
@@ -19,6 +20,9 @@ from labeller.retrieval.base import Retriever
 
 def plant_files(*, corpus: str | Path, canaries: str | Path, out: str | Path, separate: bool = False,
                 queries_out: str | Path | None = None) -> PlantResult:
+    check_output(Path(corpus), Path(out))  # the test-copy name rule first: it says what a good name is
+    # plant() refuses the corpus as an output in its own words; the canary file is checked here
+    check_outputs(inputs=[canaries], files={"--out": out, "--queries-out": queries_out})
     return plant(corpus, load_canaries(canaries), out, separate=separate, queries_out=queries_out)
 
 
@@ -36,6 +40,7 @@ def new_canaries_file(*, corpus: str | Path, out: str | Path, count: int = 3, se
         raise BadInputError("refusing to overwrite an existing canary file", path=str(out))
     if out.suffix.lower() != ".toml":
         raise BadInputError("expected a .toml output file", path=str(out))
+    check_outputs(files={"--out": out})
     stamp = planted_at or datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     texts = [" ".join([d.text, *(str(v) for v in d.fields.values())]) for d in read_corpus(corpus).values()]
     write_text(out, starter_file(count, seed, texts, stamp))
@@ -78,6 +83,7 @@ def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Re
         from labeller.rubric import load_rubric
 
         rubric_obj, judge_obj = load_rubric(rubric), make_judge(judge)
+        check_outputs(dirs={"--cache": cache_dir})
     latency = None
     texts: dict[str, str] = {}
     if run is not None:
@@ -96,7 +102,7 @@ def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Re
         source = f"retriever {retriever.name}"
     check = None
     if judge_obj is not None and rubric_obj is not None:
-        check = asyncio.run(_judge(items, docs, judge_obj, rubric_obj, cache_dir))
+        check = run_labelling(lambda sender: _judge(items, docs, sender, rubric_obj, cache_dir), judge_obj, cache_dir)
     return probe(items, docs, ranked, k=k, source=source, hit_texts=texts, answers=answer_texts,
                  judge_check=check, latency=latency, judge=judge_obj.name if judge_obj else None,
                  rubric=f"{rubric_obj.name}@{rubric_obj.version}" if rubric_obj else None, depth=depth)

@@ -7,7 +7,6 @@ be the input corpus. Planting is deterministic: the same corpus and canary file 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from labeller.canaries.factrecall import normalise
 from labeller.canaries.model import Canary
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
+from labeller.io.outputs import same_file
 from labeller.io.tables import table_format, write_rows
 from labeller.records import Doc
 
@@ -42,7 +42,7 @@ def check_output(corpus: Path, out: Path) -> None:
         raise BadInputError(
             "refusing to write canaries into a file not marked as a test copy; the output name must contain "
             "'.test.' or '.canary.' (for example corpus.test.jsonl)", path=str(out))
-    if out.resolve() == corpus.resolve() or (out.exists() and os.path.samefile(out, corpus)):
+    if same_file(out, corpus):
         raise BadInputError("refusing to overwrite the input corpus; write the test copy to another file",
                             path=str(out))
     table_format(out)
@@ -96,7 +96,7 @@ def plant(corpus_path: str | Path, canaries: list[Canary], out: str | Path, *, s
     planted = canary_rows(canaries)
     copied = [] if separate else [{"doc_id": d.doc_id, "text": d.text, **d.fields} for d in corpus.values()]
     if queries_out is not None:
-        if Path(queries_out).resolve() in (corpus_path.resolve(), out.resolve()):
+        if same_file(queries_out, corpus_path) or same_file(queries_out, out):
             raise BadInputError("--queries-out must be a new file, not the corpus or the test copy",
                                 path=str(queries_out))
         write_rows(queries_out, [{"query_id": c.canary_id, "text": c.question} for c in canaries])

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from labeller.cli.app import app
-from labeller.errors import LabellerError, redact
+from labeller.errors import Interrupted, LabellerError, redact
 
 # Each module registers its commands on `app`; they import heavy libraries only inside commands.
 from labeller.cli import label as _label  # noqa: E402,F401
@@ -33,11 +33,20 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != "--traceback"]
     try:
         result = app(args=args, prog_name="labeller", standalone_mode=False)
+    except Interrupted as exc:
+        print(f"labeller: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
     except LabellerError as exc:
         if traceback:
             raise
         print(f"labeller: error: {redact(str(exc), _secrets())}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # the machine's fault (a full disk, a read-only path) that no check foresaw
+        if traceback:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"labeller: error: {where}{redact(exc.strerror or str(exc), _secrets())}", file=sys.stderr)
+        sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -30,6 +31,8 @@ def acceptance(
 
     report = acceptance_test(queries=queries, run=run, retriever=retriever, corpus=corpus, evidence=evidence,
                              outcomes=outcomes, answers=answers, k=k, min_score=min_score, concurrency=concurrency)
+    for warning in report.warnings:
+        print(f"labeller: warning: {warning}", file=sys.stderr)
     if as_json:
         print(json.dumps(report.model_dump(), indent=2))
         return

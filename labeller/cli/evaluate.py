@@ -37,11 +37,21 @@ def evaluate(
                                                                "(repeatable).")] = None,
     default_threshold: Annotated[float, typer.Option(help="Threshold for metrics without --threshold.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="A drop is significant when p < alpha.")] = 0.05,
-    test: Annotated[str, typer.Option(help="Gate's significance test: randomization or t-test.")] = "randomization",
+    test: Annotated[str, typer.Option(help="Gate's one-sided significance test: randomization or "
+                                           "t-test.")] = "randomization",
+    require_significance: Annotated[bool, typer.Option(
+        "--require-significance",
+        help="Gate only drops a test can call significant: when too few queries differ for the test to reach "
+             "--alpha, a drop above its threshold passes as 'drop-untestable' with a warning, instead of "
+             "failing on the threshold alone.")] = False,
+    exact_scores: Annotated[bool, typer.Option(
+        "--exact-scores", help="Rank by the full double score. Default: as trec_eval, scores rounded to 32-bit "
+                               "floats, ties by doc id descending.")] = False,
     fail_on_regression: Annotated[Optional[bool], typer.Option(
         "--fail-on-regression/--no-fail-on-regression",
-        help="Exit 1 when the gate finds a drop above its threshold and significant. On by default whenever "
-             "--baseline is given; --no-fail-on-regression only reports.")] = None,
+        help="Exit 1 when the gate fails: a drop above its threshold that is significant (or that too few "
+             "queries differ to test), or nothing comparable. On by default whenever --baseline is given; "
+             "--no-fail-on-regression only reports.")] = None,
     labels_alt: Annotated[Optional[Path], typer.Option(help="Second judgments (e.g. LLM labels): report Kendall tau "
                                                             "and Spearman rho between the run orderings.")] = None,
     fill_holes: Annotated[bool, typer.Option("--fill-holes", help="Label the unjudged pairs in the top --depth "
@@ -63,8 +73,10 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 42,
 ) -> None:
     """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
-    from labeller.evaluation import EvaluateOptions, markdown, outcome_error, write_report
+    from labeller.evaluation import EvaluateOptions, markdown, outcome_error, outcome_warnings, write_report
     from labeller.evaluation import evaluate as run_evaluation
+    from labeller.evaluation.report import REPORT_FILES
+    from labeller.io.outputs import check_outputs, existing_files
 
     label_options = None
     if fill_holes:
@@ -75,14 +87,21 @@ def evaluate(
     options = EvaluateOptions(
         runs=run, labels=labels, metrics=metrics, relevant_from=relevant_from, from_scale=from_scale, gain=gain,
         average=average, baseline=baseline, thresholds=threshold or [], default_threshold=default_threshold,
-        alpha=alpha, test=test, confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
+        alpha=alpha, test=test, require_significance=require_significance, exact_scores=exact_scores,
+        confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
         fail_on_regression=fail_on_regression)
+    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric])
+    check_outputs(inputs=inputs, files={"--holes-out": holes_path,
+                                        **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
+                  dirs={"--report": report, "--cache": cache if fill_holes else None})
     result = run_evaluation(options)
     print(result.model_dump_json(indent=2) if json_out else markdown(result), end="\n" if json_out else "")
     if report is not None:
         print(f"report: {write_report(result, report)}", file=sys.stderr)
+    for warning in outcome_warnings(result):
+        print(f"labeller: warning: {warning}", file=sys.stderr)
     error = outcome_error(result, fail_on_regression)
     if error is not None:
         raise error

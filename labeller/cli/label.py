@@ -61,12 +61,19 @@ def _summary(result) -> None:
     say = lambda text="": print(text, file=sys.stderr)  # noqa: E731
     if s.dry_run:
         say(f"dry run: {s.requested} pairs, {s.new} new, {s.cached} cached; nothing sent")
-        say(f"estimated: {s.estimated_input_tokens:,} input + {s.estimated_output_tokens:,} output tokens, "
+        cached = f" ({s.estimated_cached_input_tokens:,} at the cached-input rate)" if s.estimated_cached_input_tokens else ""
+        say(f"estimated: {s.estimated_input_tokens:,} input{cached} + {s.estimated_output_tokens:,} output tokens, "
             f"cost {_money(s.estimated_cost_usd)}")
+        for note in s.estimate_notes:
+            say(f"  {note}")
         return
     say(f"labelled {s.requested} pairs: {s.new} new, {s.cached} from cache, {s.failed} failed"
         + (f", {s.skipped} not sent" if s.skipped else "") + f" ({s.elapsed_s:.1f}s)")
     say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}")
+    if s.unconfirmed_attempts:
+        worst = f" (up to {_money(s.unconfirmed_cost_usd)} more)" if s.unconfirmed_cost_usd else ""
+        say(f"{s.unconfirmed_attempts} attempts timed out, dropped or failed after sending: the provider may bill "
+            f"them{worst}; --max-cost counted each at its worst case")
     if result.out_path:
         say(f"labels: {result.out_path}")
     for failure in result.failures[:FIRST_FAILURES]:
@@ -107,7 +114,9 @@ def cache_export(
 ) -> None:
     """Write every cached verdict with its provenance to a file."""
     from labeller.cache import VerdictCache
+    from labeller.io.outputs import check_outputs
 
+    check_outputs(inputs=[cache / "cache.db"], files={"--out": out})
     with VerdictCache(cache, create=False) as store:
         count = store.export(out)
     print(f"exported {count} verdicts to {out}", file=sys.stderr)

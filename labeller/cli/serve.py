@@ -28,8 +28,15 @@ def serve(
         import uvicorn
     except ImportError:
         raise LabellerError(INSTALL_HINT) from None
-    from labeller.serve import create_app_from_file
+    from labeller.serve import create_app, load_config
+    from labeller.serve.guard import TOKEN_ENV, is_loopback, serve_token
 
-    application = create_app_from_file(config)
+    settings = load_config(config)
+    application = create_app(settings)
+    if not is_loopback(host):
+        guarded = ("callers must send its bearer token" if serve_token(settings.server.token) else
+                   f"no bearer token is set ({TOKEN_ENV}), so anyone who can reach it may call it")
+        print(f"labeller: warning: listening on {host}, beyond this machine's loopback: {guarded}; POST /judge "
+              f"may spend the API key of {', '.join(settings.server.allowed_judges)}", file=sys.stderr)
     print(f"labeller serve: http://{host}:{port} (docs at /docs)", file=sys.stderr)
     uvicorn.run(application, host=host, port=port, log_level="info")

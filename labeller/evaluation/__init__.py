@@ -7,7 +7,7 @@ from labeller.evaluation.compare import compare
 from labeller.evaluation.gate import gate, parse_thresholds
 from labeller.evaluation.job import EvaluateOptions, evaluate
 from labeller.evaluation.metrics import MetricSpec, parse_metrics
-from labeller.evaluation.outcome import outcome_error
+from labeller.evaluation.outcome import outcome_error, outcome_warnings
 from labeller.evaluation.qrels import Judgments, load_judgments, ranx_qrels_dict
 from labeller.evaluation.report import html, markdown, write_report
 from labeller.evaluation.results import Evaluation, RunScores, Settings
@@ -16,6 +16,7 @@ from labeller.evaluation.scoring import score_run
 
 __all__ = [
     "EvaluateOptions", "Evaluation", "Judgments", "MetricSpec", "Ranking", "RunScores", "Settings", "compare",
-    "evaluate", "gate", "html", "load_judgments", "load_run", "markdown", "outcome_error", "parse_metrics",
+    "evaluate", "gate", "html", "load_judgments", "load_run", "markdown", "outcome_error", "outcome_warnings",
+    "parse_metrics",
     "parse_thresholds", "ranx_qrels_dict", "ranx_run_dict", "score_run", "shuffle_top", "write_report",
 ]

@@ -1,16 +1,28 @@
-"""The regression gate: fail only on a drop that is both larger than its threshold and significant.
+"""The regression gate: fail on a drop larger than its threshold that is significant, or that no
+test could call significant on so few queries; fail when nothing can be compared.
 
-A drop smaller than the threshold is noise nobody should be paged for; a large drop on a handful
-of queries may be chance. Each metric has a threshold in its own units (`--threshold
-ndcg@10=0.02`, default DEFAULT_THRESHOLD), drops are measured on the queries both sides averaged
-(the paired comparison's means), and significance is the paired test's p < alpha.
+A drop smaller than the threshold is noise nobody should be paged for; a large drop on many
+queries with mixed wins and losses may be chance. Each metric has a threshold in its own units
+(`--threshold ndcg@10=0.02`, default DEFAULT_THRESHOLD). Drops are measured on the queries either
+side averaged, a query the run lost scoring 0 (see labeller.evaluation.compare). Significance is
+the one-sided paired test "is the run worse?", p < alpha.
+
+A test that cannot reject must not pass a gate in silence: when the smallest p the test can reach
+on these queries (labeller.evaluation.significance.smallest_p) is so high that a single query going
+the other way keeps p >= alpha (2 x floor >= alpha: 5 differing queries give a floor of 1/32, and
+one small win among them gives p = 2/32 > 0.05), the drop is decided by the threshold alone, and
+the verdict says so. Otherwise a shuffled 5-query run with one lucky query would pass as "not
+significant" on a drop of 0.25.
+`require_significance` opts out: such a drop then passes as "drop-untestable", with a warning in
+the result that the CLI prints; it never passes unmarked. A comparison with nothing to compare
+(no answerable query, no shared query) fails: a gate over nothing could only ever pass.
 """
 
 from __future__ import annotations
 
 from labeller.errors import BadInputError
 from labeller.evaluation.metrics import MetricSpec
-from labeller.evaluation.results import Comparison, GateCheck, GateResult
+from labeller.evaluation.results import Comparison, GateCheck, GateResult, PairedTest
 
 DEFAULT_THRESHOLD = 0.01
 DEFAULT_ALPHA = 0.05
@@ -46,29 +58,65 @@ def check_gate_options(alpha: float, test: str) -> None:
         raise BadInputError(f"--test '{test}' is unknown; expected randomization or t-test", field="test")
 
 
-def _check(run: str, test_result, threshold: float, alpha: float, test: str) -> GateCheck:
-    base, new = test_result.reference_mean, test_result.run_mean
-    p = test_result.p_randomization if test == "randomization" else test_result.p_t_test
-    if base is None or new is None:
-        return GateCheck(run=run, metric=test_result.metric, threshold=threshold, baseline=base, run_value=new,
-                         drop=None, p_value=p, verdict="not-comparable")
-    drop = base - new
+def _decide(drop: float, p: float | None, floor: float | None, check: PairedTest, threshold: float, alpha: float,
+            test: str, require_significance: bool) -> tuple[str, str, str | None]:
+    """(verdict, decided_by, note) for a comparable check."""
     if drop <= 1e-12:
-        verdict = "no-drop"
-    elif drop <= threshold:
-        verdict = "drop-within-threshold"
-    elif p is None or p >= alpha:
-        verdict = "drop-not-significant"
-    else:
-        verdict = "regression"
-    return GateCheck(run=run, metric=test_result.metric, threshold=threshold, baseline=base, run_value=new,
-                     drop=drop, p_value=p, verdict=verdict)
+        return "no-drop", "threshold", None
+    if drop <= threshold:
+        return "drop-within-threshold", "threshold", None
+    significant = p is not None and p < alpha
+    # Too few queries: the test cannot reach alpha at all, or not once a single query goes the other
+    # way (2 x floor: the p of all-but-the-smallest lost), so "not significant" would mean "unlucky".
+    if floor is None or floor >= alpha or (not significant and 2 * floor >= alpha):
+        reach = (f"the {test} cannot run on {check.n} query" if floor is None
+                 else f"the {test} test cannot give p below {floor:.4g} (alpha {alpha})" if floor >= alpha
+                 else f"one query going the other way keeps the {test} test's p >= {2 * floor:.4g} (alpha {alpha})")
+        why = f"too few queries for significance ({check.differing} of {check.n} differ: {reach})"
+        if require_significance:
+            return "drop-untestable", "nothing", f"{why}; --require-significance: not gated"
+        return "regression", "threshold alone", f"{why}; decided by the threshold alone"
+    if not significant:
+        return "drop-not-significant", "threshold and significance", None
+    return "regression", "threshold and significance", None
+
+
+def _check(run: str, check: PairedTest, threshold: float, alpha: float, test: str, require_significance: bool,
+           not_comparable: str | None) -> GateCheck:
+    base, new = check.reference_mean, check.run_mean
+    p = check.p_worse_randomization if test == "randomization" else check.p_worse_t_test
+    floor = check.smallest_p_randomization if test == "randomization" else check.smallest_p_t_test
+    common = dict(run=run, metric=check.metric, threshold=threshold, baseline=base, run_value=new, p_value=p,
+                  smallest_p=floor)
+    if not_comparable is not None or base is None or new is None:
+        return GateCheck(**common, drop=None, decided_by="nothing", verdict="not-comparable",
+                         note=not_comparable or "no query to compare")
+    verdict, decided_by, note = _decide(base - new, p, floor, check, threshold, alpha, test, require_significance)
+    return GateCheck(**common, drop=base - new, decided_by=decided_by, note=note, verdict=verdict)
+
+
+def _reasons(comparisons: list[Comparison], checks: list[GateCheck]) -> list[str]:
+    if not comparisons:
+        return ["nothing to compare: no run besides the baseline"]
+    reasons = [f"nothing comparable between {c.run} and {c.reference}: {c.not_comparable}"
+               for c in comparisons if c.not_comparable]
+    for c in checks:
+        if c.verdict == "regression":
+            how = (f"p {c.p_value:.4g} < alpha" if c.decided_by == "threshold and significance"
+                   else "too few queries for significance; decided by the threshold alone")
+            reasons.append(f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, {how})")
+    return reasons
 
 
 def gate(comparisons: list[Comparison], thresholds: dict[str, float], *, alpha: float = DEFAULT_ALPHA,
-         test: str = "randomization") -> GateResult:
+         test: str = "randomization", require_significance: bool = False) -> GateResult:
     """Judge every compared run against the baseline (the comparisons' reference)."""
     check_gate_options(alpha, test)
-    checks = [_check(c.run, t, thresholds[t.metric], alpha, test) for c in comparisons for t in c.tests]
+    checks = [_check(c.run, t, thresholds[t.metric], alpha, test, require_significance, c.not_comparable)
+              for c in comparisons for t in c.tests]
+    reasons = _reasons(comparisons, checks)
+    warnings = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}) and was not gated: {c.note}"
+                for c in checks if c.verdict == "drop-untestable"]
     return GateResult(baseline=comparisons[0].reference if comparisons else "", test=test, alpha=alpha,
-                      passed=not any(c.verdict == "regression" for c in checks), checks=checks)
+                      require_significance=require_significance, passed=not reasons, checks=checks,
+                      reasons=reasons, warnings=warnings)

@@ -9,7 +9,6 @@ judgment are left alone: they are not part of the evaluation (trec_eval skips th
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from labeller.errors import BadInputError
@@ -41,6 +40,7 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     from labeller.io.tables import table_format, write_rows
     from labeller.judges.registry import make_judge
     from labeller.labelling import label_pairs
+    from labeller.labelling.faults import run_labelling
     from labeller.rubric import load_rubric
 
     if depth < 1:
@@ -58,14 +58,14 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, jud
     judge_obj = make_judge(judge, base_url=base_url, timeout=timeout)
     record.judge = judge_obj.name
 
-    async def _label():
+    async def _label(sender):
         try:
             with VerdictCache(cache_dir) as cache:
-                return await label_pairs(pairs, queries, corpus, judge_obj, rubric_obj, cache, options)
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options)
         finally:
-            await judge_obj.aclose()
+            await sender.aclose()
 
-    run = asyncio.run(_label())
+    run = run_labelling(_label, judge_obj, cache_dir)
     if out_path is not None:
         record.saved_to = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
     s = run.stats

@@ -43,6 +43,8 @@ class EvaluateOptions(BaseModel):
     default_threshold: float = DEFAULT_THRESHOLD
     alpha: float = DEFAULT_ALPHA
     test: str = "randomization"
+    require_significance: bool = False  # a drop the test cannot test passes (with a warning) instead of failing
+    exact_scores: bool = False  # rank by the full double score instead of trec_eval's 32-bit float
     confidence: float = 0.95
     permutations: int = 10_000
     bootstrap: int = 10_000
@@ -147,12 +149,14 @@ def _check_overlap(rankings: list[Ranking], judgments: Judgments) -> None:
 def evaluate(options: EvaluateOptions) -> Evaluation:
     _check(options)
     specs = parse_metrics(options.metrics)
-    settings = Settings(relevant_from=options.relevant_from, gain=options.gain, average=options.average)
+    settings = Settings(relevant_from=options.relevant_from, gain=options.gain, average=options.average,
+                        exact_scores=options.exact_scores)
     thresholds = parse_thresholds(options.thresholds, specs, options.default_threshold)
     judgments = load_judgments(options.labels, options.from_scale)
-    rankings = [load_run(p) for p in options.runs]
+    exact = options.exact_scores
+    rankings = [load_run(p, exact_scores=exact) for p in options.runs]
     saved = load_saved(options.baseline) if options.baseline is not None else None
-    baseline_run = load_run(options.baseline) if options.baseline is not None and saved is None else None
+    baseline_run = load_run(options.baseline, exact_scores=exact) if options.baseline and saved is None else None
     if baseline_run is not None:
         baseline_run.name = f"baseline:{baseline_run.name}"
     everything = rankings + ([baseline_run] if baseline_run else [])
@@ -176,9 +180,11 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved
                  else scores[baseline_run.name] if baseline_run else scores[rankings[0].name])
     compared = [scores[r.name] for r in rankings if r.name != reference.name]
+    pairing = "reference" if saved else "union"  # a saved baseline may predate some of today's labels
     comparisons = [compare(reference, run, specs, confidence=options.confidence, permutations=options.permutations,
-                           bootstrap=options.bootstrap, seed=options.seed) for run in compared]
-    gate_result = (gate(comparisons, thresholds, alpha=options.alpha, test=options.test)
+                           bootstrap=options.bootstrap, seed=options.seed, pairing=pairing) for run in compared]
+    gate_result = (gate(comparisons, thresholds, alpha=options.alpha, test=options.test,
+                        require_significance=options.require_significance)
                    if options.baseline is not None else None)
     ranking = None
     if alt is not None:

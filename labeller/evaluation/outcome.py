@@ -12,7 +12,7 @@ from labeller.evaluation.results import Evaluation
 
 def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) -> LabellerError | None:
     """None when the run is clean; else the first problem: hole filling stopped by the budget (exit 3)
-    or by the judge, holes left unlabelled, or a regression the gate found. `fail_on_regression`
+    or by the judge, holes left unlabelled, or a failed gate (a regression, or nothing comparable). `fail_on_regression`
     defaults to on whenever the evaluation has a baseline."""
     holes = result.holes
     if holes is not None and holes.stopped == "budget":
@@ -25,7 +25,10 @@ def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) ->
     if fail_on_regression is None:
         fail_on_regression = result.baseline is not None
     if fail_on_regression and result.gate is not None and not result.gate.passed:
-        failed = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
-                  for c in result.gate.checks if c.verdict == "regression"]
-        return GateFailedError("regression gate failed: " + "; ".join(failed))
+        return GateFailedError("regression gate failed: " + "; ".join(result.gate.reasons))
     return None
+
+
+def outcome_warnings(result: Evaluation) -> list[str]:
+    """What a passing gate did not test (--require-significance on too few queries): said aloud."""
+    return list(result.gate.warnings) if result.gate is not None else []

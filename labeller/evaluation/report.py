@@ -12,8 +12,9 @@ from labeller.reports.html import bar_chart, page, table
 
 MAX_BARS = 40
 _VERDICT = {"regression": "❌ regression", "drop-not-significant": "⚠️ drop, not significant",
+            "drop-untestable": "⚠️ drop, untested (too few queries; --require-significance)",
             "drop-within-threshold": "✅ drop within threshold", "no-drop": "✅ no drop",
-            "not-comparable": "⚠️ not comparable"}
+            "not-comparable": "❌ not comparable"}
 
 
 def _f(value: float | None, digits: int = 4, sign: bool = False) -> str:
@@ -62,22 +63,41 @@ def _comparison_rows(c: Comparison) -> list[list[object]]:
 
 
 _COMPARISON_HEADER = ["metric", "queries", "reference", "run", "Δ", "CI", "p (t-test)", "p (randomization)", "W/L/T"]
-_GATE_HEADER = ["run", "metric", "baseline", "run value", "drop", "threshold", "p", "verdict"]
+_GATE_HEADER = ["run", "metric", "baseline", "run value", "drop", "threshold", "p (worse)", "smallest p",
+                "verdict", "decided by"]
 
 
 def _gate_rows(g: GateResult) -> list[list[object]]:
     return [[c.run, c.metric, _f(c.baseline), _f(c.run_value), _f(c.drop, sign=True), _f(c.threshold), _p(c.p_value),
-             _VERDICT[c.verdict]] for c in g.checks]
+             _p(c.smallest_p), _VERDICT[c.verdict], c.decided_by] for c in g.checks]
 
 
 def _gate_headline(g: GateResult) -> str:
-    failed = [c for c in g.checks if c.verdict == "regression"]
-    if not failed:
-        return (f"**Regression gate: PASSED** against `{g.baseline}` (no drop both above its threshold and "
-                f"significant at p < {g.alpha}, {g.test} test)")
-    worst = ", ".join(f"{c.metric} of `{c.run}` dropped {c.drop:.4f} (threshold {c.threshold}, p {_p(c.p_value)})"
-                      for c in failed)
-    return f"**Regression gate: FAILED** against `{g.baseline}`: {worst}"
+    if not g.passed:
+        return f"**Regression gate: FAILED** against `{g.baseline}`: " + "; ".join(g.reasons)
+    headline = (f"**Regression gate: PASSED** against `{g.baseline}`: no drop above its threshold is significant "
+                f"(p < {g.alpha}, one-sided {g.test} test), nor on too few queries for a test to tell")
+    if g.warnings:
+        headline += " **but not everything was gated**: " + "; ".join(g.warnings)
+    return headline
+
+
+def _gate_notes(g: GateResult) -> list[str]:
+    notes = sorted({c.note for c in g.checks if c.note and c.verdict != "not-comparable"})
+    return [f"- {note}" for note in notes]
+
+
+def _pairing_line(c: Comparison) -> str:
+    if c.not_comparable:
+        return f"Nothing to compare: {c.not_comparable}."
+    if c.pairing == "shared":
+        return "Δ = run − reference on queries both averaged;"
+    lacking = f"{c.only_in_reference} queries the run lacks score 0 for it"
+    if c.pairing == "union":
+        return (f"Δ = run − reference on the queries either side averaged ({lacking}, "
+                f"{c.only_in_run} the reference lacks score 0 for the reference, as trec_eval -c);")
+    return (f"Δ = run − reference on the saved baseline's queries ({lacking}; {c.only_in_run} queries the "
+            "baseline has no value for are left out);")
 
 
 def markdown(ev: Evaluation) -> str:
@@ -86,7 +106,9 @@ def markdown(ev: Evaluation) -> str:
     parts += [_md_table(header, rows), ""]
     q = ev.queries
     parts += [f"Queries: {q.averaged} averaged of {q.evaluated} evaluated; {q.in_run} in the run, {q.run_only} "
-                 f"of them without judgments (skipped), {q.missing_from_run} judged queries missing from the run.", ""]
+                 f"of them without judgments (skipped), {q.missing_from_run} judged queries missing from the run"
+                 + (" (skipped in its means, as trec_eval does; 0 in the comparisons and the gate)."
+                    if q.missing_from_run and ev.settings.average == "trec" and ev.comparisons else "."), ""]
     if ev.no_answer.query_ids:
         ids = ", ".join(ev.no_answer.query_ids[:20]) + (" …" if len(ev.no_answer.query_ids) > 20 else "")
         parts += [f"No-answer bucket: {len(ev.no_answer.query_ids)} queries have no document graded "
@@ -104,12 +126,14 @@ def markdown(ev: Evaluation) -> str:
     for c in ev.comparisons:
         parts += [f"### {c.run} against {c.reference}", "",
                   _md_table(_COMPARISON_HEADER, _comparison_rows(c)), "",
-                  f"Δ = run − reference on queries both averaged; {c.confidence:.0%} bootstrap CI "
+                  _pairing_line(c) + f" {c.confidence:.0%} bootstrap CI "
                   f"({c.bootstrap} resamples); randomization test with {c.permutations} sign flips "
-                  "(exact when ≤ 16 queries).", ""]
+                  "(exact when ≤ 20 queries differ).", ""]
     if ev.gate is not None:
         parts += ["### Regression gate", "", _gate_headline(ev.gate), "",
                   _md_table(_GATE_HEADER, _gate_rows(ev.gate)), ""]
+        notes = _gate_notes(ev.gate)
+        parts += notes + [""] if notes else []
     if ev.system_ranking is not None:
         sr = ev.system_ranking
         parts += [f"### System ranking: `{sr.primary_labels}` against `{sr.alternative_labels}`", "",
@@ -147,7 +171,8 @@ def html(ev: Evaluation) -> str:
     sections: list[tuple[str, str]] = [("Metrics", _para(_settings_line(ev)) + str(table(header, rows)))]
     if ev.gate is not None:
         sections.append(("Regression gate", _para(_gate_headline(ev.gate))
-                         + str(table(_GATE_HEADER, _gate_rows(ev.gate)))))
+                         + str(table(_GATE_HEADER, _gate_rows(ev.gate)))
+                         + "".join(_para(note[2:]) for note in _gate_notes(ev.gate))))
     for c in ev.comparisons:
         body = str(table(_COMPARISON_HEADER, _comparison_rows(c)))
         body += "".join(_delta_chart(ev, c, t.metric) for t in c.tests)
@@ -168,6 +193,9 @@ def html(ev: Evaluation) -> str:
     sections.append((f"Per query: {ev.run}", str(table(["query"] + list(ev.metrics), per_query,
                                                         numeric=tuple(range(1, len(ev.metrics) + 1))))))
     return page(f"labeller evaluate: {ev.run}", sections, subtitle=f"{ev.queries.averaged} queries averaged")
+
+
+REPORT_FILES = ("result.json", "summary.md", "index.html")  # what write_report writes, for the early output check
 
 
 def write_report(ev: Evaluation, directory: str | Path) -> Path:

@@ -17,6 +17,7 @@ class Settings(Result):
     relevant_from: int = 3  # binary metrics: relevant means grade >= this (1-5 scale)
     gain: Literal["linear", "exponential"] = "linear"  # NDCG gain: grade - 1, or 2^(grade - 1) - 1
     average: Literal["trec", "all"] = "trec"  # trec: queries in the run that have judgments; all: trec_eval -c
+    exact_scores: bool = False  # rank by the full double score; default: as trec_eval, scores as 32-bit floats
 
 
 class QueryCounts(Result):
@@ -51,7 +52,7 @@ class RunScores(Result):
 
 class PairedTest(Result):
     metric: str
-    n: int  # queries both runs were scored on (no-answer queries excluded)
+    n: int  # queries compared: either side averaged them (a side lacking one scores 0 there)
     reference_mean: float | None
     run_mean: float | None
     difference: float | None  # run - reference
@@ -59,6 +60,13 @@ class PairedTest(Result):
     ci_high: float | None
     p_t_test: float | None  # paired two-sided Student's t-test (ranx / scipy)
     p_randomization: float | None  # paired two-sided randomization (Fisher) test
+    # One-sided "is the run worse?" p-values (the regression gate's question), and the smallest
+    # one-sided p each test can reach on these queries (2^-differing for the exact sign-flip test).
+    p_worse_t_test: float | None = None
+    p_worse_randomization: float | None = None
+    smallest_p_t_test: float | None = None
+    smallest_p_randomization: float | None = None
+    differing: int | None = None  # queries whose values differ (the others are ties and cannot be flipped)
     wins: int  # queries where the run beats the reference
     losses: int
     ties: int
@@ -71,8 +79,12 @@ class Comparison(Result):
     confidence: float
     permutations: int
     bootstrap: int
-    only_in_reference: int = 0  # averaged queries the other side lacks (not part of the paired tests)
-    only_in_run: int = 0
+    # union: queries either side averaged, a side lacking one scores 0 there; reference: the
+    # reference's queries (a saved baseline); shared: both sides only (results saved before pairing existed)
+    pairing: Literal["union", "reference", "shared"] = "shared"
+    only_in_reference: int = 0  # averaged queries the run lacks (it scores 0 on them, unless pairing is shared)
+    only_in_run: int = 0  # averaged queries the reference lacks (0 for it under union; left out otherwise)
+    not_comparable: str | None = None  # why nothing can be compared (the gate then fails)
 
 
 class GateCheck(Result):
@@ -82,16 +94,25 @@ class GateCheck(Result):
     baseline: float | None
     run_value: float | None
     drop: float | None  # baseline - run; positive is worse
-    p_value: float | None
-    verdict: Literal["regression", "drop-not-significant", "drop-within-threshold", "no-drop", "not-comparable"]
+    p_value: float | None  # one-sided: is the run worse?
+    smallest_p: float | None = None  # the smallest p the test can reach on these queries
+    # threshold: no drop beyond it; threshold and significance: beyond it, then the test; threshold
+    # alone: beyond it, and too few queries differ for the test to reach alpha; nothing: not gated
+    decided_by: Literal["threshold", "threshold and significance", "threshold alone", "nothing"] = "threshold"
+    note: str | None = None  # e.g. "too few queries for significance; decided by the threshold alone"
+    verdict: Literal["regression", "drop-not-significant", "drop-untestable", "drop-within-threshold", "no-drop",
+                     "not-comparable"]
 
 
 class GateResult(Result):
     baseline: str
     test: Literal["randomization", "t-test"]
     alpha: float
+    require_significance: bool = False  # --require-significance: a drop the test cannot test passes, loudly
     passed: bool
     checks: list[GateCheck]
+    reasons: list[str] = Field(default_factory=list)  # why it failed, one line per cause
+    warnings: list[str] = Field(default_factory=list)  # what a pass did not test
 
 
 class RankingAgreement(Result):

@@ -2,15 +2,21 @@
 
 trec_eval ignores the rank column and orders each query's documents by score, descending, with
 tied scores ordered by document id, descending (strcmp; Python's str order is the same code-point
-order). ranx would break ties its own way (an unstable sort on hashed ids), so labeller fixes the
-order here and hands ranx strictly decreasing pseudo-scores (see labeller.evaluation.scoring):
-ranx then scores exactly the ranking trec_eval scores.
+order). trec_eval keeps a score as a C `float` (32 bits: `float sim` in trec_format.h, parsed by
+atof into a double, then rounded), so two scores that differ only beyond single precision tie and
+go by document id. labeller rounds each score the same way (double -> float32, round to nearest)
+before ranking, so its order is trec_eval's bit for bit; `exact_scores=True` ranks by the full
+double instead, for runs whose scores carry real information below 1e-7 of their size.
+ranx would break ties its own way (an unstable sort on hashed ids), so labeller fixes the order
+here and hands ranx strictly decreasing pseudo-scores (see labeller.evaluation.scoring): ranx then
+scores exactly the ranking trec_eval scores.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +40,7 @@ class Ranking:
         return docs[:k] if k else docs
 
 
-def rank(entries: list[RunEntry], name: str, source: str = "") -> Ranking:
+def rank(entries: list[RunEntry], name: str, source: str = "", exact_scores: bool = False) -> Ranking:
     """Order each query's entries by score descending, ties by doc id descending (trec_eval)."""
     scores: dict[str, dict[str, float]] = {}
     for entry in entries:
@@ -42,7 +48,7 @@ def rank(entries: list[RunEntry], name: str, source: str = "") -> Ranking:
             raise BadInputError(f"score {entry.score} for ({entry.query_id}, {entry.doc_id}) is not a finite number",
                                 path=source or None, field="score")
         scores.setdefault(entry.query_id, {})[entry.doc_id] = entry.score
-    return _rank_scored(scores, name, source)
+    return _rank_scored(scores, name, source, exact_scores)
 
 
 def run_name(path: str | Path) -> str:
@@ -54,18 +60,27 @@ def run_name(path: str | Path) -> str:
     return name
 
 
-def load_run(path: str | Path, name: str | None = None) -> Ranking:
+def load_run(path: str | Path, name: str | None = None, exact_scores: bool = False) -> Ranking:
     """Read a TREC run or a JSONL/CSV/Parquet run (query_id, doc_id, score[, rank]) as a Ranking."""
     name = name or run_name(path)
     if is_table(path):
-        return rank(read_run(path), name, str(path))
-    return _rank_scored(read_run_scores(path), name, str(path))
+        return rank(read_run(path), name, str(path), exact_scores)
+    return _rank_scored(read_run_scores(path), name, str(path), exact_scores)
 
 
-def _rank_scored(scores: dict[str, dict[str, float]], name: str, source: str) -> Ranking:
+def as_trec_eval_sees(scores) -> list[float]:
+    """The scores as trec_eval holds them: each rounded to a 32-bit float (array('f') rounds to
+    nearest, as C's double-to-float conversion does), back as Python floats."""
+    return array("f", scores).tolist()
+
+
+def _rank_scored(scores: dict[str, dict[str, float]], name: str, source: str, exact_scores: bool = False) -> Ranking:
     with gc_paused():
-        docs = {q: [d for d, _ in sorted(ds.items(), key=lambda item: (item[1], item[0]), reverse=True)]
-                for q, ds in scores.items()}
+        if exact_scores:
+            docs = {q: [d for _, d in sorted(zip(ds.values(), ds.keys()), reverse=True)] for q, ds in scores.items()}
+        else:
+            docs = {q: [d for _, d in sorted(zip(as_trec_eval_sees(ds.values()), ds.keys()), reverse=True)]
+                    for q, ds in scores.items()}
     return Ranking(name=name, source=source, docs=docs)
 
 

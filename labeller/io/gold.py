@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
+from labeller.io.outputs import check_outputs
 from labeller.io.tables import read_rows, require, write_rows, write_text
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale
 from labeller.io.validation import validation_error
@@ -183,6 +184,7 @@ def settled_grade(rows: list[Graded]) -> int:
 def import_qrels(path: str | Path, out: str | Path, *, from_scale: str, annotator: str = "qrels",
                  clip: bool = False) -> int:
     """Turn TREC qrels into a gold file (JSONL/CSV/Parquet by extension). Returns the number of rows."""
+    check_outputs(inputs=[path], files={"--out": out})
     graded = read_grades(path, from_scale=from_scale, clip=clip)
     rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump(
             include=set(GOLD_COLUMNS)) for g in graded.rows]
@@ -197,6 +199,7 @@ def export_qrels(path: str | Path, out: str | Path, *, to_scale: str, from_scale
     A pair several people graded is written once, with its consensus grade. A grade the target scale
     cannot hold (5 on 0-3) is an error unless `clip`. Returns the number of pairs written.
     """
+    check_outputs(inputs=[path], files={"--out": out})
     low, high = parse_scale(to_scale) or (GRADE_MIN, GRADE_MAX)
     top = high - low + GRADE_MIN  # the highest labeller grade the target scale can hold
     graded = read_grades(path, from_scale=from_scale)

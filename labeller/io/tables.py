@@ -17,7 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from labeller.errors import BadInputError
+from labeller.errors import BadInputError, OutputError
+from labeller.io.csvcells import escape_row, unescape_cell
+from labeller.io.outputs import refuse_guarded
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -85,7 +87,7 @@ def _read_csv(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if None in row:
             raise BadInputError("more values than header columns", path=str(path), line=reader.line_num)
         rows += 1
-        yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+        yield reader.line_num, {k: unescape_cell(v) for k, v in row.items() if k is not None}
     if not rows:  # as empty as an empty JSONL file: nothing to label, score or compare
         raise BadInputError("file has a header but no rows; expected at least one row", path=str(path))
 
@@ -149,16 +151,27 @@ def atomic_file(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     """Open a temporary file beside `path` and move it into place only if the block completes,
     so a reader sees the old file or the whole new one, never half."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    refuse_guarded(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
             yield handle
         os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk or a directory in the way: one line, and the old file is kept
+        Path(tmp).unlink(missing_ok=True)
+        raise _cannot_write(path, exc) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _cannot_write(path: Path, exc: OSError) -> OutputError:
+    return OutputError(f"cannot write this file ({exc.strerror or exc}); nothing was written to it", path=str(path))
 
 
 def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
@@ -173,8 +186,8 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
         else:
             import pandas as pd
 
-            frame = pd.DataFrame(rows)
-            if kind == "csv":
+            frame = pd.DataFrame([escape_row(row) for row in rows] if kind == "csv" else rows)
+            if kind == "csv":  # read by people in spreadsheets too: no cell may run as a formula
                 handle.write(frame.to_csv(index=False).encode("utf-8"))
             else:
                 frame.to_parquet(handle, index=False)

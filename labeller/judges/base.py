@@ -27,9 +27,21 @@ SCHEMA_VERSION = "verdict-v1"
 
 
 class TransientError(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    """Worth retrying. `kind` says what happened, for the budget and the circuit breaker:
+
+    - "status": the server answered with a retryable status (429, 5xx);
+    - "timeout": no reply in time, after the request was sent;
+    - "dropped": the connection broke after the request was sent;
+    - "unreachable": no connection could be made (refused, unknown host): nothing was sent.
+
+    `maybe_billed`: the provider may have charged for the attempt though no usage came back
+    (timeouts, drops, 5xx); the budget counts such an attempt at its worst case.
+    """
+
+    def __init__(self, reason: str, retry_after: float | None = None, *, kind: str = "status",
+                 maybe_billed: bool = False) -> None:
         super().__init__(reason)
-        self.reason, self.retry_after = reason, retry_after
+        self.reason, self.retry_after, self.kind, self.maybe_billed = reason, retry_after, kind, maybe_billed
 
 
 class MalformedReplyError(Exception):
@@ -60,11 +72,16 @@ class Judge(ABC):
 
     provider: str
     model: str
-    base_url: str | None = None
+    base_url: str | None = None  # as shown and hashed into cache keys: credentials masked
+    max_output_tokens: int | None = None  # the output cap sent with each request; budgets assume it as the worst case
 
     @property
     def name(self) -> str:
         return f"{self.provider}:{self.model}"
+
+    def secrets(self) -> list[str]:
+        """Values that must never be shown or stored (the API key, credentials in the base URL)."""
+        return []
 
     def decoding_settings(self) -> dict[str, Any]:
         """The settings actually sent that change a verdict (temperature, max tokens, ...). Part of the cache key."""

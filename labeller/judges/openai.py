@@ -20,6 +20,7 @@ import openai
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
 from labeller.judges.registry import KEY_VARIABLES
+from labeller.redaction import redact_url, split_query, url_secrets
 from labeller.judges.wire import (VERDICT_NAME, parse_verdict, sdk_errors,
                                   verdict_schema)
 from labeller.rubric import JudgePrompt
@@ -38,7 +39,12 @@ class OpenAIJudge(Judge):
         if not key:
             raise MissingKeyError(KEY_VARIABLE, self.provider)
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        # Credentials in the URL (user:password@, ?api-key=) reach the server, but what labeller shows,
+        # stores and hashes into cache keys is the masked form.
+        self.base_url = redact_url(url)
+        self._secrets = [key, *url_secrets(url)]
+        url, query = split_query(url)
         self.timeout, self.temperature, self.max_output_tokens = timeout, float(temperature), max_output_tokens
         self._secret = key
         self._response_format = {"type": "json_schema",
@@ -46,9 +52,12 @@ class OpenAIJudge(Judge):
         pool = httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
         self._client = openai.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0,
+            api_key=key, base_url=url, default_query=query or None, timeout=timeout, max_retries=0,
             http_client=openai.DefaultAsyncHttpxClient(limits=pool, timeout=timeout),
         )
+
+    def secrets(self) -> list[str]:
+        return list(self._secrets)
 
     def decoding_settings(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_completion_tokens": self.max_output_tokens,

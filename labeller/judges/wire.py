@@ -89,12 +89,15 @@ def server_message(body: object, fallback: str) -> str:
 
 
 def classify_status(status: int, headers: Mapping[str, str] | None, message: str, *, provider: str,
-                    key_variable: str, model: str, base_url: str, secret: str | None) -> Exception:
-    """The exception to raise for an HTTP error reply. The key is scrubbed from any server text."""
-    message = redact(message, [secret])[:300]
+                    key_variable: str, model: str, base_url: str,
+                    secret: str | list[str] | None) -> Exception:
+    """The exception to raise for an HTTP error reply. The key(s) are scrubbed from any server text."""
+    message = redact(message, secret if isinstance(secret, list) else [secret])[:300]
     label = "OpenAI" if provider == "openai" else "Anthropic"
     if status in _TRANSIENT_STATUSES or status >= 500:
-        return TransientError(f"HTTP {status} from {label}", retry_after_seconds(headers))
+        # A 5xx may come after the model ran (and was billed); a 429 or 408 comes before it.
+        return TransientError(f"HTTP {status} from {label}", retry_after_seconds(headers), kind="status",
+                              maybe_billed=status >= 500)
     if status == 401:
         return JudgeError(f"{label} rejected the API key (HTTP 401); check {key_variable}")
     if status == 403:
@@ -107,6 +110,12 @@ def classify_status(status: int, headers: Mapping[str, str] | None, message: str
     return JudgeError(f"{label} rejected the request (HTTP {status}): {message}")
 
 
+def _cause_named(exc: BaseException, name: str) -> bool:
+    """Whether the transport error under an SDK error is `name` (httpx's classes, whatever httpx the SDK ships)."""
+    cause = exc.__cause__
+    return cause is not None and type(cause).__name__ == name
+
+
 @contextmanager
 def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_kind: str) -> Iterator[None]:
     """Classify what an official SDK (openai or anthropic: same exception names) raises during one call."""
@@ -115,10 +124,18 @@ def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_k
     except sdk.APIStatusError as exc:
         raise classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
                               provider=judge.provider, key_variable=key_variable, model=judge.model,
-                              base_url=judge.base_url, secret=judge._secret) from None
-    except sdk.APITimeoutError:
-        raise TransientError(f"no reply from {service} within {judge.timeout:g}s") from None
-    except sdk.APIConnectionError:
-        raise TransientError(f"connection to {judge.base_url} failed") from None
+                              base_url=judge.base_url, secret=judge.secrets()) from None
+    except sdk.APITimeoutError as exc:
+        if _cause_named(exc, "ConnectTimeout"):
+            raise TransientError(f"could not connect to {judge.base_url} within {judge.timeout:g}s",
+                                 kind="unreachable") from None
+        sent = not _cause_named(exc, "PoolTimeout")  # waiting for a free connection: nothing was sent
+        raise TransientError(f"no reply from {service} within {judge.timeout:g}s", kind="timeout",
+                             maybe_billed=sent) from None
+    except sdk.APIConnectionError as exc:
+        if _cause_named(exc, "ConnectError"):
+            raise TransientError(f"could not connect to {judge.base_url}", kind="unreachable") from None
+        raise TransientError(f"connection to {judge.base_url} broke before the reply", kind="dropped",
+                             maybe_billed=True) from None
     except sdk.APIError:  # a 200 whose body is not what was asked for
         raise MalformedReplyError(f"malformed reply: the response is not {reply_kind}") from None

@@ -4,14 +4,20 @@ The flow of one run (label_job, then label_pairs):
 
 1. Load and validate every input (rubric, prices, judge name and key, queries, corpus, pairs or
    the top K of a run) before anything is sent; bad input raises BadInputError and writes nothing.
-2. Render each pair's prompt and compute its cache key. Pairs whose key is in the cache are
-   answered from it (from_cache=True, original created_at); identical pairs share one request.
-3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost.
+2. Render each pair's prompt (data escaped so it cannot close its block) and compute its cache key;
+   refuse rubric fields no row has, and pairs with different data that all render to one prompt.
+   Pairs whose key is in the cache are answered from it (from_cache=True, original created_at);
+   identical pairs share one request.
+3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost
+   (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it).
 4. `concurrency` workers take the remaining keys in input order. For each: take a lease in the
    cache (so another process labelling into the same cache never pays for it too; a pair leased
-   elsewhere is waited for and read from the cache), check the budget (spent + in flight + this
-   request's estimate must stay within --max-cost), then call the judge under the retry policy
-   (labeller.retry). A verdict is written to the cache the moment it arrives.
+   elsewhere is waited for and read from the cache), then call the judge under the retry policy
+   (labeller.retry). Every attempt, retries included, is metered (labelling.budget): it is sent only
+   if spent + possibly billed + in flight + its own worst case stays within --max-cost, and one the
+   provider may bill without reporting usage (a timeout, a drop after sending) counts at its worst
+   case. A circuit breaker shared by all pairs stops the run when attempts in a row cannot connect.
+   A verdict is written to the cache the moment it arrives.
 5. Every pair ends as a Label or a LabelFailure (judge gave up, or never sent because the budget
    or a fatal judge error stopped the run). Labels are written in input order, atomically;
    failures go to `<out stem>.failures.jsonl`. Then label_job raises if anything was not labelled.

@@ -13,13 +13,16 @@ from labeller.cache_key import cache_key
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
+from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
+from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
-from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, estimate_tokens, load_prices
+from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
-from labeller.retry import PairRejectedError, RetryExhaustedError, generate_with_retry
-from labeller.rubric import JudgePrompt, Rubric
+from labeller.retry import CircuitBreaker, PairRejectedError, RetryExhaustedError, generate_with_retry
+from labeller.rubric import JudgePrompt, Rubric, SamePromptCheck
+from labeller.tokens import TokenCounter
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
@@ -30,20 +33,20 @@ Item = tuple[str, list[int]]  # a cache key and the positions of the pairs that 
 class _RateLimitedJudge(Judge):
     """Every request, retries included, waits for the rate limits before it is sent."""
 
-    def __init__(self, inner: Judge, limits: RateLimits) -> None:
-        self.inner, self.limits = inner, limits
+    def __init__(self, inner: Judge, limits: RateLimits, counter: TokenCounter) -> None:
+        self.inner, self.limits, self.counter = inner, limits, counter
         self.provider, self.model, self.base_url = inner.provider, inner.model, inner.base_url
 
     def decoding_settings(self):
         return self.inner.decoding_settings()
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        await self.limits.acquire(estimate_tokens(prompt) + EXPECTED_OUTPUT_TOKENS)
+        await self.limits.acquire(self.counter.prompt(prompt) + EXPECTED_OUTPUT_TOKENS)
         return await self.inner.generate(prompt)
 
 
-def _secrets() -> list[str | None]:
-    return [v for k, v in os.environ.items() if k.endswith("_API_KEY")]
+def _secrets(judge: Judge) -> list[str | None]:
+    return [v for k, v in os.environ.items() if k.endswith("_API_KEY")] + list(judge.secrets())
 
 
 class _Run:
@@ -51,17 +54,22 @@ class _Run:
                  rubric: Rubric, cache: VerdictCache, options: LabelOptions, price: ModelPrice | None) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
-        limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
-        self.sender = _RateLimitedJudge(judge, limits) if limits.active else judge
-        self.settings = judge.decoding_settings()
-        self.results: list[Label | LabelFailure | None] = [None] * len(pairs)
         self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run,
-                                cost_usd=0.0 if price is not None else None)
+                                cost_usd=0.0 if price is not None else None,
+                                unconfirmed_cost_usd=0.0 if price is not None else None)
+        self.counter = TokenCounter(judge.provider, judge.model)
+        self.spending = Spending(self.stats, price, options.max_cost, self.counter, judge.max_output_tokens)
+        self.breaker = CircuitBreaker(options.retry.breaker_threshold)
+        limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
+        metered = MeteredJudge(judge, self.spending)
+        self.sender = _RateLimitedJudge(metered, limits, self.counter) if limits.active else metered
+        self.settings = judge.decoding_settings()
+        self.secrets = _secrets(judge)
+        self.results: list[Label | LabelFailure | None] = [None] * len(pairs)
         self.owner = new_owner()
         self.held: set[str] = set()
         self.queue: deque[Item] = deque()
         self.waiting: list[Item] = []
-        self.reserved = 0.0  # estimated cost of requests in flight
         self.stop_reason: str | None = None
         self.rejected = 0  # pairs the provider refused outright (HTTP 400/413/422)
         # Leases and verdicts of one event-loop pass share one transaction each.
@@ -79,12 +87,16 @@ class _Run:
 
     def plan(self) -> list[Item]:
         """Answer what the cache holds; return the rest, one item per distinct cache key."""
+        self.rubric.check_fields(self.queries.values(), self.corpus.values())
         todo: dict[str, list[int]] = {}
+        same = SamePromptCheck(self.rubric)
         for i, pair in enumerate(self.pairs):
             if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
                 missing = "query" if pair.query_id not in self.queries else "document"
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
-            key = self.key(self.render(pair))
+            prompt = self.render(pair)
+            same.add(prompt)
+            key = self.key(prompt)
             if key in todo:
                 todo[key].append(i)
                 continue
@@ -93,32 +105,27 @@ class _Run:
                 todo[key] = [i]
             else:
                 self.from_cache(record, [i])
+        same.check()
         return list(todo.items())
-
-    def estimate(self, prompt: JudgePrompt) -> tuple[int, float | None]:
-        tokens = estimate_tokens(prompt)
-        cost = None if self.price is None else self.price.cost(tokens, EXPECTED_OUTPUT_TOKENS)
-        return tokens, cost
 
     def note_rejection(self, reason: str) -> None:
         """One refused pair is that pair's problem; refusals with no success at all mean the request
         itself is wrong (a bad parameter, a model that takes no schema): stop rather than pay N times."""
         self.rejected += 1
         if self.rejected >= SYSTEMATIC_REJECTIONS and self.stats.new == 0 and not self.stop_reason:
-            self.stats.stopped_by = redact(f"the first {self.rejected} requests were all rejected: {reason}", _secrets())
+            self.stats.stopped_by = redact(f"the first {self.rejected} requests were all rejected: {reason}", self.secrets)
             self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
 
     def dry_run(self, items: list[Item]) -> None:
-        tokens_in = 0
-        cost = 0.0
-        for _, positions in items:
-            tokens, estimate = self.estimate(self.render(self.pairs[positions[0]]))
-            tokens_in += tokens
-            cost += estimate or 0.0
-        self.stats.new = sum(len(p) for _, p in items)
-        self.stats.estimated_input_tokens = tokens_in
-        self.stats.estimated_output_tokens = EXPECTED_OUTPUT_TOKENS * len(items)
-        self.stats.estimated_cost_usd = None if self.price is None else round(cost, 6)
+        prompts = [self.render(self.pairs[positions[0]]) for _, positions in items]
+        est = estimate_requests(prompts, provider=self.judge.provider, model=self.judge.model, price=self.price,
+                                counter=self.counter, concurrency=self.options.concurrency)
+        s = self.stats
+        s.new = sum(len(p) for _, p in items)
+        s.estimated_input_tokens, s.estimated_cached_input_tokens = est.input_tokens, est.cached_input_tokens
+        s.estimated_output_tokens = est.output_tokens
+        s.estimated_cost_usd = None if est.cost_usd is None else round(est.cost_usd, 6)
+        s.estimate_notes = est.notes
 
     # -- results --------------------------------------------------------------------------------
     def label(self, i: int, rec: CachedVerdict, from_cache: bool) -> Label:
@@ -139,7 +146,7 @@ class _Run:
         pair = self.pairs[i]
         return LabelFailure(query_id=pair.query_id, doc_id=pair.doc_id, judge=self.judge.name,
                             rubric=self.rubric.name, rubric_version=self.rubric.version, cache_key=key,
-                            reason=redact(reason, _secrets()), attempts=attempts, created_at=now_iso())
+                            reason=redact(reason, self.secrets), attempts=attempts, created_at=now_iso())
 
     def skip(self, item: Item) -> None:
         key, positions = item
@@ -149,16 +156,6 @@ class _Run:
         if self.stats.budget_stopped:
             self.stats.skipped_by_budget += len(positions)
 
-    def spend(self, tokens_in: int | None, tokens_out: int | None, cached_in: int | None) -> float | None:
-        self.stats.input_tokens += tokens_in or 0
-        self.stats.output_tokens += tokens_out or 0
-        self.stats.cached_input_tokens += cached_in or 0
-        if self.price is None:
-            return None
-        cost = self.price.cost(tokens_in, tokens_out, cached_in)
-        self.stats.cost_usd = (self.stats.cost_usd or 0.0) + cost
-        return cost
-
     def tick(self, force: bool = False) -> None:
         if self.bar is not None:
             s = self.stats
@@ -166,9 +163,11 @@ class _Run:
                           s.input_tokens + s.output_tokens, s.cost_usd, force=force)
 
     # -- sending --------------------------------------------------------------------------------
-    def over_budget(self, estimate: float | None) -> bool:
-        budget = self.options.max_cost
-        return budget is not None and (self.stats.cost_usd or 0.0) + self.reserved + (estimate or 0.0) > budget
+    def budget_reached(self, item: Item) -> None:
+        self.stats.budget_stopped = True
+        self.stop_reason = self.stop_reason or f"the --max-cost budget of ${self.options.max_cost:g} was reached"
+        self.cache.release([item[0]], self.owner)
+        self.skip(item)
 
     async def process(self, item: Item, leased: bool = False) -> None:
         key, positions = item
@@ -186,20 +185,12 @@ class _Run:
             return self.skip(item)
         self.held.add(key)
         prompt = self.render(self.pairs[positions[0]])
-        estimate = self.estimate(prompt)[1]
-        if self.over_budget(estimate):
-            self.stats.budget_stopped = True
-            self.stop_reason = f"the --max-cost budget of ${self.options.max_cost:g} was reached"
-            self.cache.release([key], self.owner)
-            self.held.discard(key)
-            return self.skip(item)
-        self.reserved += estimate or 0.0
         started = time.monotonic()
         try:
-            reply, attempts = await generate_with_retry(self.sender, prompt, self.options.retry)
+            reply, attempts = await generate_with_retry(self.sender, prompt, self.options.retry, self.breaker)
+        except BudgetReached:  # before an attempt (perhaps a retry, after attempts counted as they went)
+            return self.budget_reached(item)
         except RetryExhaustedError as exc:
-            self.stats.requests += exc.attempts
-            self.spend(exc.input_tokens, exc.output_tokens, None)
             failures = [self.failure(i, key, str(exc), exc.attempts) for i in positions]
             self.cache.record_failure(failures[0])
             for i, f in zip(positions, failures):
@@ -210,8 +201,7 @@ class _Run:
             return
         except Exception as exc:  # JudgeError (bad key, unknown model) or a bug: stop sending, keep what is done
             reason = str(exc) if isinstance(exc, JudgeError) else f"unexpected {type(exc).__name__}: {exc}"
-            self.stats.requests += 1
-            self.stats.stopped_by = self.stats.stopped_by or redact(reason, _secrets())
+            self.stats.stopped_by = self.stats.stopped_by or redact(reason, self.secrets)
             self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
             self.cache.release([key], self.owner)
             for i in positions:
@@ -219,11 +209,10 @@ class _Run:
             self.stats.failed += len(positions)
             return
         finally:
-            self.reserved -= estimate or 0.0
             self.held.discard(key)
             self.tick()
-        self.stats.requests += attempts
-        cost = self.spend(reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
+        cost = None if self.price is None else self.price.cost(reply.input_tokens, reply.output_tokens,
+                                                               reply.cached_input_tokens)
         pair = self.pairs[positions[0]]
         record = CachedVerdict(
             cache_key=key, query_id=pair.query_id, doc_id=pair.doc_id, verdict=reply.verdict,

@@ -9,11 +9,13 @@ from pathlib import Path
 from labeller.cache import VerdictCache
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
+from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
 from labeller.io.tables import table_format, write_rows
 from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
+from labeller.labelling.faults import run_labelling, verdicts_kept
 from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
@@ -60,6 +62,8 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     """
     options = options or LabelOptions()
     table_format(out_path)  # a bad output extension fails before anything is read or sent
+    _check_outputs(out_path, cache_dir, options.dry_run,
+                   [queries_path, corpus_path, pairs_path, run_path, rubric, prices_path])
     rubric_obj: Rubric = load_rubric(rubric)
     prices: PriceTable = load_prices(prices_path)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
@@ -68,28 +72,39 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
-    async def _label(directory: str | Path) -> LabelRun:
+    async def _label(directory: str | Path, sender: Judge) -> LabelRun:
         try:
             with VerdictCache(directory) as cache:
-                return await label_pairs(pairs, queries, corpus, judge, rubric_obj, cache, options, prices=prices)
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options, prices=prices)
         finally:
-            await judge.aclose()
+            await sender.aclose()
 
     if options.dry_run and not Path(cache_dir, "cache.db").exists():
         with tempfile.TemporaryDirectory() as empty:  # a dry run creates no cache: every pair is new
-            return asyncio.run(_label(empty))
-    run = asyncio.run(_label(cache_dir))
+            return asyncio.run(_label(empty, judge))
+    run = run_labelling(lambda sender: _label(cache_dir, sender), judge, cache_dir)
     if options.dry_run:
         return run
-    run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
-    failures_file = failures_path_for(out_path)
-    if run.failures:
-        run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
-    else:
-        failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
+    with verdicts_kept(cache_dir):  # a write that fails now (the disk filled) loses no verdict
+        run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+        failures_file = failures_path_for(out_path)
+        if run.failures:
+            run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
+        else:
+            failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
     _raise_for(run)
     return run
+
+
+def _check_outputs(out_path: str | Path, cache_dir: str | Path, dry_run: bool, inputs: list) -> None:
+    """Before anything is sent: no output is an input, and (unless nothing will be written) all can be written."""
+    outputs = {"--out": out_path, "the failures file": failures_path_for(out_path)}
+    if dry_run:
+        refuse_inputs(outputs, existing_files(inputs))
+    else:
+        check_outputs(inputs=existing_files(inputs), files=outputs, dirs={"--cache": cache_dir})
 
 
 def _raise_for(run: LabelRun) -> None:
@@ -99,7 +114,9 @@ def _raise_for(run: LabelRun) -> None:
         error = JudgeError(f"{stats.stopped_by}; {len(run.labels)} labels written, "
                            f"{len(run.failures)} pairs not labelled (see {run.failures_path})")
     elif stats.budget_stopped:
-        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}; {len(run.labels)} labels "
+        maybe = (f" (+ up to ${stats.unconfirmed_cost_usd:.4f} for {stats.unconfirmed_attempts} attempts that may "
+                 "have been billed)" if stats.unconfirmed_attempts and stats.unconfirmed_cost_usd else "")
+        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {len(run.labels)} labels "
                                     f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
     elif run.failures:
         error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} pairs failed; {len(run.labels)} "

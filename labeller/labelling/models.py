@@ -27,11 +27,15 @@ class LabelStats(BaseModel):
     failed: int = 0  # pairs the judge could not grade within the retry policy
     skipped: int = 0  # pairs never sent because the run stopped (budget or a fatal judge error)
     skipped_by_budget: int = 0
-    requests: int = 0  # requests sent, retries included
+    requests: int = 0  # attempts made, retries included (one that could not connect counts too)
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
     cost_usd: float | None = 0.0  # None when the model has no known price
+    # Attempts the provider may have billed without reporting usage (timeouts, drops after sending, 5xx),
+    # each at its worst case; counted against --max-cost, reported beside cost_usd.
+    unconfirmed_attempts: int = 0
+    unconfirmed_cost_usd: float | None = 0.0
     elapsed_s: float = 0.0
     budget_stopped: bool = False
     stopped_by: str | None = None  # the fatal judge error that stopped the run
@@ -39,6 +43,8 @@ class LabelStats(BaseModel):
     estimated_input_tokens: int | None = None  # dry runs: for the pairs that would be sent
     estimated_output_tokens: int | None = None
     estimated_cost_usd: float | None = None
+    estimated_cached_input_tokens: int | None = None  # of the input tokens, those priced at the cached rate
+    estimate_notes: list[str] = Field(default_factory=list)  # how the estimate was made, assumptions included
 
 
 class LabelRun(BaseModel):

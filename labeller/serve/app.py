@@ -5,11 +5,16 @@
 - POST /judge: grade a query against documents through the labelling engine and the verdict cache.
 - GET /health: liveness, the configured retrievers and the default judge.
 
-An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404.
+An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
+a judge the config does not allow a 422 on `judge`; a verdict cache the server cannot open or write
+a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path but /health
+needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes` (1 MB by
+default) get 413 (see guard.py).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,6 +26,7 @@ from labeller.errors import BadInputError, LabellerError
 from labeller.records import Doc, Pair, Query
 from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
+from labeller.serve.guard import RequestGuard, serve_token
 from labeller.serve.matching import match_passage, variant_metrics
 from labeller.serve.runretriever import UnknownQueryError
 from labeller.serve.schemas import (JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse,
@@ -72,6 +78,8 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             state["cache"].close()
 
     app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
+    app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes,
+                       token=serve_token(config.server.token))
 
     @app.get("/health")
     def health() -> dict:
@@ -101,6 +109,10 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
         from labeller.rubric import available_rubrics, load_rubric
 
         spec = req.judge or config.server.judge
+        if spec not in config.server.allowed_judges:  # any other model would be paid with the operator's key
+            raise RequestValidationError([{"loc": ("body", "judge"), "type": "judge_not_allowed",
+                                           "msg": f"this server serves only the judges its config allows: "
+                                                  f"{', '.join(config.server.allowed_judges)} ([server] judges)"}])
         rubric_name = req.rubric or config.server.rubric
         # Only shipped rubric names (or the server's own rubric): a request must not make the server read files.
         if rubric_name not in available_rubrics() and rubric_name != config.server.rubric:
@@ -119,10 +131,17 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
                                            "msg": "document ids must be unique"}])
         pairs = [Pair(query_id=query.query_id, doc_id=d) for d in corpus]
         try:
-            run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, cache(),
+            store = cache()
+        except LabellerError as exc:  # the server's own fault, not the caller's: say so, not a 422
+            raise HTTPException(503, f"the verdict cache cannot be opened: {exc}") from None
+        try:
+            run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, store,
                                     LabelOptions(progress=False))
         except BadInputError as exc:
             raise _invalid("documents", exc, "bad_input") from None
+        except (sqlite3.Error, OSError) as exc:  # a full disk: verdicts stored before are kept
+            raise HTTPException(503, f"the verdict cache could not be written ({exc}); verdicts stored before "
+                                     "are kept") from None
         return JudgeResponse(judge=judges[spec].name, rubric=rubric.name, rubric_version=rubric.version,
                              labels=run.labels, failures=run.failures, new=run.stats.new, cached=run.stats.cached)
 

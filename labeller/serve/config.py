@@ -5,8 +5,11 @@ path so a team's module next to it can be named::
 
     [server]
     judge = "offline:lexical"          # default judge of POST /judge
+    judges = ["openai:gpt-4.1-mini"]   # other judges a request may name (each spends the operator's key)
     rubric = "general"                 # default rubric of POST /judge
     cache = ".labeller-cache"          # verdict cache directory
+    max_body_bytes = 1000000           # larger request bodies get 413
+    token = "..."                      # bearer token callers must send; better: LABELLER_SERVE_TOKEN
 
     [retrievers.bm25]                  # one of labeller's own retrievers over a corpus
     builtin = "bm25"
@@ -68,8 +71,15 @@ class RetrieverSpec(_Strict):
 
 class ServerSection(_Strict):
     judge: str = "offline:lexical"
+    judges: list[str] = Field(default_factory=list)  # besides `judge`; a request naming any other is refused
     rubric: str = "general"
     cache: str = ".labeller-cache"
+    max_body_bytes: int = Field(1_000_000, ge=1)
+    token: str | None = Field(default=None, min_length=8, repr=False)
+
+    @property
+    def allowed_judges(self) -> list[str]:
+        return [self.judge, *(j for j in self.judges if j != self.judge)]
 
 
 class ServeConfig(_Strict):
