@@ -351,6 +351,12 @@ CASES: list[Case] = [
          stderr="given twice", outputs=("g.jsonl",)),
     Case("annotate-status-missing-gold", ["annotate", "status", *ANNOTATE_SERVE[2:], "--gold", "g.jsonl"],
          setup=_frozen, stderr="g.jsonl"),
+    Case("annotate-sample-out-under-a-file", ["annotate", "sample", "--pairs", "pairs.jsonl", "--out",
+                                              "corpus.jsonl/s.jsonl"], stderr="not a directory"),
+    Case("annotate-sample-out-is-the-labels", ["annotate", "sample", "--labels", "labels.jsonl", "--out",
+                                               "labels.jsonl"], stderr="is an input"),
+    Case("annotate-serve-gold-is-the-sample", [*ANNOTATE_SERVE, "--gold", "sample.jsonl"], setup=_frozen,
+         stderr="is an input"),
 ]
 
 

@@ -22,6 +22,9 @@ def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
     if len(given) != 1:
         raise BadInputError("give exactly one source of pairs: --pairs FILE, --run FILE or --labels FILE"
                             + (f" (got {', '.join(given)})" if given else ""))
+    from labeller.io.outputs import check_outputs
+
+    check_outputs(inputs=[pairs, run, labels, queries, corpus], files={"--out": out})
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     if labels is not None:

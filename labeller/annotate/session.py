@@ -77,6 +77,9 @@ class Session:
                  annotators: list[str], overlap: float = 0.2, rubric: str | None = None,
                  labels: str | Path | None = None, note_required: str | None = None,
                  open_review: bool = False) -> None:
+        from labeller.io.outputs import check_outputs
+
+        check_outputs(inputs=[sample, queries, corpus, labels], files={"--gold": gold})
         self.sample_path = Path(sample)
         self.sample: Sample = read_sample(sample)
         self.rubric = load_rubric(rubric or self.sample.rows[0].rubric)
