@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 GRADE_MIN, GRADE_MAX = 1, 5
 
@@ -73,14 +73,33 @@ class LabelFailure(Record):
     created_at: str
 
 
+# What a person did with a pair. Only "graded" and "adjudicated" rows are grades; "cant_judge" and
+# "later" are kept so the annotation page can resume, and are never read as a grade.
+GoldOutcome = Literal["graded", "cant_judge", "later", "adjudicated"]
+NOT_A_GRADE = ("cant_judge", "later")
+
+
 class GoldLabel(Record):
-    """One human judgment."""
+    """One human judgment. The columns after `note` are optional, written by `labeller annotate`."""
 
     query_id: str
     doc_id: str
-    grade: int = Field(ge=GRADE_MIN, le=GRADE_MAX)
+    grade: int | None = Field(None, ge=GRADE_MIN, le=GRADE_MAX)
     annotator: str = "unknown"
     note: str = ""
+    outcome: GoldOutcome = "graded"
+    created_at: str | None = None  # when the grade was given (ISO 8601, UTC)
+    sample_id: str | None = None  # the frozen sample it was graded in
+    rubric_version: str | None = None  # the rubric the person read while grading
+    rubric_problem: bool = False  # adjudication: the disagreement points at the rubric, not the person
+
+    @model_validator(mode="after")
+    def _grade_fits_outcome(self) -> GoldLabel:
+        if self.outcome in NOT_A_GRADE and self.grade is not None:
+            raise ValueError(f"outcome '{self.outcome}' is not a grade, so the grade must be empty")
+        if self.outcome not in NOT_A_GRADE and self.grade is None:
+            raise ValueError(f"grade is missing; outcome '{self.outcome}' needs a whole-number grade 1-5")
+        return self
 
 
 class RunEntry(Record):

@@ -83,6 +83,8 @@ class Rubric(BaseModel):
     doc_fields: list[str] = Field(default_factory=lambda: ["text"])
     examples: list[Example] = Field(default_factory=list)
     description: str = ""
+    # grades a person must explain with a note on the annotation page (`labeller annotate`); None: every grade
+    note_required: list[int] | None = None
 
     def system_prompt(self) -> str:
         parts = [PREAMBLE, f"# Rubric: {self.name}\n", self.body.strip(), ""]

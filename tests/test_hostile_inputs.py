@@ -182,6 +182,25 @@ class Case:
     check: Callable[[Path, str, FakeAPI], None] | None = None  # more assertions: (workspace, stderr, server)
 
 
+SAMPLE = ["annotate", "sample", "--out", "sample.jsonl"]
+ANNOTATE_SERVE = ["annotate", "serve", "--sample", "sample.jsonl", "--queries", "queries.jsonl", "--corpus",
+                  "corpus.jsonl", "--rubric", "rubric.md", "--annotators", "ann"]
+
+
+def _frozen(root: Path) -> None:
+    from labeller.annotate import make_sample
+
+    make_sample(root / "sample.jsonl", pairs=root / "pairs.jsonl", size=6)
+
+
+def _edited_sample(root: Path) -> None:
+    _frozen(root)
+    path = root / "sample.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[0]["position"], rows[1]["position"] = rows[1]["position"], rows[0]["position"]  # reordered by hand
+    write_jsonl(path, rows)
+
+
 # ---------------------------------------------------------------------------------------------
 # The table. Keep rows grouped by command; one row per bug or hostile input.
 # ---------------------------------------------------------------------------------------------
@@ -315,6 +334,12 @@ CASES: list[Case] = [
                                                   "--from-scale", "judge=0-3"], stderr="--from-scale 'judge=0-3'"),
     Case("agree-beir-folder-without-corpus", ["agree", "--labels", "labels.jsonl", "--beir", "beir"],
          setup=lambda d: (d / "beir").mkdir(), stderr="corpus.jsonl not found"),
+    Case("agree-gold-cant-judge-row-with-a-grade", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [GOLD[0], {**GOLD[1], "outcome": "cant_judge"}]),
+         stderr="gold.jsonl:2: outcome 'cant_judge' is not a grade"),
+    Case("agree-gold-unknown-outcome", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [{**GOLD[0], "outcome": "maybe"}]),
+         stderr="gold.jsonl:1: field 'outcome'"),
     # evaluate -----------------------------------------------------------------------------
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
@@ -494,6 +519,42 @@ CASES: list[Case] = [
     Case("serve-body-cap-not-positive", ["serve", "--config", "serve.toml"], stderr="max_body_bytes",
          setup=_config('[server]\nmax_body_bytes = 0\n[retrievers.bm25]\nbuiltin = "bm25"\n'
                        'corpus = "corpus.jsonl"\n', "serve.toml")),
+    # annotate -----------------------------------------------------------------------------
+    Case("annotate-sample-missing-labels", [*SAMPLE, "--labels", "nope.jsonl"], stderr="nope.jsonl",
+         outputs=("sample.jsonl",)),
+    Case("annotate-sample-two-sources", [*SAMPLE, "--pairs", "pairs.jsonl", "--run", "run.trec"],
+         stderr="exactly one source", outputs=("sample.jsonl",)),
+    Case("annotate-sample-uncertain-without-uncertainty", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "uncertain"],
+         stderr="needs the judge's uncertainty", outputs=("sample.jsonl",)),
+    Case("annotate-sample-unknown-plan", [*SAMPLE, "--pairs", "pairs.jsonl", "--plan", "best"], stderr="unknown plan",
+         outputs=("sample.jsonl",)),
+    Case("annotate-sample-pair-with-unknown-doc", [*SAMPLE, "--pairs", "pairs.jsonl", "--corpus", "corpus.jsonl"],
+         setup=lambda d: write_jsonl(d / "pairs.jsonl", [{"query_id": "q1", "doc_id": "zzz"}]),
+         stderr="pairs.jsonl:1: field 'doc_id'", outputs=("sample.jsonl",)),
+    Case("annotate-sample-never-overwrites", [*SAMPLE, "--pairs", "pairs.jsonl"],
+         setup=lambda d: (d / "sample.jsonl").write_text("frozen before\n", encoding="utf-8"), stderr="never overwritten"),
+    Case("annotate-serve-foreign-gold", [*ANNOTATE_SERVE, "--gold", "gold.jsonl"], setup=_frozen,
+         stderr="gold.jsonl:1: field 'sample_id'"),
+    Case("annotate-serve-edited-sample", [*ANNOTATE_SERVE, "--gold", "new-gold.jsonl"], setup=_edited_sample,
+         stderr="edited after it was frozen", outputs=("new-gold.jsonl",)),
+    Case("annotate-serve-not-a-sample", [*ANNOTATE_SERVE[:3], "pairs.jsonl", *ANNOTATE_SERVE[4:], "--gold", "g.jsonl"],
+         stderr="pairs.jsonl:1: field 'position': missing; expected a frozen sample row", outputs=("g.jsonl",)),
+    Case("annotate-serve-bad-overlap", [*ANNOTATE_SERVE, "--gold", "g.jsonl", "--overlap", "1.5"], setup=_frozen,
+         stderr="--overlap 1.5", outputs=("g.jsonl",)),
+    Case("annotate-serve-bad-note-required", [*ANNOTATE_SERVE, "--gold", "g.jsonl", "--note-required", "6"],
+         setup=_frozen, stderr="--note-required '6'", outputs=("g.jsonl",)),
+    Case("annotate-serve-gold-not-jsonl", [*ANNOTATE_SERVE, "--gold", "g.csv"], setup=_frozen, stderr="g.csv: ",
+         outputs=("g.csv",)),
+    Case("annotate-serve-duplicate-annotator", [*ANNOTATE_SERVE[:-1], "ann,ann", "--gold", "g.jsonl"], setup=_frozen,
+         stderr="given twice", outputs=("g.jsonl",)),
+    Case("annotate-status-missing-gold", ["annotate", "status", *ANNOTATE_SERVE[2:], "--gold", "g.jsonl"],
+         setup=_frozen, stderr="g.jsonl"),
+    Case("annotate-sample-out-under-a-file", ["annotate", "sample", "--pairs", "pairs.jsonl", "--out",
+                                              "corpus.jsonl/s.jsonl"], stderr="not a directory"),
+    Case("annotate-sample-out-is-the-labels", ["annotate", "sample", "--labels", "labels.jsonl", "--out",
+                                               "labels.jsonl"], stderr="is an input"),
+    Case("annotate-serve-gold-is-the-sample", [*ANNOTATE_SERVE, "--gold", "sample.jsonl"], setup=_frozen,
+         stderr="is an input"),
 ]
 
 

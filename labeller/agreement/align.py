@@ -2,12 +2,13 @@
 
 A pair several people graded is compared on its consensus grade (the median; an even split takes the
 lower middle grade), and each person's grade and note are kept for the report and the human ceiling.
+A pair settled in adjudication (`labeller annotate`) is compared on the adjudicated grade instead.
 """
 
 from __future__ import annotations
 
 from labeller.errors import BadInputError
-from labeller.io.gold import Clipped, GradeFile, Graded, consensus_grade
+from labeller.io.gold import Clipped, GradeFile, Graded, settled_grade
 from labeller.records import GRADE_MIN, Pair, Record
 
 
@@ -15,6 +16,7 @@ class HumanGrade(Record):
     annotator: str
     grade: int
     note: str = ""
+    adjudicated: bool = False  # settled after the blind pass: not part of the human ceiling
 
 
 class AlignedPair(Record):
@@ -58,8 +60,9 @@ def align(labels: GradeFile, gold: GradeFile) -> Alignment:
         raise BadInputError(f"no pair appears in both {labels.path} and {gold.path}; expected labels for the "
                             "gold pairs (same query_id and doc_id)", path=labels.path)
     pairs = [AlignedPair(query_id=q, doc_id=d, judge=judged[q, d].grade, justification=judged[q, d].note,
-                         gold=consensus_grade([h.grade for h in human[q, d]]),
-                         humans=[HumanGrade(annotator=h.annotator, grade=h.grade, note=h.note) for h in human[q, d]])
+                         gold=settled_grade(human[q, d]),
+                         humans=[HumanGrade(annotator=h.annotator, grade=h.grade, note=h.note, adjudicated=h.adjudicated)
+                                 for h in human[q, d]])
              for q, d in shared]
     top = max(labels.scale[1], gold.scale[1])
     only_labels = sorted(judged.keys() - human.keys())

@@ -41,7 +41,8 @@ def find_disagreements(alignment: Alignment, min_diff: int = 2, queries: dict[st
         if abs(p.difference) < min_diff:
             continue
         human_note = p.humans[0].note if len(p.humans) == 1 else "; ".join(
-            f"{h.annotator} ({h.grade}): {h.note or '(no note)'}" for h in p.humans)
+            f"{h.annotator}{' (adjudicated)' if h.adjudicated else ''} ({h.grade}): {h.note or '(no note)'}"
+            for h in p.humans)
         query, doc = (queries or {}).get(p.query_id), (corpus or {}).get(p.doc_id)
         out.append(Disagreement(direction=GENEROUS if p.difference > 0 else STRICT, difference=p.difference,
                                 query_id=p.query_id, doc_id=p.doc_id, human_grade=p.gold, judge_grade=p.judge,

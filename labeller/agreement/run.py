@@ -27,6 +27,7 @@ class AgreeResult(Agreement):
     gate: GateResult | None = None
     leakage: list[LeakedExample] = []
     warnings: list[str] = []
+    stale: list[str] = []  # what no longer matches the rubric/judge asked for (also among warnings)
     reports: list[str] = []
 
     def to_frame(self):
@@ -49,9 +50,12 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
                 queries: str | Path | None = None, corpus: str | Path | None = None, rubric: str | None = None,
                 from_scale: str | None = None, clip: bool = False, relevant_from: int = 3, resamples: int = 1000,
                 seed: int = 0, confidence: float = 0.95, min_diff: int = 2, min_kappa: float | None = None,
-                max_drop: float = 0.02, gate_metric: str = "kappa",
+                max_drop: float = 0.02, gate_metric: str = "kappa", judge: str | None = None,
                 report_dir: str | Path | None = None) -> AgreeResult:
-    """Compare judge labels with human gold (and, with `baseline`, run the prompt-change gate)."""
+    """Compare judge labels with human gold (and, with `baseline`, run the prompt-change gate).
+
+    With `rubric` or `judge` ("provider:model"), labels made under another rubric version or by another
+    judge are reported as stale (in `stale` and among the warnings)."""
     if min_diff < 1:
         raise BadInputError(f"--min-diff {min_diff} must be at least 1")
     if gate_metric not in GATE_METRICS:
@@ -88,10 +92,16 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
         gate = run_gate(alignment, old, metric=gate_metric, relevant_from=relevant_from, max_drop=max_drop,
                         min_kappa=min_kappa, resamples=resamples, seed=seed, confidence=confidence)
     warnings, leaked = _warnings(agreement), []
+    if gold_file.not_grades:
+        warnings.append(f"{gold_file.not_grades} gold rows are \"can't judge\" or \"later\": not grades, left out")
+    loaded = None
     if rubric is not None:
         from labeller.rubric import load_rubric
 
         loaded = load_rubric(rubric)
+    stale = _stale(labels, gold, loaded, judge)
+    warnings = stale + warnings
+    if loaded is not None:
         compared = [Pair(query_id=p.query_id, doc_id=p.doc_id) for p in alignment.pairs]
         leaked = leaked_examples(loaded, compared, query_map, doc_map)
         message = leakage_warning(loaded, leaked)
@@ -102,7 +112,8 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
             warnings.append("rubric examples without query_id/doc_id can only be matched to gold pairs by text: "
                             "pass --queries and --corpus to check them for leakage")
     result = AgreeResult(**agreement.model_dump(), labels=str(labels), gold=str(gold),
-                         baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings)
+                         baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings,
+                         stale=stale)
     if report_dir is None:
         return result
     from labeller.agreement.report import write_reports
@@ -110,6 +121,13 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     entries = find_disagreements(alignment, min_diff, query_map, doc_map)
     files = write_reports(report_dir, result, entries)
     return result.model_copy(update={"reports": [str(f) for f in files]})
+
+
+def _stale(labels, gold, rubric, judge) -> list[str]:
+    from labeller.agreement.stale import stale_gold, stale_labels
+
+    # the baseline is the old prompt on purpose: only the labels under test must match what is asked
+    return stale_labels(labels, rubric=rubric, judge=judge) + stale_gold(gold, rubric=rubric)
 
 
 def _warnings(agreement: Agreement) -> list[str]:

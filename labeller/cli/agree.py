@@ -49,7 +49,11 @@ def agree(
     corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus file: document excerpts in reports, "
                                                                     "id checks.")] = None,
     rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric whose worked examples must not be in "
-                                                                   "the gold set.")] = None,
+                                                                   "the gold set; labels made under another "
+                                                                   "version of it are marked stale.")] = None,
+    judge: Annotated[Optional[str], typer.Option("--judge", help="The judge (provider:model) the labels should "
+                                                                 "come from; labels by another are marked "
+                                                                 "stale.")] = None,
     resamples: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples (of queries).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of intervals.")] = 0.95,
@@ -72,7 +76,7 @@ def agree(
         result = agree_api(labels, required(gold or qrels, "--gold"), baseline=baseline, queries=queries,
                            corpus=corpus, rubric=rubric, from_scale=from_scale, clip=clip,
                            relevant_from=relevant_from, resamples=resamples, seed=seed, confidence=confidence,
-                           min_diff=min_diff, min_kappa=min_kappa, max_drop=max_drop, gate_metric=gate_metric,
+                           min_diff=min_diff, min_kappa=min_kappa, max_drop=max_drop, gate_metric=gate_metric, judge=judge,
                            report_dir=report)
     for warning in result.warnings:
         typer.echo(f"labeller: warning: {warning}", err=True)

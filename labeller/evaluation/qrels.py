@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labeller.io.gold import consensus_grade, read_grades
+from labeller.io.gold import Graded, read_grades, settled_grade
 from labeller.records import GRADE_MIN, Label
 
 Grades = dict[str, dict[str, int]]  # query_id -> doc_id -> grade (1-5)
@@ -55,15 +55,16 @@ class Judgments:
 def load_judgments(path: str | Path, from_scale: str | None = None) -> Judgments:
     """Read labels, gold or qrels into grades (the same reader and checks as `labeller agree`).
 
-    Several gold annotators on one pair give their consensus grade, as in `labeller agree`.
+    Several gold annotators on one pair give their consensus grade (or the adjudicated one), as in
+    `labeller agree`.
     """
     graded = read_grades(path, role="judgments", from_scale=from_scale, clip_hint=False)  # evaluate has no --clip
-    by_pair: dict[tuple[str, str], list[int]] = {}
+    by_pair: dict[tuple[str, str], list[Graded]] = {}
     for row in graded.rows:
-        by_pair.setdefault((row.query_id, row.doc_id), []).append(row.grade)
+        by_pair.setdefault((row.query_id, row.doc_id), []).append(row)
     grades: Grades = {}
-    for (qid, did), values in by_pair.items():
-        grades.setdefault(qid, {})[did] = consensus_grade(values)
+    for (qid, did), rows in by_pair.items():
+        grades.setdefault(qid, {})[did] = settled_grade(rows)
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
     return Judgments(grades, str(path), graded.kind, scale)
 

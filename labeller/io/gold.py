@@ -5,7 +5,9 @@ plus the rows that were clipped. Problems raise BadInputError naming file, line 
 
 The role of a file comes from the flag that names it (`role`), never from its first row:
 - Gold files (JSONL/CSV/Parquet) hold GoldLabel rows: query_id, doc_id, grade, annotator, note.
-  Several people may grade one pair, each under a distinct `annotator` value.
+  Several people may grade one pair, each under a distinct `annotator` value. Rows whose `outcome`
+  is "cant_judge" or "later" (written by `labeller annotate`) are checked, counted and left out:
+  they are never a grade. An "adjudicated" row is the grade a person settled on after comparing.
 - Label files are `labeller label` output (the Label record, validated field by field), or any table
   with query_id, doc_id and grade from another tool (justification, judge optional; other columns
   are not read); the justification is kept.
@@ -32,13 +34,14 @@ from labeller.io.tables import is_headed_tsv
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale, ranx_json
 from labeller.io.scales import out_of_scale, scale_of, scale_role
 from labeller.io.validation import validation_error
-from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
+from labeller.records import GRADE_MAX, GRADE_MIN, NOT_A_GRADE, GoldLabel, Label, Record
 
 DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other
 
 Kind = Literal["labels", "gold", "qrels"]
 Role = Literal["labels", "baseline", "gold", "judgments"]
 _NATIVE_LABEL = ("cache_key", "rubric_version")  # columns only labeller's own label output has
+GOLD_COLUMNS = ("query_id", "doc_id", "grade", "annotator", "note")  # the documented core of a gold row
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
 
 
@@ -51,6 +54,7 @@ class Graded(Record):
     annotator: str  # the gold annotator, the judge ("provider:model") of a label file, or "qrels"
     note: str = ""  # the annotator's note or the judge's justification
     line: int
+    adjudicated: bool = False  # a gold row settled after the blind pass (outcome "adjudicated")
 
 
 class Clipped(Record):
@@ -70,6 +74,7 @@ class GradeFile(Record):
     scale: tuple[int, int]  # on labeller's scale: (1, 4) for a 0-3 qrels file
     rows: list[Graded]
     clipped: list[Clipped] = []
+    not_grades: int = 0  # gold rows marked "can't judge" or "later": read, checked, never a grade
 
 
 def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str | None = None, clip: bool = False,
@@ -108,9 +113,14 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
     rows: list[Graded] = []
     clipped: list[Clipped] = []
     first_line: dict[tuple[str, ...], int] = {}
+    not_grades = 0
     for line, row in raw_rows:
         qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
         check_known(qid, did, queries, corpus, path, line)
+        if kind == "gold" and row.get("outcome") in NOT_A_GRADE:
+            _validate_not_a_grade(row, path, line)
+            not_grades += 1
+            continue
         raw = _whole_number(row.get("grade"), path, line)
         grade = min(max(raw, low), high)
         if grade != raw:
@@ -124,7 +134,7 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
         graded = _validate(kind, native, {**row, "query_id": qid, "doc_id": did, "grade": grade - low + GRADE_MIN},
                            path, line)
         per_person = several_per_pair and kind == "gold"  # only people grade a pair several times
-        key = (qid, did, graded.annotator) if per_person else (qid, did)
+        key = (qid, did, graded.annotator, str(graded.adjudicated)) if per_person else (qid, did)
         if key in first_line:
             who = f" by annotator '{graded.annotator}'" if per_person else ""
             hint = (" give each person's grades a distinct `annotator` value" if per_person
@@ -133,7 +143,18 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
                                 path=str(path), line=line, field="doc_id")
         first_line[key] = line
         rows.append(graded)
-    return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped)
+    return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped,
+                     not_grades=not_grades)
+
+
+def _validate_not_a_grade(row: dict[str, Any], path: Path, line: int) -> None:
+    """A "can't judge" or "later" row is still a gold row: every field must be right."""
+    row = {k: v for k, v in row.items() if not (k in ("annotator", "note", "grade") and v in (None, ""))}
+    try:
+        GoldLabel.model_validate(row)
+    except ValidationError as exc:
+        raise validation_error(exc, path=str(path), line=line,
+                               expected=f"a gold row with {', '.join(GoldLabel.model_fields)}") from None
 
 
 def _table_kind(role: Role | None, first: dict[str, Any]) -> Kind:
@@ -189,7 +210,7 @@ def _validate(kind: Kind, native: bool, row: dict[str, Any], path: Path, line: i
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
                       note=record.justification, line=line)
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
-                  note=record.note, line=line)
+                  note=record.note, line=line, adjudicated=record.outcome == "adjudicated")
 
 
 class ForeignLabel(BaseModel):
@@ -222,13 +243,19 @@ def consensus_grade(grades: list[int]) -> int:
     return statistics.median_low(grades)
 
 
+def settled_grade(rows: list[Graded]) -> int:
+    """The gold grade of one pair: an adjudicated grade when a person settled it, else the consensus."""
+    adjudicated = [r.grade for r in rows if r.adjudicated]
+    return adjudicated[-1] if adjudicated else consensus_grade([r.grade for r in rows])
+
+
 def import_qrels(path: str | Path, out: str | Path, *, from_scale: str, annotator: str = "qrels",
                  clip: bool = False) -> int:
     """Turn TREC qrels into a gold file (JSONL/CSV/Parquet by extension). Returns the number of rows."""
     check_outputs(inputs=[path], files={"--out": out})
     graded = read_grades(path, role="gold", from_scale=from_scale, clip=clip)
-    rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump()
-            for g in graded.rows]
+    rows = [GoldLabel(query_id=g.query_id, doc_id=g.doc_id, grade=g.grade, annotator=annotator).model_dump(
+            include=set(GOLD_COLUMNS)) for g in graded.rows]
     write_rows(out, rows)
     return len(rows)
 
@@ -249,7 +276,7 @@ def export_qrels(path: str | Path, out: str | Path, *, to_scale: str, from_scale
         by_pair.setdefault((g.query_id, g.doc_id), []).append(g)
     grades: dict[tuple[str, str], int] = {}
     for pair, rows in by_pair.items():
-        grade = consensus_grade([g.grade for g in rows])
+        grade = settled_grade(rows)
         if grade > top and not clip:
             raise BadInputError(f"grade {grade} of pair {pair} does not fit the target scale {low}-{high}; "
                                 "pass --clip to write it as the top grade", path=str(path), line=rows[0].line,

@@ -40,6 +40,7 @@ class Inputs(Section):
     corpus: Path
     gold: Path | None = None
     columns: dict[str, str] = Field(default_factory=dict)  # columns named otherwise: {query_id = "qid"}
+    sample: Path | None = None  # validate_prompt: a frozen sample (labeller annotate sample) as the fixed pairs
 
 
 class RetrieverConfig(Section):
@@ -119,8 +120,8 @@ class PipelineConfig(Section):
         return self.output.cache or os.environ.get(ENV_VAR) or self.output.dir.parent / ".labeller-cache"
 
 
-_PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("output", "dir"), ("output", "cache"),
-          ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
+_PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("output", "dir"),
+          ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
 _SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate")
 

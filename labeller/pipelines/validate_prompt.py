@@ -1,4 +1,9 @@
-"""validate_prompt: label the gold pairs with the old and the new rubric, compare both with gold, gate."""
+"""validate_prompt: label the gold pairs with the old and the new rubric, compare both with gold, gate.
+
+With `inputs.sample` (a sample frozen by `labeller annotate sample`), the pairs labelled are the
+sample's, the same every time the rubric or model changes; the gold file is then usually the one
+the annotation page wrote for that sample.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +24,13 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
     if not (cfg.old_rubric and cfg.new_rubric and cfg.inputs.gold):
         raise ConfigError("validate_prompt needs old_rubric, new_rubric and inputs.gold", path=config_path)
     out = cfg.output.dir
-    gold = read_gold(cfg.inputs.gold)
-    pairs = list({(g.query_id, g.doc_id): Pair(query_id=g.query_id, doc_id=g.doc_id) for g in gold}.values())
+    if cfg.inputs.sample is not None:
+        from labeller.annotate import read_sample
+
+        pairs = [Pair(query_id=r.query_id, doc_id=r.doc_id) for r in read_sample(cfg.inputs.sample).rows]
+    else:
+        gold = read_gold(cfg.inputs.gold)
+        pairs = list({(g.query_id, g.doc_id): Pair(query_id=g.query_id, doc_id=g.doc_id) for g in gold}.values())
     pairs_path = write_pairs(pairs, out / "gold-pairs.jsonl")
     old = label(cfg, pairs_path, out / "labels-old.jsonl", rubric=cfg.old_rubric)
     new = label(cfg, pairs_path, out / "labels-new.jsonl", rubric=cfg.new_rubric)

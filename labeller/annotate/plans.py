@@ -1,0 +1,93 @@
+"""Sampling plans: which candidate pairs people grade, and in what order.
+
+- `stratified` (the default): the same number of pairs from every judge grade (when the source has
+  grades), and within a grade spread over as many queries as possible, so every grade is seen and
+  intervals over queries have many queries to resample. Shown in a shuffled order, never sorted by grade.
+- `uniform`: a simple random sample, which describes the population (the judge's grade mix).
+- `uncertain`: the pairs where the judge is least sure first (needs an uncertainty, see sources.py).
+
+Every plan is deterministic: the same candidates, size and seed give the same sample.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate
+from labeller.errors import BadInputError
+
+PLANS = ("stratified", "uniform", "uncertain")
+
+
+def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[Candidate]:
+    """`size` candidates (all of them when there are fewer), in the order people will grade them."""
+    if plan not in PLANS:
+        raise BadInputError(f"unknown plan '{plan}'; expected one of: {', '.join(PLANS)}", field="plan")
+    if size < 1:
+        raise BadInputError(f"--size {size} must be at least 1", field="size")
+    pool = sorted(candidates, key=lambda c: (c.query_id, c.doc_id))  # the file's order must not matter
+    rng = random.Random(seed)
+    if plan == "uncertain":
+        return _most_uncertain(pool, size, rng)
+    if plan == "uniform":
+        chosen = rng.sample(pool, min(size, len(pool)))
+    else:
+        chosen = _stratified(pool, size, rng)
+    rng.shuffle(chosen)
+    return chosen
+
+
+def _most_uncertain(pool: list[Candidate], size: int, rng: random.Random) -> list[Candidate]:
+    missing = [c for c in pool if c.uncertainty is None]
+    if missing:
+        c = missing[0]
+        raise BadInputError(f"plan 'uncertain' needs the judge's uncertainty for every pair, and pair ({c.query_id}, "
+                            f"{c.doc_id}) has none (of {len(missing)} without); give --labels a label file with "
+                            f"one of the columns {', '.join(UNCERTAINTY_COLUMNS)}, or use --plan stratified")
+    ties = {(c.query_id, c.doc_id): rng.random() for c in pool}
+    return sorted(pool, key=lambda c: (-c.uncertainty, ties[c.query_id, c.doc_id]))[:size]
+
+
+def _stratified(pool: list[Candidate], size: int, rng: random.Random) -> list[Candidate]:
+    strata: dict[int | None, list[Candidate]] = defaultdict(list)
+    for c in pool:
+        strata[c.judge_grade].append(c)
+    quota = _allocate({k: len(v) for k, v in strata.items()}, size)
+    chosen: list[Candidate] = []
+    for key in sorted(strata, key=lambda k: (k is None, k or 0)):
+        chosen += _spread_over_queries(strata[key], quota[key], rng)
+    return chosen
+
+
+def _allocate(sizes: dict, total: int) -> dict:
+    """Equal shares per stratum; what a small stratum cannot fill goes to the others."""
+    quota = {k: 0 for k in sizes}
+    left = min(total, sum(sizes.values()))
+    while left:
+        open_strata = sorted((k for k in sizes if quota[k] < sizes[k]), key=lambda k: (quota[k], k is None, k or 0))
+        share = max(1, left // len(open_strata))
+        for k in open_strata:
+            take = min(share, sizes[k] - quota[k], left)
+            quota[k] += take
+            left -= take
+            if not left:
+                break
+    return quota
+
+
+def _spread_over_queries(items: list[Candidate], count: int, rng: random.Random) -> list[Candidate]:
+    """`count` items taking one pair from each query in turn (queries and pairs in a seeded order)."""
+    by_query: dict[str, list[Candidate]] = defaultdict(list)
+    for c in items:
+        by_query[c.query_id].append(c)
+    queues = list(by_query.values())
+    rng.shuffle(queues)
+    for queue in queues:
+        rng.shuffle(queue)
+    out: list[Candidate] = []
+    while len(out) < count:
+        for queue in queues:
+            if queue and len(out) < count:
+                out.append(queue.pop())
+    return out

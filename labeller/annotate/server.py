@@ -1,0 +1,110 @@
+"""The annotation page's HTTP server: the standard library's threading server, so `labeller annotate`
+works in a plain `pip install labeller` without the serve extra.
+
+Routes: GET / (the page), GET /annotate.js and /annotate.css, and a small JSON API the page calls:
+GET /api/session, /api/queue?annotator=NAME, /api/agreement, /api/adjudication; POST /api/grade and
+/api/adjudicate. A bad request gets 400 and {"error": "..."}; a page or file that no longer belongs to
+the sample being served gets 409, which the page shows as a banner asking to reload.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from labeller.annotate.session import Session, StaleError
+from labeller.errors import BadInputError
+
+_STATIC = {"/": ("annotate.html", "text/html; charset=utf-8"),
+           "/annotate.js": ("annotate.js", "text/javascript; charset=utf-8"),
+           "/annotate.css": ("annotate.css", "text/css; charset=utf-8")}
+_MAX_BODY = 1 << 20
+
+
+def _static(name: str) -> bytes:
+    return resources.files("labeller.annotate").joinpath("static", name).read_bytes()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: AnnotationServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, payload: Any) -> None:
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
+
+    def _answer(self, call) -> None:
+        try:
+            self._json(200, call())
+        except StaleError as exc:
+            self._json(HTTPStatus.CONFLICT, {"error": str(exc), "stale": True})
+        except BadInputError as exc:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        url = urlparse(self.path)
+        session = self.server.session
+        if url.path in _STATIC:
+            name, kind = _STATIC[url.path]
+            return self._send(200, _static(name), kind)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        routes = {"/api/session": session.info, "/api/queue": lambda: session.queue(query.get("annotator")),
+                  "/api/agreement": session.agreement, "/api/adjudication": session.adjudication}
+        if url.path not in routes:
+            return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path}"})
+        self._answer(routes[url.path])
+
+    def do_POST(self) -> None:  # noqa: N802
+        url = urlparse(self.path)
+        session = self.server.session
+        routes = {"/api/grade": session.grade, "/api/adjudicate": session.adjudicate}
+        length = int(self.headers.get("Content-Length") or 0)
+        if url.path not in routes:
+            return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint: {url.path}"})
+        if length > _MAX_BODY:
+            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body too large"})
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body is not JSON"})
+        if not isinstance(body, dict):
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body must be a JSON object"})
+        self._answer(lambda: routes[url.path](body))
+
+
+class AnnotationServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, session: Session, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> None:
+        self.session, self.verbose = session, verbose
+        super().__init__((host, port), _Handler)
+        # scikit-learn (kappa) takes seconds to import on a busy machine: load it now, not on the first
+        # request for the agreement view
+        threading.Thread(target=lambda: __import__("sklearn.metrics"), daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/"
+
+    def start_in_thread(self) -> threading.Thread:
+        """For tests and notebooks: serve in a background thread; stop with shutdown() and server_close()."""
+        thread = threading.Thread(target=self.serve_forever, daemon=True)
+        thread.start()
+        return thread

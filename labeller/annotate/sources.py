@@ -1,0 +1,115 @@
+"""Where the pairs of an annotation sample come from: a pairs file, a run's top k, or a judge's labels.
+
+Every source gives `Candidate`s. Labels also give the judge's grade (to stratify on) and, when the file
+has one, the judge's uncertainty for the pair (for the "most uncertain first" plan). `labeller label`
+does not write an uncertainty yet; a label file may carry one in any of these columns:
+
+- `uncertainty`: a number, higher means less sure;
+- `sample_agreement` (or `agreement`): the share of the judge's samples that agree with its grade
+  (0-1); the uncertainty is 1 minus it;
+- `sample_grades`: the grades of several samples of the judge; the uncertainty is the share of samples
+  that differ from the most common grade.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from labeller.errors import BadInputError
+from labeller.io.inputs import check_known, read_pairs
+from labeller.io.tables import read_rows
+from labeller.io.trec import read_run_lines, top_k
+from labeller.io.validation import validation_error
+from labeller.records import Doc, Label, Query, Record
+
+UNCERTAINTY_COLUMNS = ("uncertainty", "sample_agreement", "agreement", "sample_grades")
+
+
+class Candidate(Record):
+    query_id: str
+    doc_id: str
+    judge_grade: int | None = None
+    uncertainty: float | None = None
+    rubric: str | None = None
+    rubric_version: str | None = None
+
+
+def from_pairs(path: str | Path, queries: dict[str, Query] | None = None,
+               corpus: dict[str, Doc] | None = None) -> list[Candidate]:
+    return [Candidate(query_id=p.query_id, doc_id=p.doc_id) for p in read_pairs(path, queries, corpus)]
+
+
+def from_run(path: str | Path, depth: int, queries: dict[str, Query] | None = None,
+             corpus: dict[str, Doc] | None = None) -> list[Candidate]:
+    if depth < 1:
+        raise BadInputError(f"--depth {depth} must be at least 1", field="depth")
+    lines = read_run_lines(path)
+    line_of = {(e.query_id, e.doc_id): n for n, e in lines}
+    entries = top_k([e for _, e in lines], depth)
+    for e in entries:
+        check_known(e.query_id, e.doc_id, queries, corpus, path, line_of[e.query_id, e.doc_id])
+    seen = {(e.query_id, e.doc_id): Candidate(query_id=e.query_id, doc_id=e.doc_id) for e in entries}
+    return list(seen.values())
+
+
+def from_labels(path: str | Path, queries: dict[str, Query] | None = None,
+                corpus: dict[str, Doc] | None = None) -> list[Candidate]:
+    """A `labeller label` output file, plus any uncertainty column (see the module docstring)."""
+    return [Candidate(query_id=label.query_id, doc_id=label.doc_id, judge_grade=label.grade, uncertainty=uncertainty,
+                      rubric=label.rubric, rubric_version=label.rubric_version)
+            for label, uncertainty in judge_labels(path, queries, corpus)]
+
+
+def judge_labels(path: str | Path, queries: dict[str, Query] | None = None,
+                 corpus: dict[str, Doc] | None = None) -> list[tuple[Label, float | None]]:
+    """Every label of a label file with the judge's uncertainty (None when the file gives none)."""
+    path = Path(path)
+    out: dict[tuple[str, str], tuple[Label, float | None]] = {}
+    for line, row in read_rows(path):
+        extra = {k: row.pop(k) for k in UNCERTAINTY_COLUMNS if k in row}
+        try:
+            label = Label.model_validate(row)
+        except ValidationError as exc:
+            raise validation_error(exc, path=str(path), line=line,
+                                   expected="a label row (labeller label output)") from None
+        check_known(label.query_id, label.doc_id, queries, corpus, path, line)
+        if (label.query_id, label.doc_id) in out:
+            raise BadInputError(f"pair ({label.query_id}, {label.doc_id}) is labelled twice; a label file holds "
+                                "one grade per pair", path=str(path), line=line, field="doc_id")
+        out[label.query_id, label.doc_id] = (label, _uncertainty(extra, path, line))
+    return list(out.values())
+
+
+def _uncertainty(extra: dict[str, Any], path: Path, line: int) -> float | None:
+    for column, value in extra.items():
+        if value is None or value == "":
+            continue
+        if column == "sample_grades":
+            if not isinstance(value, list) or not value or not all(isinstance(g, int) for g in value):
+                raise BadInputError(f"expected a non-empty list of whole-number grades, got {value!r}",
+                                    path=str(path), line=line, field=column)
+            return 1 - Counter(value).most_common(1)[0][1] / len(value)
+        number = _number(value, path, line, column)
+        if column == "uncertainty":
+            return number
+        if not 0 <= number <= 1:
+            raise BadInputError(f"{number} is not a share; expected a number from 0 to 1", path=str(path),
+                                line=line, field=column)
+        return 1 - number
+    return None
+
+
+def _number(value: Any, path: Path, line: int, column: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise BadInputError(f"{value!r} is not a number; expected a finite number", path=str(path), line=line,
+                            field=column)
+    return number

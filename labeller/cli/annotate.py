@@ -1,0 +1,130 @@
+"""`labeller annotate`: freeze a sample of pairs, then grade it blind in a local web page."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from labeller.cli.app import app
+
+annotate_app = typer.Typer(help="Build a gold set: freeze a sample of pairs (sample), grade it blind with several "
+                                "people in a local web page (serve), check progress and agreement (status).",
+                           no_args_is_help=True)
+app.add_typer(annotate_app, name="annotate")
+
+Queries = Annotated[Path, typer.Option("--queries", help="Queries file (query_id, text, fields).")]
+Corpus = Annotated[Path, typer.Option("--corpus", help="Corpus file (doc_id, text, fields).")]
+SampleOpt = Annotated[Path, typer.Option("--sample", help="Frozen sample (from `labeller annotate sample`).")]
+GoldOpt = Annotated[Path, typer.Option("--gold", help="Gold file the grades go to (JSONL); created if missing, "
+                                                      "resumed if it exists.")]
+Annotators = Annotated[str, typer.Option("--annotators", help="Comma-separated names of the people grading, "
+                                                              "e.g. alice,bob.")]
+Overlap = Annotated[float, typer.Option("--overlap", help="Share of pairs graded by two people (0-1).")]
+
+
+@annotate_app.command("sample", help="Freeze a sample of pairs to grade, from exactly one of --pairs, --run (its "
+                                     "top --depth) or --labels (a judge's labels; needed to stratify by judge "
+                                     "grade or to take the most uncertain pairs first).")
+def sample(
+    out: Annotated[Path, typer.Option("--out", help="Sample file to write (.jsonl); never overwritten.")],
+    pairs: Annotated[Optional[Path], typer.Option("--pairs", help="Pairs file (query_id, doc_id).")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="A retriever's run (TREC or table).")] = None,
+    labels: Annotated[Optional[Path], typer.Option("--labels", help="`labeller label` output; an `uncertainty`, "
+                                                   "`sample_agreement` or `sample_grades` column feeds "
+                                                   "--plan uncertain.")] = None,
+    depth: Annotated[int, typer.Option("--depth", help="With --run: the top k of each query.")] = 10,
+    size: Annotated[int, typer.Option("--size", help="How many pairs.")] = 60,
+    plan: Annotated[str, typer.Option("--plan", help="stratified (by judge grade and query), uniform, or "
+                                                     "uncertain (most uncertain first).")] = "stratified",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
+    queries: Annotated[Optional[Path], typer.Option("--queries", help="Check ids against this queries file.")] = None,
+    corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Check ids against this corpus file.")] = None,
+    rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric people will grade against (name or "
+                                                                   "path); default: the labels' rubric.")] = None,
+) -> None:
+    from labeller.annotate import make_sample
+
+    frozen = make_sample(out, pairs=pairs, run=run, labels=labels, depth=depth, size=size, plan=plan, seed=seed,
+                         queries=queries, corpus=corpus, rubric=rubric)
+    queries_n = len({r.query_id for r in frozen.rows})
+    typer.echo(f"froze sample {frozen.sample_id}: {len(frozen.rows)} pairs over {queries_n} queries "
+               f"({frozen.plan}) in {out}")
+    if frozen.left_out_examples:
+        typer.echo(f"left out {frozen.left_out_examples} pairs that are worked examples of the rubric (the judge "
+                   "is shown them; they belong in a tuning file, not the gold set)")
+    if len(frozen.rows) < size:
+        typer.echo(f"labeller: warning: only {len(frozen.rows)} candidate pairs; the sample holds all of them",
+                   err=True)
+
+
+@annotate_app.command("serve", help="Start the grading page on 127.0.0.1: each person picks their name and grades "
+                                    "their pairs blind (keys 1-5, c can't judge, l later); every grade is saved "
+                                    "to --gold at once. Agreement and adjudication views on the same page.")
+def serve(
+    sample_path: SampleOpt, gold: GoldOpt, queries: Queries, corpus: Corpus, annotators: Annotators,
+    overlap: Overlap = 0.2,
+    rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric to show (default: the sample's).")] = None,
+    labels: Annotated[Optional[Path], typer.Option("--labels", help="Judge labels for the adjudication view "
+                                                                    "(never shown while grading).")] = None,
+    note_required: Annotated[Optional[str], typer.Option("--note-required", help="Grades that need a note: all, "
+                                                         "none or e.g. 1,2 (default: the rubric's note_required, "
+                                                         "else all).")] = None,
+    open_review: Annotated[bool, typer.Option("--open-review", help="Show disagreements and adjudication before "
+                                                                    "the blind pass is finished.")] = False,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free port).")] = 8765,
+) -> None:
+    from labeller.annotate import Session
+    from labeller.annotate.server import AnnotationServer
+    from labeller.errors import BadInputError
+
+    session = Session(sample=sample_path, gold=gold, queries=queries, corpus=corpus,
+                      annotators=annotators.split(","), overlap=overlap, rubric=rubric, labels=labels,
+                      note_required=note_required, open_review=open_review)
+    try:
+        server = AnnotationServer(session, host, port)
+    except OSError as exc:
+        raise BadInputError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from None
+    for warning in session.warnings + session.label_warnings:
+        typer.echo(f"labeller: warning: {warning}", err=True)
+    print(f"labeller annotate: {server.url} serving sample {session.sample.sample_id} "
+          f"({len(session.sample.rows)} pairs) to {', '.join(session.assignment)}; grades go to {gold}. "
+          "Ctrl+C stops; nothing is lost.", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:  # the usual way to stop a local server, not an error
+        print(f"labeller annotate: stopped; every grade given is in {gold}", file=sys.stderr)
+    finally:
+        server.server_close()
+
+
+@annotate_app.command("status", help="Print progress per annotator and human-human agreement of a gold file "
+                                     "being built (the page's agreement view, for scripts).")
+def status(
+    sample_path: SampleOpt, gold: GoldOpt, queries: Queries, corpus: Corpus, annotators: Annotators,
+    overlap: Overlap = 0.2,
+    rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric (default: the sample's).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    from labeller.annotate import Session
+    from labeller.errors import BadInputError
+
+    if not gold.exists():
+        raise BadInputError("file not found; expected the gold file `labeller annotate serve` writes", path=str(gold))
+    view = Session(sample=sample_path, gold=gold, queries=queries, corpus=corpus, annotators=annotators.split(","),
+                   overlap=overlap, rubric=rubric).agreement()
+    if as_json:
+        typer.echo(json.dumps(view))
+        return
+    for p in view["progress"]:
+        typer.echo(f"{p['annotator']}: {p['graded'] + p['cant_judge']}/{p['assigned']} done "
+                   f"({p['graded']} graded, {p['cant_judge']} can't judge, {p['later']} later)")
+    if view["enough"]:
+        typer.echo(f"shared pairs: {view['shared_pairs']}; kappa {view['kappa']:.3f}, quadratic kappa "
+                   f"{view['kappa_quadratic']:.3f}, ordinal alpha {view['alpha_ordinal']:.3f}")
+    else:
+        typer.echo(f"not enough overlap yet: {view['shared_pairs']} shared pairs (figures from {view['min_shared']})")
