@@ -165,4 +165,5 @@ class Evaluation(Result):
     gate: GateResult | None = None
     holes: HoleFilling | None = None
     system_ranking: SystemRanking | None = None
-    ranx_kernels: Literal["compiled", "interpreted"] = "interpreted"
+    # numpy: labeller's columnar kernels (the default); compiled/interpreted: ranx's, with LABELLER_JIT=on/off
+    ranx_kernels: Literal["numpy", "compiled", "interpreted"] = "numpy"
