@@ -23,10 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-# Where Python's str.split()/splitlines() and a single-space CSV split could both see six columns
-# but different ones (a tab or form feed inside a field, an empty field between two spaces). Other
-# differences (a leading or trailing space) change Arrow's column count, which it rejects.
-_AMBIGUOUS = (b"\t", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", b"  ")
+# The bytes the fast reader takes: printable ASCII, space and line ends. Anything else (a tab or form
+# feed Python's str.split() would cut at, non-ASCII text) goes to the line-by-line reader, as does an
+# empty field between two spaces. Other differences (a leading or trailing space) change Arrow's
+# column count, which it rejects.
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\n\r"
 _NAMES = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
 
 
@@ -37,6 +38,12 @@ class RankedColumns:
     query_ids: list[str]
     offsets: np.ndarray  # int64, len(query_ids) + 1
     docs: pa.Array  # doc ids in ranking order
+    doc_hash: np.ndarray | None = None  # string_hash(docs), when the reader had it already
+
+    def hashes(self) -> np.ndarray:
+        if self.doc_hash is None:
+            self.doc_hash = string_hash(self.docs)
+        return self.doc_hash
 
     @property
     def query_codes(self) -> np.ndarray:
@@ -55,9 +62,10 @@ class RankedColumns:
         return cls(list(docs), np.concatenate(([0], np.cumsum(lengths))), pa.array(flat, type=pa.string()))
 
 
-def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedColumns | None:
-    """A TREC run ranked as trec_eval ranks it, or None when only the line-by-line reader can say
-    what is wrong with (or reads exactly) this file."""
+def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """The `types` columns of a file of single-space-separated columns `names`, or None when the
+    line-by-line reader must decide (a field Python's split() would cut elsewhere, a missing or
+    extra column, a value Arrow cannot convert, no rows)."""
     path = Path(path)
     if not path.is_file():
         return None
@@ -66,20 +74,24 @@ def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedCol
         raw = gzip.decompress(raw)
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if not raw.isascii() or any(raw.find(b) >= 0 for b in _AMBIGUOUS):
+    if raw.translate(None, _PLAIN) or raw.find(b"  ") >= 0:
         return None
     try:
         table = pa_csv.read_csv(
-            pa.BufferReader(raw),
-            read_options=pa_csv.ReadOptions(column_names=_NAMES, block_size=1 << 24),
+            pa.BufferReader(raw), read_options=pa_csv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pa_csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False),
-            convert_options=pa_csv.ConvertOptions(
-                include_columns=["query_id", "doc_id", "score"], null_values=[], strings_can_be_null=False,
-                column_types={"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}))
+            convert_options=pa_csv.ConvertOptions(include_columns=list(types), column_types=types, null_values=[],
+                                                  strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    del raw
-    if table.num_rows == 0:
+    return table if table.num_rows else None
+
+
+def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedColumns | None:
+    """A TREC run ranked as trec_eval ranks it, or None when only the line-by-line reader can say
+    what is wrong with (or reads exactly) this file."""
+    table = read_spaced(path, _NAMES, {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()})
+    if table is None:
         return None
     scores = table.column("score").to_numpy()
     if not np.isfinite(scores).all():
@@ -88,27 +100,31 @@ def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedCol
     docs = table.column("doc_id").combine_chunks()
     del table
     codes = queries.indices.to_numpy().astype(np.int64)
-    if _has_duplicate_pair(codes, docs):
+    hashed = string_hash(docs)
+    if has_duplicate_pair(codes, hashed):
         return None
-    return rank_columns(queries.dictionary.to_pylist(), codes, docs, scores, exact_scores)
+    return rank_columns(queries.dictionary.to_pylist(), codes, docs, scores, exact_scores, hashed)
 
 
 def rank_columns(query_ids: list[str], codes: np.ndarray, docs: pa.Array, scores: np.ndarray,
-                 exact_scores: bool = False) -> RankedColumns:
+                 exact_scores: bool = False, hashed: np.ndarray | None = None) -> RankedColumns:
     """Sort rows by query (in sorted query-id order), score descending, then doc id descending."""
     by_name = np.argsort(np.array(query_ids, dtype=object), kind="stable")
     position = np.empty(len(query_ids), dtype=np.int64)
     position[by_name] = np.arange(len(query_ids))
     codes = position[codes]
     descending = _descending_key(scores, exact_scores)
-    order = np.lexsort((descending, codes))
+    if exact_scores or len(query_ids) >= 1 << 32:
+        order = np.lexsort((descending, codes))
+    else:  # one 64-bit key; a stable sort (timsort) is near linear on a run already in query/score order
+        order = np.argsort((codes.astype(np.uint64) << np.uint64(32)) | descending, kind="stable")
     codes, descending = codes[order], descending[order]
     tied = (codes[1:] == codes[:-1]) & (descending[1:] == descending[:-1])
     if tied.any():
         order = _break_ties(order, tied, docs)
     counts = np.bincount(codes, minlength=len(query_ids))
     return RankedColumns([query_ids[i] for i in by_name], np.concatenate(([0], np.cumsum(counts))),
-                         docs.take(pa.array(order)))
+                         docs.take(pa.array(order)), None if hashed is None else hashed[order])
 
 
 def _descending_key(scores: np.ndarray, exact_scores: bool) -> np.ndarray:
@@ -136,26 +152,30 @@ def _break_ties(order: np.ndarray, tied: np.ndarray, docs: pa.Array) -> np.ndarr
     return order
 
 
-def _has_duplicate_pair(codes: np.ndarray, docs: pa.Array) -> bool:
-    """True if some (query, doc) pair may appear twice: a 64-bit hash of each pair, sorted. A hash
-    collision only sends the file to the exact line-by-line reader, which decides."""
-    keys = _string_hash(docs) ^ (codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+def pair_keys(codes: np.ndarray, hashed: np.ndarray) -> np.ndarray:
+    """A 64-bit key per (query code, doc hash): equal pairs, equal keys (unequal ones rarely collide)."""
+    return hashed ^ (codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+
+
+def has_duplicate_pair(codes: np.ndarray, hashed: np.ndarray) -> bool:
+    """True if some (query, doc) pair may appear twice. A hash collision only sends the file to the
+    exact line-by-line reader, which decides."""
+    keys = pair_keys(codes, hashed)
     keys.sort()
     return bool((keys[1:] == keys[:-1]).any())
 
 
-def _string_hash(strings: pa.Array) -> np.ndarray:
+def string_hash(strings: pa.Array) -> np.ndarray:
     """FNV-1a-style 64-bit hash of every string, vectorized over character positions."""
     strings = strings.cast(pa.large_string()) if strings.type != pa.large_string() else strings
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[strings.offset:strings.offset + len(strings) + 1]
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
     lengths = np.diff(offsets)
+    longest = int(lengths.max(initial=0))
+    data = np.concatenate((np.frombuffer(strings.buffers()[2], dtype=np.uint8), np.zeros(longest, np.uint8)))
     hashed = np.full(len(strings), 0xCBF29CE484222325, dtype=np.uint64)
     prime = np.uint64(0x100000001B3)
     starts = offsets[:-1]
-    for j in range(int(lengths.max(initial=0))):
-        live = lengths > j
-        byte = np.zeros(len(strings), dtype=np.uint64)
-        byte[live] = data[starts[live] + j]
-        hashed = np.where(live, (hashed ^ byte) * prime, hashed)
+    for j in range(longest):
+        step = (hashed ^ data[starts + j]) * prime
+        np.copyto(hashed, step, where=lengths > j)
     return hashed ^ lengths.astype(np.uint64)

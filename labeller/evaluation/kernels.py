@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from labeller.evaluation.columnar import RankedColumns
+from labeller.evaluation.columnar import RankedColumns, pair_keys, string_hash
 from labeller.evaluation.metrics import MetricSpec
 from labeller.evaluation.qrels import Judgments
 from labeller.records import GRADE_MIN
@@ -38,24 +38,27 @@ class JoinedRanking:
                 judged_grades.extend(docs.values())
         self.judged_codes = np.concatenate(judged_codes) if judged_codes else np.zeros(0, dtype=np.int64)
         self.judged_grades = np.array(judged_grades, dtype=np.int64)
-        self.grade = self._row_grades(columns.docs, pa.array(judged_docs, type=pa.string()))
+        self.grade = self._row_grades(columns, judgments, pa.array(judged_docs, type=pa.string()))
 
-    def _row_grades(self, docs: pa.Array, judged_docs: pa.Array) -> np.ndarray:
+    def _row_grades(self, columns: RankedColumns, judgments: Judgments, judged_docs: pa.Array) -> np.ndarray:
+        """Each row's grade, 0 if unjudged: (query, doc-hash) keys matched by binary search, every
+        match confirmed on the doc id itself; a row whose hash collided is looked up by name."""
         grade = np.zeros(len(self.codes), dtype=np.int64)
         if not len(judged_docs):
             return grade
-        encoded = judged_docs.dictionary_encode()
-        width = len(encoded.dictionary)
-        judged_keys = self.judged_codes * width + encoded.indices.to_numpy().astype(np.int64)
+        judged_keys = pair_keys(self.judged_codes, string_hash(judged_docs))
         order = np.argsort(judged_keys, kind="stable")
-        judged_keys, grades = judged_keys[order], self.judged_grades[order]
-        doc_index = pc.index_in(docs, value_set=encoded.dictionary).to_numpy(zero_copy_only=False)
-        known = ~np.isnan(doc_index) if doc_index.dtype.kind == "f" else doc_index >= 0
-        rows = np.flatnonzero(known)
-        keys = self.codes[rows] * width + doc_index[rows].astype(np.int64)
+        judged_keys = judged_keys[order]
+        keys = pair_keys(self.codes, columns.hashes())
         found = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
-        hit = judged_keys[found] == keys
-        grade[rows[hit]] = grades[found[hit]]
+        rows = np.flatnonzero(judged_keys[found] == keys)
+        source = order[found[rows]]
+        same = (self.judged_codes[source] == self.codes[rows]) & pc.equal(
+            columns.docs.take(pa.array(rows)), judged_docs.take(pa.array(source))).to_numpy(zero_copy_only=False)
+        grade[rows[same]] = self.judged_grades[source[same]]
+        for row in rows[~same].tolist():  # a hash collision: rare, so by name
+            docs = judgments.grades.get(self.query_ids[self.codes[row]], {})
+            grade[row] = docs.get(columns.docs[row].as_py(), 0)
         return grade
 
     def _per_query(self, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
