@@ -70,9 +70,12 @@ def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType
     path = Path(path)
     if not path.is_file():
         return None
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+    except (OSError, EOFError):  # unreadable or not gzip: the line-by-line reader reports it
+        return None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     if raw.translate(None, _PLAIN) or _has_double_space(raw):
@@ -196,7 +199,8 @@ def string_hash(strings: pa.Array) -> np.ndarray:
     pages on every step (which cost more system time than the hashing itself)."""
     strings = strings.cast(pa.large_string()) if strings.type != pa.large_string() else strings
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[strings.offset:strings.offset + len(strings) + 1]
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if len(strings) else np.zeros(0, np.uint8)
+    values = strings.buffers()[2]
+    data = np.frombuffer(values, dtype=np.uint8) if values is not None and values.size else np.zeros(1, np.uint8)
     hashed = np.empty(len(strings), dtype=np.uint64)
     prime = np.uint64(0x100000001B3)
     for low in range(0, len(strings), _CHUNK):

@@ -7,9 +7,11 @@ atof into a double, then rounded), so two scores that differ only beyond single 
 go by document id. labeller rounds each score the same way (double -> float32, round to nearest)
 before ranking, so its order is trec_eval's bit for bit; `exact_scores=True` ranks by the full
 double instead, for runs whose scores carry real information below 1e-7 of their size.
-ranx would break ties its own way (an unstable sort on hashed ids), so labeller fixes the order
-here and hands ranx strictly decreasing pseudo-scores (see labeller.evaluation.scoring): ranx then
-scores exactly the ranking trec_eval scores.
+A TREC run is read and ranked in columns (labeller.evaluation.columnar) whenever the fast reader
+can read it exactly; other files go line by line here. Either way the order is the same.
+ranx (scoring with LABELLER_JIT=on|off) would break ties its own way (an unstable sort on hashed
+ids), so labeller hands it strictly decreasing pseudo-scores in this order (see
+labeller.evaluation.scoring): ranx then scores exactly the ranking trec_eval scores.
 """
 
 from __future__ import annotations
