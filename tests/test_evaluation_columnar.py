@@ -136,11 +136,22 @@ def test_average_all_counts_missing_queries_as_zero(data):
 @pytest.mark.parametrize("exact_scores", [False, True])
 def test_the_line_by_line_reader_gives_the_same_values(data, tmp_path, exact_scores):
     qrels, run, run_path, qrels_path = data
-    tabbed, _ = write(tmp_path, qrels, run, separator="\t")
-    assert read_trec_columns(tabbed) is None  # a tab: not the fast reader's
+    mixed = tmp_path / "mixed.trec"
+    mixed.write_text(run_path.read_text().replace(" tag\n", "\ttag\n", 1))
+    assert read_trec_columns(mixed) is None  # a tab among spaces: not the fast reader's
     fast = evaluate(EvaluateOptions(runs=[run_path], labels=qrels_path, metrics=METRICS, exact_scores=exact_scores))
-    slow = evaluate(EvaluateOptions(runs=[tabbed], labels=qrels_path, metrics=METRICS, exact_scores=exact_scores))
+    slow = evaluate(EvaluateOptions(runs=[mixed], labels=qrels_path, metrics=METRICS, exact_scores=exact_scores))
     assert fast.per_query == slow.per_query and fast.judged == slow.judged and fast.unjudged == slow.unjudged
+
+
+def test_tab_separated_files_take_the_fast_reader_with_the_same_values(data, tmp_path):
+    qrels, run, run_path, qrels_path = data
+    tabbed, tabbed_qrels = write(tmp_path, qrels, run, separator="\t")
+    tabbed_qrels.write_text(qrels_path.read_text().replace(" ", "\t"))
+    assert read_trec_columns(tabbed) is not None
+    spaced = evaluate(EvaluateOptions(runs=[run_path], labels=qrels_path, metrics=METRICS))
+    tabs = evaluate(EvaluateOptions(runs=[tabbed], labels=tabbed_qrels, metrics=METRICS))
+    assert tabs.per_query == spaced.per_query and tabs.judged == spaced.judged
 
 
 def test_ranx_and_the_numpy_kernels_agree(data, monkeypatch):

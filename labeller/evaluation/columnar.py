@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-# The bytes the fast reader takes: printable ASCII, space and line ends. Anything else (a tab or form
-# feed Python's str.split() would cut at, non-ASCII text) goes to the line-by-line reader, as does an
-# empty field between two spaces. Other differences (a leading or trailing space) change Arrow's
-# column count, which it rejects.
-_PLAIN = bytes(range(0x20, 0x7F)) + b"\n\r"
+# The bytes the fast reader takes: printable ASCII, space or tab as the one separator of the file,
+# line ends. Anything else (a form feed Python's str.split() would cut at, non-ASCII text, spaces
+# and tabs mixed) goes to the line-by-line reader, as does an empty field between two separators.
+# Other differences (a leading or trailing separator) change Arrow's column count, which it rejects.
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 _CHUNK = 1 << 20  # rows per step of the vectorized loops
 _NAMES = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
 
@@ -64,7 +64,7 @@ class RankedColumns:
 
 
 def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
-    """The `types` columns of a file of single-space-separated columns `names`, or None when the
+    """The `types` columns of a file of columns `names` split by single spaces (or single tabs), or None when the
     line-by-line reader must decide (a field Python's split() would cut elsewhere, a missing or
     extra column, a value Arrow cannot convert, no rows)."""
     path = Path(path)
@@ -78,12 +78,19 @@ def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType
         return None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if raw.translate(None, _PLAIN) or _has_double_space(raw):
+    if raw.translate(None, _PLAIN):
+        return None
+    separator = " "
+    if raw.find(b"\t") >= 0:
+        if raw.find(b" ") >= 0:
+            return None
+        separator = "\t"
+    if _has_doubled(raw, separator):
         return None
     try:
         table = pa_csv.read_csv(
             pa.BufferReader(raw), read_options=pa_csv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pa_csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False),
+            parse_options=pa_csv.ParseOptions(delimiter=separator, quote_char=False, escape_char=False),
             convert_options=pa_csv.ConvertOptions(include_columns=list(types), column_types=types, null_values=[],
                                                   strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -91,10 +98,12 @@ def read_spaced(path: str | Path, names: list[str], types: dict[str, pa.DataType
     return table if table.num_rows else None
 
 
-def _has_double_space(raw: bytes) -> bool:
-    """b"  " anywhere: two-byte words compared at even and at odd offsets, 16 MB at a time (3x faster
-    than bytes.find, and no file-sized temporary)."""
-    pair, step = np.uint16(0x2020), 1 << 24
+def _has_doubled(raw: bytes, separator: str) -> bool:
+    """The separator twice in a row anywhere: two-byte words compared at even and at odd offsets,
+    16 MB at a time (3x faster than bytes.find, and no file-sized temporary)."""
+    if len(raw) < 3:
+        return raw == (separator * 2).encode()
+    pair, step = np.uint16(ord(separator) * 0x101), 1 << 24
     for start in range(0, max(len(raw) - 1, 0), step):
         block = raw[start:start + step + 1]
         even = np.frombuffer(block, dtype=np.uint16, count=len(block) // 2)
