@@ -1,7 +1,8 @@
 """Metrics over a columnar ranking, vectorized with numpy: every query at once, no per-query Python.
 
-Each ranked row gets its grade (0 when unjudged) by one hash lookup of its doc id among the judged
-doc ids (Arrow's index_in) and a binary search on (query, doc) codes. A metric is then a masked
+Each ranked row gets its grade (0 when unjudged) from a 64-bit key of (query, doc id hash): a
+bitmap rules most rows out, a binary search among the judged keys finds the rest, and every match
+is confirmed on the doc id itself. A metric is then a masked
 bincount over rows (`rank < k`), the definitions being ranx's (which tests check against
 trec_eval): relevant means gain >= level, gain = grade - 1; NDCG's ideal ranking is the query's
 judgments by gain, cut at k; precision divides by k; recall, AP and RR are 0 without a relevant
