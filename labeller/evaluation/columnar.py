@@ -49,7 +49,7 @@ class RankedColumns:
     @property
     def query_codes(self) -> np.ndarray:
         """The query index of every row (rows are grouped by query)."""
-        return np.repeat(np.arange(len(self.query_ids), dtype=np.int64), np.diff(self.offsets))
+        return np.repeat(np.arange(len(self.query_ids), dtype=np.int32), np.diff(self.offsets))
 
     def to_dict(self) -> dict[str, list[str]]:
         docs = self.docs.to_pylist()
@@ -125,7 +125,7 @@ def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedCol
     queries = table.column("query_id").combine_chunks().dictionary_encode()
     docs = table.column("doc_id").combine_chunks()
     del table
-    codes = queries.indices.to_numpy().astype(np.int64)
+    codes = queries.indices.to_numpy()  # int32, no copy
     hashed = string_hash(docs)
     if has_duplicate_pair(codes, hashed):
         return None
@@ -136,7 +136,7 @@ def rank_columns(query_ids: list[str], codes: np.ndarray, docs: pa.Array, scores
                  exact_scores: bool = False, hashed: np.ndarray | None = None) -> RankedColumns:
     """Sort rows by query (in sorted query-id order), score descending, then doc id descending."""
     by_name = np.argsort(np.array(query_ids, dtype=object), kind="stable")
-    position = np.empty(len(query_ids), dtype=np.int64)
+    position = np.empty(len(query_ids), dtype=np.int32)
     position[by_name] = np.arange(len(query_ids))
     codes = position[codes]
     descending = _descending_key(scores, exact_scores)
@@ -152,7 +152,8 @@ def rank_columns(query_ids: list[str], codes: np.ndarray, docs: pa.Array, scores
         order = np.argsort(key, kind="stable")
         key = key[order]
         tied = key[1:] == key[:-1]
-        codes = (key >> np.uint64(32)).astype(np.int64)
+        key >>= np.uint64(32)
+        codes = key.astype(np.int32)
         del key
     if tied.any():
         order = _break_ties(order, tied, docs)
@@ -179,7 +180,7 @@ def _descending_key(scores: np.ndarray, exact_scores: bool) -> np.ndarray:
 def _break_ties(order: np.ndarray, tied: np.ndarray, docs: pa.Array) -> np.ndarray:
     """Within each run of tied rows, order by doc id descending (Arrow compares UTF-8 bytes)."""
     starts = np.flatnonzero(np.concatenate(([True], ~tied)))  # first row of every group (ties or single)
-    group = np.repeat(np.arange(len(starts)), np.diff(np.concatenate((starts, [len(order)]))))
+    group = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.concatenate((starts, [len(order)]))))
     in_tie = np.concatenate((tied, [False])) | np.concatenate(([False], tied))
     rows = np.flatnonzero(in_tie)
     subset = pa.table({"group": group[rows], "doc": docs.take(pa.array(order[rows]))})
@@ -206,8 +207,8 @@ def string_hash(strings: pa.Array) -> np.ndarray:
     """FNV-1a-style 64-bit hash of every string, vectorized over character positions, a million
     strings at a time: small temporaries are reused by the allocator instead of faulting in fresh
     pages on every step (which cost more system time than the hashing itself)."""
-    strings = strings.cast(pa.large_string()) if strings.type != pa.large_string() else strings
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[strings.offset:strings.offset + len(strings) + 1]
+    width = np.int64 if strings.type == pa.large_string() else np.int32  # no file-sized cast to 64-bit offsets
+    offsets = np.frombuffer(strings.buffers()[1], dtype=width)[strings.offset:strings.offset + len(strings) + 1]
     values = strings.buffers()[2]
     data = np.frombuffer(values, dtype=np.uint8) if values is not None and values.size else np.zeros(1, np.uint8)
     hashed = np.empty(len(strings), dtype=np.uint64)

@@ -31,7 +31,8 @@ class JoinedRanking:
         self.size = len(columns.query_ids)
         self.codes = columns.query_codes
         self.lengths = np.diff(columns.offsets)
-        self.rank = np.arange(len(self.codes), dtype=np.int64) - columns.offsets[self.codes]
+        # 32-bit codes and ranks, 8-bit grades: these arrays are as long as the run
+        self.rank = (np.arange(len(self.codes), dtype=np.int64) - columns.offsets[self.codes]).astype(np.int32)
         judged_codes, judged_docs, judged_grades = [], [], []
         for code, qid in enumerate(self.query_ids):
             docs = judgments.grades.get(qid)
@@ -46,7 +47,7 @@ class JoinedRanking:
     def _row_grades(self, columns: RankedColumns, judgments: Judgments, judged_docs: pa.Array) -> np.ndarray:
         """Each row's grade, 0 if unjudged: (query, doc-hash) keys matched by binary search, every
         match confirmed on the doc id itself; a row whose hash collided is looked up by name."""
-        grade = np.zeros(len(self.codes), dtype=np.int64)
+        grade = np.zeros(len(self.codes), dtype=np.int8)
         if not len(judged_docs):
             return grade
         judged_keys = pair_keys(self.judged_codes, string_hash(judged_docs))
