@@ -387,6 +387,20 @@ CASES: list[Case] = [
          stderr="--summary is an input of this command", outputs=("junit.xml",)),
     Case("evaluate-column-mapping-without-source", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
                                                     "--columns", "query_id"], stderr="not OURS=THEIRS"),
+    # The columnar reader hands every file it cannot read exactly to the line-by-line reader, which
+    # names the line: a repeated pair, a non-finite score, a field split by a tab, an out-of-scale qrels grade.
+    Case("evaluate-columnar-run-duplicate-pair", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
+         setup=lambda d: (d / "run.trec").write_text(RUN + "q1 Q0 d2 7 0.5 sys\n", encoding="utf-8"),
+         stderr="run.trec:7"),
+    Case("evaluate-columnar-run-infinite-score", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
+         setup=lambda d: (d / "run.trec").write_text(RUN.replace("q2 Q0 d1 1 9", "q2 Q0 d1 1 1e999"),
+                                                     encoding="utf-8"), stderr="run.trec:4"),
+    Case("evaluate-columnar-run-tab-in-tag", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
+         setup=lambda d: (d / "run.trec").write_text(RUN.replace("q1 Q0 d3 3 7 sys", "q1 Q0 d3 3 7 sys\tx"),
+                                                     encoding="utf-8"), stderr="run.trec:3"),
+    Case("evaluate-columnar-qrels-out-of-scale", ["evaluate", "--run", "run.trec", "--labels", "qrels.txt"],
+         setup=lambda d: (d / "qrels.txt").write_text("q1 0 d1 2\nq1 0 d2 7\n", encoding="utf-8"),
+         stderr="qrels.txt:2"),
     # qrels --------------------------------------------------------------------------------
     Case("qrels-export-missing-source", ["qrels", "export", "nope.jsonl", "--out", "out.qrels", "--to-scale", "0-3"],
          stderr="nope.jsonl", outputs=("out.qrels",)),

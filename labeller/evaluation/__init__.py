@@ -1,4 +1,4 @@
-"""Retriever evaluation with graded labels: metrics via ranx with trec_eval parity, judged@k, hole
+"""Retriever evaluation with graded labels: metrics by columnar numpy kernels with trec_eval parity, judged@k, hole
 filling, the no-answer bucket, paired comparisons, the regression gate, and human-vs-LLM system
 ranking agreement. `evaluate(EvaluateOptions(...))` runs it all; the pieces are usable alone.
 """

@@ -19,7 +19,7 @@ from labeller.evaluation.compare import compare
 from labeller.evaluation.floors import check_floors, parse_floors
 from labeller.evaluation.gate import DEFAULT_ALPHA, DEFAULT_THRESHOLD, check_gate_options, gate, parse_thresholds
 from labeller.evaluation.metrics import check_gain, check_relevant_from, cutoffs, parse_metrics
-from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled
+from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled, ranx_requested
 from labeller.evaluation.qrels import Judgments, load_judgments
 from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
 from labeller.evaluation.runs import Ranking, load_run
@@ -142,9 +142,10 @@ def _check_overlap(rankings: list[Ranking], judgments: Judgments) -> None:
     """A run none of whose queries has a judgment scores nothing: almost always the wrong labels file (or
     run), and a gate over it could only pass. Said once, clearly, instead of a table of blanks."""
     for ranking in rankings:
-        if not any(q in judgments.grades for q in ranking.docs):
-            sample = ", ".join(sorted(ranking.docs)[:3]) + (", ..." if len(ranking.docs) > 3 else "")
-            raise BadInputError(f"none of the {len(ranking.docs)} queries of run '{ranking.name}' ({sample}) "
+        if not any(q in judgments.grades for q in ranking.query_ids):
+            queries = ranking.query_ids
+            sample = ", ".join(sorted(queries)[:3]) + (", ..." if len(queries) > 3 else "")
+            raise BadInputError(f"none of the {len(queries)} queries of run '{ranking.name}' ({sample}) "
                                 f"has a judgment in {judgments.source}; expected labels for the run's queries "
                                 "(the same query_id)", path=ranking.source or None, field="query_id")
 
@@ -180,7 +181,8 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
 
     for graded in (judgments, alt) if alt else (judgments,):
         _check_overlap(everything, graded)
-    import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
+    if ranx_requested():  # LABELLER_JIT=on|off: ranx's kernels; by default labeller's numpy ones
+        import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
     scores = {r.name: score_run(r, judgments, specs, settings) for r in everything}
     reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved
                  else scores[baseline_run.name] if baseline_run else scores[rankings[0].name])
@@ -206,5 +208,5 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         baseline=reference.name if options.baseline is not None else None, comparisons=comparisons,
         gate=gate_result, holes=holes, system_ranking=ranking,
         floors=check_floors([scores[r.name] for r in rankings], floors),
-        ranx_kernels="compiled" if ranx_is_compiled() else "interpreted",
+        ranx_kernels=("compiled" if ranx_is_compiled() else "interpreted") if ranx_requested() else "numpy",
     )

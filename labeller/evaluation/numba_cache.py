@@ -50,6 +50,12 @@ def _writable_cache_dir() -> Path:
         return fallback
 
 
+def ranx_requested() -> bool:
+    """LABELLER_JIT=on|off: score with ranx (compiled or interpreted) instead of labeller's numpy kernels."""
+    return os.environ.get("LABELLER_JIT", "auto").strip().lower() in ("1", "on", "true", "yes",
+                                                                        "0", "off", "false", "no")
+
+
 def want_jit(workload: int | None) -> bool:
     setting = os.environ.get("LABELLER_JIT", "auto").strip().lower()
     if setting in ("1", "on", "true", "yes"):

@@ -176,4 +176,5 @@ class Evaluation(Result):
     floors: list[FloorCheck] = Field(default_factory=list)  # --min: absolute floors, checked on each run under test
     holes: HoleFilling | None = None
     system_ranking: SystemRanking | None = None
-    ranx_kernels: Literal["compiled", "interpreted"] = "interpreted"
+    # numpy: labeller's columnar kernels (the default); compiled/interpreted: ranx's, with LABELLER_JIT=on/off
+    ranx_kernels: Literal["numpy", "compiled", "interpreted"] = "numpy"

@@ -7,9 +7,11 @@ atof into a double, then rounded), so two scores that differ only beyond single 
 go by document id. labeller rounds each score the same way (double -> float32, round to nearest)
 before ranking, so its order is trec_eval's bit for bit; `exact_scores=True` ranks by the full
 double instead, for runs whose scores carry real information below 1e-7 of their size.
-ranx would break ties its own way (an unstable sort on hashed ids), so labeller fixes the order
-here and hands ranx strictly decreasing pseudo-scores (see labeller.evaluation.scoring): ranx then
-scores exactly the ranking trec_eval scores.
+A TREC run is read and ranked in columns (labeller.evaluation.columnar) whenever the fast reader
+can read it exactly; other files go line by line here. Either way the order is the same.
+ranx (scoring with LABELLER_JIT=on|off) would break ties its own way (an unstable sort on hashed
+ids), so labeller hands it strictly decreasing pseudo-scores in this order (see
+labeller.evaluation.scoring): ranx then scores exactly the ranking trec_eval scores.
 """
 
 from __future__ import annotations
@@ -17,23 +19,47 @@ from __future__ import annotations
 import math
 import random
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 
 from labeller.errors import BadInputError
+from labeller.evaluation.columnar import RankedColumns, read_trec_columns
 from labeller.io.trec import gc_paused, is_ranx_json, is_table, read_run, read_run_scores
 from labeller.records import RunEntry
 
 
-@dataclass
 class Ranking:
-    name: str
-    source: str
-    docs: dict[str, list[str]]  # query_id -> doc ids, best first, in trec_eval's order
+    """A run's rankings, as columns (how evaluation scores them) or as query -> doc ids, best first, in
+    trec_eval's order (for hole filling and hand-made rankings); each form is built from the other on
+    first use, so a 10M-line run scored in columns never becomes 10M Python strings."""
+
+    def __init__(self, name: str, source: str = "", docs: dict[str, list[str]] | None = None,
+                 columns: RankedColumns | None = None):
+        if docs is None and columns is None:
+            raise ValueError("a Ranking needs docs or columns")
+        self.name, self.source = name, source
+        self._docs, self._columns, self._queries = docs, columns, None
+
+    @property
+    def docs(self) -> dict[str, list[str]]:
+        if self._docs is None:
+            self._docs = self._columns.to_dict()
+        return self._docs
+
+    @property
+    def columns(self) -> RankedColumns:
+        if self._columns is None:
+            self._columns = RankedColumns.from_dict(self._docs)
+        return self._columns
+
+    @property
+    def query_ids(self) -> set[str]:
+        if self._queries is None:
+            self._queries = set(self._docs if self._docs is not None else self._columns.query_ids)
+        return self._queries
 
     @property
     def size(self) -> int:
-        return sum(len(d) for d in self.docs.values())
+        return sum(len(d) for d in self.docs.values()) if self._columns is None else len(self._columns.docs)
 
     def top(self, query_id: str, k: int) -> list[str]:
         docs = self.docs.get(query_id, [])
@@ -65,6 +91,9 @@ def load_run(path: str | Path, name: str | None = None, exact_scores: bool = Fal
     name = name or run_name(path)
     if is_table(path) and not is_ranx_json(Path(path)):  # a ranx JSON run takes the lean path, like TREC
         return rank(read_run(path), name, str(path), exact_scores)
+    columns = None if is_ranx_json(Path(path)) else read_trec_columns(path, exact_scores)  # None: line by line
+    if columns is not None:
+        return Ranking(name=name, source=str(path), columns=columns)
     return _rank_scored(read_run_scores(path), name, str(path), exact_scores)
 
 

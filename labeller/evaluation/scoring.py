@@ -7,7 +7,10 @@ Averaging (which queries a mean is over), as trec_eval:
 Then the no-answer bucket (labeller.evaluation.noanswer) is kept out of `metrics` but not out of
 `trec_eval`.
 
-The values come from ranx's metric functions (ranx.metrics.ndcg, recall, ...: what ranx.evaluate
+The values come from labeller's numpy kernels over the columnar ranking (labeller.evaluation.kernels:
+every query at once, no compilation). LABELLER_JIT=on|off instead scores with ranx's metric
+functions, compiled or interpreted (the kernels are tested against both, and against trec_eval).
+In that mode the values come from ranx's metric functions (ranx.metrics.ndcg, recall, ...: what ranx.evaluate
 calls), handed their low-level input directly: per query, a [doc index, gain] array sorted by gain
 and a [doc index, pseudo-score] array already in trec_eval's order with strictly decreasing
 scores. ranx then neither hashes ids (no collisions) nor re-sorts (no tie-breaking of its own).
@@ -22,8 +25,9 @@ import numpy as np
 
 from labeller.evaluation import judged as judged_mod
 from labeller.evaluation import noanswer
+from labeller.evaluation.kernels import JoinedRanking
 from labeller.evaluation.metrics import MetricSpec, cutoffs
-from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled
+from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compiled, ranx_requested
 from labeller.evaluation.qrels import Judgments, gain
 from labeller.evaluation.results import NoAnswer, QueryCounts, RunScores, Settings
 from labeller.evaluation.runs import Ranking
@@ -31,7 +35,7 @@ from labeller.evaluation.runs import Ranking
 
 def evaluated_queries(ranking: Ranking, judgments: Judgments, average: str) -> list[str]:
     judged = judgments.grades.keys()
-    chosen = judged if average == "all" else judged & ranking.docs.keys()
+    chosen = judged if average == "all" else judged & ranking.query_ids
     return sorted(chosen)
 
 
@@ -89,14 +93,38 @@ def _mean(values: dict[str, float], query_ids: list[str]) -> float | None:
     return fmean(values[q] for q in query_ids) if query_ids else None
 
 
+def columnar_values(ranking: Ranking, judgments: Judgments, specs: list[MetricSpec], settings: Settings,
+                    query_ids: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, float | None], dict[str, int]]:
+    """(per-query values as per_query_values gives them, judged@k means, unjudged pairs) from the kernels."""
+    joined = JoinedRanking(ranking.columns, judgments)
+    index = {q: i for i, q in enumerate(joined.query_ids)}
+    where = np.array([index.get(q, -1) for q in query_ids], dtype=np.int64)
+    present = where >= 0
+    where[~present] = 0
+    values: dict[str, dict[str, float]] = {}
+    for spec in specs:
+        per_query = np.where(present, joined.values(spec, settings.relevant_from, settings.gain)[where], 0.0)
+        values[spec.name] = dict(zip(query_ids, per_query.tolist(), strict=True))
+    judged, unjudged = {}, {}
+    answered = where[present & (joined.lengths[where] > 0)]
+    for k in cutoffs(specs):
+        share, holes = joined.judged(k)
+        judged[f"judged@{k}"] = float(share[answered].mean()) if len(answered) else None
+        unjudged[f"judged@{k}"] = int(holes[answered].sum())
+    return values, judged, unjudged
+
+
 def score_run(ranking: Ranking, judgments: Judgments, specs: list[MetricSpec], settings: Settings) -> RunScores:
     evaluated = evaluated_queries(ranking, judgments, settings.average)
     answerable, no_answer = noanswer.split(evaluated, judgments, settings.relevant_from)
-    per_query = per_query_values(ranking, judgments, specs, settings, evaluated)
-    judged, unjudged = {}, {}
-    for k in cutoffs(specs):
-        judged[f"judged@{k}"], unjudged[f"judged@{k}"] = judged_mod.judged_at(ranking, judgments, k, evaluated)
-    run_q, judged_q = ranking.docs.keys(), judgments.grades.keys()
+    if ranx_requested():
+        per_query = per_query_values(ranking, judgments, specs, settings, evaluated)
+        judged, unjudged = {}, {}
+        for k in cutoffs(specs):
+            judged[f"judged@{k}"], unjudged[f"judged@{k}"] = judged_mod.judged_at(ranking, judgments, k, evaluated)
+    else:
+        per_query, judged, unjudged = columnar_values(ranking, judgments, specs, settings, evaluated)
+    run_q, judged_q = ranking.query_ids, judgments.grades.keys()
     counts = QueryCounts(in_run=len(run_q), judged=len(judged_q), evaluated=len(evaluated),
                          averaged=len(answerable), no_answer=len(no_answer), run_only=len(run_q - judged_q),
                          missing_from_run=len(judged_q - run_q))

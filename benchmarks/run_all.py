@@ -1,0 +1,232 @@
+"""One entry point for issue 14's measurements: labeller against the tool a user would pick instead,
+whole processes, measured alternately in the same run (median of --repeat), with each process's
+peak RSS (os.wait4's rusage of that very child).
+
+  evaluate (warm)   `labeller evaluate` (ndcg@10, recall@100, mrr) vs pytrec_eval parsing the same
+                    files and evaluating (benchmarks/pytrec_eval_reference.py)
+  evaluate (cold)   the same with a fresh empty NUMBA_CACHE_DIR for every labeller run
+  cached rerun      `labeller label --judge offline:lexical` a second time (every verdict stored) vs
+                    a bare script reading the three inputs and writing a row per pair
+  label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
+                    OpenAI server (tests/fakeapi.py) at each --latencies value
+
+    python benchmarks/run_all.py --quick                  # small sizes, a few minutes
+    python benchmarks/run_all.py                          # 10,000 x 1,000 evaluation, 200k cached pairs
+    python benchmarks/run_all.py --cached-pairs 1000000 --write-readme
+
+Synthetic data go to a temp dir and are removed afterwards. Ratios: time is labeller / reference
+(lower is better); labelling is labeller's throughput / the bare loop's (higher is better).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as metadata
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from synthetic_eval import write_eval_data  # noqa: E402
+from throughput import requests_so_far, start_fakeapi, write_inputs, write_prompts  # noqa: E402
+
+MARK_BEGIN, MARK_END = "<!-- run_all:begin -->", "<!-- run_all:end -->"
+
+
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one whole process. The peak comes from /usr/bin/time, a
+    small process of its own: Linux carries a parent's RSS high-water mark across fork and exec, so
+    this (large) script's own getrusage would put a floor under every child's figure."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        started = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *cmd], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(map(str, cmd[:4]))} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        return elapsed, int(rss.read().split()[-1]) / 1024  # KiB
+
+
+def alternate(name: str, ours, theirs, repeat: int) -> dict:
+    """Run ours and theirs alternately `repeat` times; ours/theirs are callables giving (s, MB)."""
+    times = {"labeller": [], "reference": []}
+    peaks = {"labeller": [], "reference": []}
+    for round_ in range(repeat):
+        for side, run in (("labeller", ours), ("reference", theirs)) if round_ % 2 == 0 else \
+                (("reference", theirs), ("labeller", ours)):
+            seconds, peak = run()
+            times[side].append(seconds)
+            peaks[side].append(peak)
+        print(f"  {name} round {round_ + 1}: labeller {times['labeller'][-1]:.2f}s "
+              f"reference {times['reference'][-1]:.2f}s", flush=True)
+    return {"work": name, **{f"{side}_s": statistics.median(v) for side, v in times.items()},
+            **{f"{side}_mb": max(v) for side, v in peaks.items()}}
+
+
+def bench_evaluate(tmp: Path, queries: int, depth: int, repeat: int) -> list[dict]:
+    run, qrels = write_eval_data(tmp, queries, depth)
+    env = dict(os.environ)
+    env["NUMBA_CACHE_DIR"] = str(tmp / "numba-warm")
+    ours = [sys.executable, "-m", "labeller", "evaluate", "--run", str(run), "--labels", str(qrels),
+            "--metrics", "ndcg@10,recall@100,mrr"]
+    theirs = [sys.executable, str(HERE / "pytrec_eval_reference.py"), str(run), str(qrels)]
+    measure(ours, env)  # warm-up: the page cache, .pyc files and (if ever used) numba's cache
+    measure(theirs, env)
+    label = f"evaluate {queries:,} x {depth:,}"
+    rows = [alternate(f"{label} (warm)", lambda: measure(ours, env), lambda: measure(theirs, env), repeat)]
+
+    def cold():
+        fresh = dict(env, NUMBA_CACHE_DIR=str(tmp / f"numba-cold-{time.monotonic_ns()}"))
+        return measure(ours, fresh)
+
+    rows.append(alternate(f"{label} (cold)", cold, lambda: measure(theirs, env), repeat))
+    return rows
+
+
+def bench_cached(tmp: Path, pairs: int, repeat: int) -> dict:
+    folder = tmp / "cached"
+    folder.mkdir()
+    write_inputs(folder, pairs)
+    inputs = [str(folder / f"{n}.jsonl") for n in ("queries", "corpus", "pairs")]
+    label = [sys.executable, "-m", "labeller", "label", "--queries", inputs[0], "--corpus", inputs[1],
+             "--pairs", inputs[2], "--judge", "offline:lexical", "--cache", str(folder / "store"),
+             "--out", str(folder / "labels.jsonl")]
+    env = dict(os.environ)
+    measure(label, env)  # first run: every verdict computed and stored
+
+    def ours():
+        result = measure(label, env)
+        rows = sum(1 for _ in open(folder / "labels.jsonl", encoding="utf-8"))
+        assert rows == pairs, f"cached rerun wrote {rows} rows, expected {pairs}"
+        return result
+
+    bare = [sys.executable, str(HERE / "bare_read_write.py"), *inputs, str(folder / "bare.jsonl")]
+    return alternate(f"cached rerun, {pairs:,} pairs", ours, lambda: measure(bare, env), repeat)
+
+
+def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: list[float], repeat: int) -> list[dict]:
+    folder = tmp / "label"
+    folder.mkdir()
+    write_inputs(folder, pairs)
+    write_prompts(folder, "general")
+    rows = []
+    for latency in latencies:
+        server, url = start_fakeapi(latency)
+        env = {**os.environ, "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "sk-bench-unused"}
+        try:
+            for concurrency in concurrencies:
+                count = iter(range(10**6))
+
+                def ours():
+                    n = next(count)
+                    cmd = [sys.executable, "-m", "labeller", "label", "--queries", str(folder / "queries.jsonl"),
+                           "--corpus", str(folder / "corpus.jsonl"), "--pairs", str(folder / "pairs.jsonl"),
+                           "--judge", "openai:gpt-4.1-mini", "--cache", str(folder / f"cache-{concurrency}-{n}"),
+                           "--out", str(folder / "labels.jsonl"), "--concurrency", str(concurrency)]
+                    before = requests_so_far(url)
+                    result = measure(cmd, env)
+                    assert requests_so_far(url) - before == pairs, "labeller did not send every pair once"
+                    return result
+
+                bare = [sys.executable, str(HERE / "bare_loop.py"), str(folder / "prompts.jsonl"),
+                        "--concurrency", str(concurrency)]
+                row = alternate(f"label {pairs:,} pairs @{concurrency}, {latency * 1000:.0f} ms",
+                                ours, lambda: measure(bare, env), repeat)
+                row["throughput"] = True
+                rows.append(row)
+        finally:
+            server.terminate()
+            server.wait(10)
+    return rows
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    versions = ", ".join(f"{p} {metadata.version(p)}" for p in
+                         ("numpy", "pyarrow", "pytrec-eval-terrier", "ranx", "openai") if _installed(p))
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return (f"{os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}; {versions}; labeller at {commit or 'unknown'}")
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.version(name)
+        return True
+    except metadata.PackageNotFoundError:
+        return False
+
+
+def table(rows: list[dict], command: str) -> str:
+    out = [f"`{command}` — {machine()}; load average at the end {os.getloadavg()[0]:.1f}", "",
+           "| work | labeller | reference | ratio | labeller peak | reference peak | memory ratio |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if r.get("throughput"):
+            ratio = f"{r['reference_s'] / r['labeller_s']:.2f} of the bare loop's throughput"
+        else:
+            ratio = f"{r['labeller_s'] / r['reference_s']:.2f}x the time"
+        out.append(f"| {r['work']} | {r['labeller_s']:.2f} s | {r['reference_s']:.2f} s | {ratio} | "
+                   f"{r['labeller_mb']:.0f} MB | {r['reference_mb']:.0f} MB | "
+                   f"{r['labeller_mb'] / r['reference_mb']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def write_readme(text: str) -> None:
+    readme = HERE / "README.md"
+    current = readme.read_text(encoding="utf-8")
+    block = f"{MARK_BEGIN}\n{text}{MARK_END}"
+    if MARK_BEGIN in current:
+        head, rest = current.split(MARK_BEGIN, 1)
+        current = head + block + rest.split(MARK_END, 1)[1]
+    else:
+        current += f"\n## All of issue 14's ratios in one run (`run_all.py`)\n\n{block}\n"
+    readme.write_text(current, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes: 500 x 1,000, 20k pairs, 300 labelled")
+    parser.add_argument("--eval-queries", type=int, default=10_000)
+    parser.add_argument("--eval-depth", type=int, default=1_000)
+    parser.add_argument("--cached-pairs", type=int, default=200_000)
+    parser.add_argument("--label-pairs", type=int, default=2_000)
+    parser.add_argument("--concurrency", default="64,128")
+    parser.add_argument("--latencies", default="0.2,0.1", help="fake server latency in seconds, comma-separated")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="evaluate,cached,label", help="which parts to run")
+    parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
+    args = parser.parse_args()
+    if args.quick:
+        args.eval_queries, args.cached_pairs, args.label_pairs = 500, 20_000, 300
+    parts = set(args.only.split(","))
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
+        if "evaluate" in parts:
+            rows += bench_evaluate(Path(tmp), args.eval_queries, args.eval_depth, args.repeat)
+        if "cached" in parts:
+            rows.append(bench_cached(Path(tmp), args.cached_pairs, args.repeat))
+        if "label" in parts:
+            rows += bench_labelling(Path(tmp), args.label_pairs, [int(c) for c in args.concurrency.split(",")],
+                                    [float(x) for x in args.latencies.split(",")], args.repeat)
+    command = "python benchmarks/run_all.py " + " ".join(a for a in sys.argv[1:] if a != "--write-readme")
+    text = table(rows, command.strip())
+    print("\n" + text)
+    print(json.dumps(rows))
+    if args.write_readme:
+        write_readme(text)
+
+
+if __name__ == "__main__":
+    main()
