@@ -79,18 +79,6 @@ def workspace(root: Path) -> Path:
     return root
 
 
-def _link(target: str, name: str, *, hard: bool = False) -> Callable[[Path], None]:
-    """A setup that makes `name` another name (symlink or hard link) for the workspace file `target`."""
-    return lambda d: os.link(d / target, d / name) if hard else (d / name).symlink_to(target)
-
-
-def _config(text: str, name: str = "pipe.toml") -> Callable[[Path], None]:
-    return lambda d: (d / name).write_text(text, encoding="utf-8")
-
-
-def _label_row(name: str, extra: list[str], stderr: str, **kw) -> Case:
-    """A `label` case with valid inputs and the OpenAI judge: `extra` spoils an output option."""
-    return Case(f"label-{name}", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, *extra], stderr=stderr, **kw)
 def filled_cache(directory: Path) -> Path:
     """A real directory cache holding a few hundred verdicts (big enough that truncating it cuts pages)."""
     from labeller.records import Verdict
@@ -293,21 +281,6 @@ CASES: list[Case] = [
                                                     "--base-url", "{credentials}"], exit=0, error_line=False,
          mutable=(".labeller-cache",), requests=6,
          check=lambda d, err, api: _no_secret_anywhere(d, err, ("PASSw0rd", "TOKEN42"))),
-    Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
-         stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
-    # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.
-    Case("label-cache-postgres-unreachable", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI,
-                                              "--cache", f"postgresql://u:{KEY}@127.0.0.1:9/labels"],
-         stderr="postgresql://***:***@127.0.0.1:9/labels: cannot connect", outputs=("out.jsonl", "postgresql:")),
-    Case("label-cache-db-emptied", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
-         setup=lambda d: damage_cache(d, "empty"), stderr=".labeller-cache/cache.db: the verdict cache cannot be read",
-         outputs=("out.jsonl",)),
-    Case("label-cache-db-truncated", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
-         setup=lambda d: damage_cache(d, "truncate"), stderr="cache.db: the verdict cache cannot be read",
-         outputs=("out.jsonl",)),
-    Case("label-cache-db-garbled-header", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
-         setup=lambda d: damage_cache(d, "garble"), stderr="cache.db: the verdict cache cannot be read",
-         outputs=("out.jsonl",)),
     Case("label-unknown-column-mapping", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI, "--columns", "query=qid",
                                           "--out", "new.jsonl"],
          stderr="'query' is not a column labeller reads", outputs=("new.jsonl",)),
@@ -654,6 +627,12 @@ def _run(case: Case, root: Path, args: list[str], capsys) -> tuple[int, str]:
     with pytest.raises(SystemExit) as stopped:
         main(args)
     return int(stopped.value.code or 0), capsys.readouterr().err
+
+
+def test_every_row_has_its_own_id():
+    """Branches append rows to this table; a row merged in twice would run twice under two ids."""
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
