@@ -57,7 +57,7 @@ def _file_size_limit(n: int):
 
 
 def _cached(root: Path) -> int:
-    from labeller.cache import VerdictCache
+    from labeller.store.directory import DirectoryStore as VerdictCache
 
     with VerdictCache(root / ".labeller-cache", create=False) as cache:
         return cache.stats().entries

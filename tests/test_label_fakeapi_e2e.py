@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from fakeapi import FakeAPI, Faults
 
-from labeller.cache import LEASE_TTL
+from labeller.store import LEASE_TTL
 
 KEY = "sk-e2e-SECRET-4f2b9c7d1e8a"
 N_PAIRS = 300

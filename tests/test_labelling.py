@@ -8,7 +8,7 @@ import time
 import pytest
 from fakejudge import CACHED_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, FakeJudge, expected_grade, sample, write_rubric
 
-from labeller.cache import VerdictCache
+from labeller.store.directory import DirectoryStore as VerdictCache
 from labeller.errors import ConfigError
 from labeller.judges.offline import OfflineLexicalJudge
 from labeller.labelling import LabelOptions, label_pairs
