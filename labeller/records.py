@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 GRADE_MIN, GRADE_MAX = 1, 5
 
@@ -57,6 +57,37 @@ class Label(Record):
     latency_s: float | None = None
     created_at: str
     from_cache: bool = False
+    # Juries and escalation (labelling/jury.py, escalation.py): each judge's grade of this pair, and
+    # whether the expensive judge was asked for it. None on a single judge's labels.
+    judge_grades: dict[str, int] | None = None
+    escalated: bool | None = None
+
+    @field_validator("judge_grades", "escalated", mode="before")
+    @classmethod
+    def _csv_cell(cls, value: Any) -> Any:
+        """A CSV cell is text: an empty one means "not set", and the per-judge grades are JSON there."""
+        if value == "":
+            return None
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            import json
+
+            try:
+                return json.loads(value)
+            except ValueError:
+                return value  # pydantic then names the field and what it expected
+        return value
+
+    @model_serializer(mode="wrap")
+    def _single_judge_columns(self, handler: Any) -> dict[str, Any]:
+        """A single judge's rows keep their columns: the jury/escalation ones appear only when set."""
+        row = handler(self)
+        for name in JURY_COLUMNS:
+            if row.get(name) is None:
+                row.pop(name, None)
+        return row
+
+
+JURY_COLUMNS = ("judge_grades", "escalated")
 
 
 class LabelFailure(Record):

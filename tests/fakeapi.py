@@ -52,6 +52,18 @@ def expected_grade(user_prompt: str) -> int:
     return int(hashlib.sha256(user_prompt.encode("utf-8")).hexdigest(), 16) % 5 + 1
 
 
+def model_grade(user_prompt: str, model: str | None, offsets: dict[str, int], noise: dict[str, float]) -> int:
+    """The grade `model` gives: the right grade, moved by its offset and, for its noisy share of prompts, one
+    step (up, or down at the top), clamped to 1-5."""
+    grade = expected_grade(user_prompt) + offsets.get(model or "", 0)
+    share = noise.get(model or "", 0.0)
+    if share:
+        roll = int(hashlib.sha256(f"{model}\x00{user_prompt}".encode("utf-8")).hexdigest(), 16) % 10_000
+        if roll < share * 10_000:
+            grade += 1 if grade < 5 else -1
+    return min(max(grade, 1), 5)
+
+
 @dataclass
 class Faults:
     """Probability of each injected fault per request (independent of the pair, so retries can succeed)."""
@@ -115,6 +127,11 @@ class FakeAPI:
     batch_expire: float = 0.0  # probability that a batched request expires unrun
     openai_limits: tuple[int, int] = (50_000, 200 * 1024 * 1024)  # requests, bytes per batch
     anthropic_limits: tuple[int, int] = (100_000, 256 * 1024 * 1024)
+    # Judges that differ (juries, escalation): by model name, a grade offset added to every right grade,
+    # and the share of prompts (picked by a stable hash of model and prompt) whose grade moves one step.
+    # Grades stay within 1-5. Models not named answer the right grade, as before.
+    model_offsets: dict[str, int] = field(default_factory=dict)
+    model_noise: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -278,8 +295,8 @@ class FakeAPI:
         headers = {"retry-after": f"{self.faults.retry_after:g}"} if status in (429, 529) else {}
         return web.json_response(payload, status=status, headers=headers)
 
-    def _verdict(self, user: str, kind: str) -> dict[str, Any]:
-        grade = expected_grade(user)
+    def _verdict(self, user: str, kind: str, model: str | None = None) -> dict[str, Any]:
+        grade = model_grade(user, model, self.model_offsets, self.model_noise)
         justification = f"The document matches the query at grade {grade}."
         if kind == "range":
             return {"justification": justification, "grade": 9}
@@ -302,7 +319,7 @@ class FakeAPI:
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
         user = "".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
         prompt_tokens, cached = self._tokens(system, user)
-        content: str | None = json.dumps(self._verdict(user, kind), ensure_ascii=False)
+        content: str | None = json.dumps(self._verdict(user, kind, body.get("model")), ensure_ascii=False)
         refusal = None
         if kind == "malformed":
             content = '{"justification": "The document is relevant", "grade": '
@@ -331,7 +348,7 @@ class FakeAPI:
             content, stop = [{"type": "text", "text": "I can't help with that."}], "refusal"
         else:
             content = [{"type": "tool_use", "id": f"toolu_{self.total}", "name": "record_verdict",
-                        "input": self._verdict(user, kind)}]
+                        "input": self._verdict(user, kind, body.get("model"))}]
         return {
             "id": f"msg_{self.total}", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
             "content": content, "stop_reason": stop, "stop_sequence": None,

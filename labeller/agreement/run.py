@@ -7,6 +7,7 @@ from pathlib import Path
 from labeller.agreement.align import align
 from labeller.agreement.disagreements import find_disagreements
 from labeller.agreement.gate import GATE_METRICS, GateResult, run_gate
+from labeller.agreement.jury import JudgeAgreement
 from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_warning
 from labeller.agreement.measure import measure
 from labeller.agreement.summary import Agreement
@@ -29,6 +30,7 @@ class AgreeResult(Agreement):
     warnings: list[str] = []
     stale: list[str] = []  # what no longer matches the rubric/judge asked for (also among warnings)
     reports: list[str] = []
+    judges: list[JudgeAgreement] = []  # a jury or escalation file: each judge and the final labels against gold
 
     def to_frame(self):
         """The headline figures as a DataFrame: one row per figure (kappa, kappa_linear, ..., kappa_binary@3),
@@ -78,10 +80,12 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     doc_map = read_corpus(corpus) if corpus else None
     known = {"queries": query_map, "corpus": doc_map}
     gold_file = read_grades(gold, role="gold", from_scale=from_scale, clip=clip, **known)
-    alignment = align(read_grades(labels, role="labels", from_scale=from_scale, clip=clip, several_per_pair=False,
-                                  **known), gold_file)
+    labels_file = read_grades(labels, role="labels", from_scale=from_scale, clip=clip, several_per_pair=False, **known)
+    alignment = align(labels_file, gold_file)
     agreement = measure(alignment, relevant_from=relevant_from, resamples=resamples, seed=seed,
                         confidence=confidence, min_diff=min_diff, clip=clip)
+    judges = _judges(labels, labels_file, gold_file, relevant_from=relevant_from, resamples=resamples, seed=seed,
+                     confidence=confidence)
     gate = None
     if baseline is not None or min_kappa is not None:
         old = None
@@ -113,7 +117,7 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
                             "pass --queries and --corpus to check them for leakage")
     result = AgreeResult(**agreement.model_dump(), labels=str(labels), gold=str(gold),
                          baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings,
-                         stale=stale)
+                         stale=stale, judges=judges)
     if report_dir is None:
         return result
     from labeller.agreement.report import write_reports
@@ -121,6 +125,13 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     entries = find_disagreements(alignment, min_diff, query_map, doc_map)
     files = write_reports(report_dir, result, entries)
     return result.model_copy(update={"reports": [str(f) for f in files]})
+
+
+def _judges(labels, labels_file, gold_file, **options) -> list[JudgeAgreement]:
+    from labeller.agreement.jury import against_gold, label_sets_in_file
+
+    sets = label_sets_in_file(labels, labels_file)
+    return against_gold(sets, gold_file, **options) if sets else []
 
 
 def _stale(labels, gold, rubric, judge) -> list[str]:

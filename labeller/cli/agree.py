@@ -86,6 +86,10 @@ def agree(
         typer.echo(generosity_sentence(result))
         for name, value in headline(result):
             typer.echo(f"{name}: {value}")
+        if result.judges:
+            from labeller.cli.jury import judges_against_gold
+
+            judges_against_gold(result.judges, result.relevant_from, typer.echo)
         if result.gate:
             g = result.gate
             typer.echo(f"gate: {g.verdict.upper()} ({g.change}); {g.metric} new {_fmt(g.new)}"

@@ -17,7 +17,8 @@ FIRST_FAILURES = 5
 
 @app.command("label")
 def label(
-    judge: Annotated[str, typer.Option(help="openai:<model>, anthropic:<model> or offline:lexical.")],
+    judge: Annotated[Optional[list[str]], typer.Option(help="openai:<model>, anthropic:<model> or offline:lexical. "
+                                                           "Repeat for a jury (median of the judges).")] = None,
     queries: Annotated[Optional[Path], typer.Option(help="Queries file (.jsonl/.csv/.parquet) with query_id and "
                                                          "text.")] = None,
     corpus: Annotated[Optional[Path], typer.Option(help="Corpus file with doc_id and text; other columns are "
@@ -43,6 +44,17 @@ def label(
     poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch in flight.")] = 30.0,
     batch_max_requests: Annotated[Optional[int], typer.Option(min=1, help="With --batch: requests per batch (default: the provider's limit).")] = None,
     batch_max_bytes: Annotated[Optional[int], typer.Option(min=1024, help="With --batch: bytes per batch (default: the provider's limit).")] = None,
+    escalate_to: Annotated[Optional[str], typer.Option(help="Escalation: this (expensive) judge re-grades the pairs the "
+                                                            "--judge (cheap) is unsure of.")] = None,
+    escalate_below: Annotated[Optional[float], typer.Option(help="With --escalate-to: escalate pairs whose sample "
+                                                                 "agreement (--samples) is below this share, 0-1.")] = None,
+    escalate_near_cut: Annotated[bool, typer.Option(help="With --escalate-to: escalate grades next to the relevance "
+                                                         "cut (--relevant-from - 1 and --relevant-from).")] = True,
+    relevant_from: Annotated[int, typer.Option(help="Juries and escalation: grade from which a pair counts as "
+                                                    "relevant.")] = 3,
+    gold: Annotated[Optional[Path], typer.Option(help="Juries and escalation: human gold to measure each judge and "
+                                                      "the final labels against.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Also print the run's stats as one JSON object on stdout.")] = False,
 ) -> None:
     """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache.
 
@@ -53,27 +65,38 @@ def label(
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
                                              need_qrels=pairs is None and run is None)
-        _label(required(queries, "--queries"), required(corpus, "--corpus"), judge, pairs or qrels, run, depth,
-               rubric, cache, out, base_url, LabelOptions(concurrency=concurrency, max_cost=max_cost,
-                                                          requests_per_minute=rpm, tokens_per_minute=tpm,
-                                                          dry_run=dry_run, batch=batch, poll_interval=poll_interval,
-                                                          batch_max_requests=batch_max_requests,
-                                                          batch_max_bytes=batch_max_bytes), prices, timeout)
+        options = LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
+                               tokens_per_minute=tpm, dry_run=dry_run, batch=batch, poll_interval=poll_interval,
+                               batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes)
+        inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
+                      pairs_path=pairs or qrels, run_path=run, depth=depth, rubric=rubric, cache_dir=cache,
+                      out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout)
+        _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
+                                         relevant_from=relevant_from, gold_path=gold), as_json)
 
 
-def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout) -> None:
+def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> None:
     from labeller.errors import LabellerError
-    from labeller.labelling import label_job
+    from labeller.labelling.several import label_any
 
     try:
-        result = label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs, run_path=run, depth=depth,
-                           judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out, base_url=base_url,
-                           options=options, prices_path=prices, timeout=timeout)
+        result = label_any(judges, inputs, **several)
     except LabellerError as exc:
         if getattr(exc, "run", None) is not None:
-            _summary(exc.run)  # type: ignore[attr-defined]
+            _show(exc.run, as_json)  # type: ignore[attr-defined]
         raise
-    _summary(result)
+    _show(result, as_json)
+
+
+def _show(result, as_json: bool) -> None:
+    from labeller.cli.jury import jury_summary
+
+    if hasattr(result, "judge_labels"):
+        jury_summary(result)
+    else:
+        _summary(result)
+    if as_json:
+        print(result.stats.model_dump_json())
 
 
 def _money(value: float | None) -> str:

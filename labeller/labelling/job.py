@@ -74,6 +74,24 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
+    run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+    if options.dry_run:
+        return run
+    with verdicts_kept(cache_spec):  # a write that fails now (the disk filled) loses no verdict
+        run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+        failures_file = failures_path_for(out_path)
+        if run.failures:
+            run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
+        else:
+            failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
+    _raise_for(run)
+    return run
+
+
+def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge, rubric_obj: Rubric,
+              prices: PriceTable, options: LabelOptions, cache_spec: str | Path) -> LabelRun:
+    """One judge over loaded, checked pairs through the store (the batch API with options.batch); nothing
+    written but verdicts. label_job's core, shared by juries and escalation (labelling/jury.py)."""
     if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
         from labeller.batch import batch_client
 
@@ -99,16 +117,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
                 return run_labelling(lambda sender: _label(empty, sender), judge, empty)
-    run = run_labelling(lambda sender: _label(cache_spec, sender), judge, cache_spec)
-    with verdicts_kept(cache_spec):  # a write that fails now (the disk filled) loses no verdict
-        run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
-        failures_file = failures_path_for(out_path)
-        if run.failures:
-            run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
-        else:
-            failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
-    _raise_for(run)
-    return run
+    return run_labelling(lambda sender: _label(cache_spec, sender), judge, cache_spec)
 
 
 def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:

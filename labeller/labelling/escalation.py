@@ -1,0 +1,117 @@
+"""Escalation: a cheap judge grades every pair, an expensive one only the pairs the cheap one is unsure of.
+
+A pair is escalated when the cheap judge's grade is next to the relevance cut (grade relevant_from - 1
+or relevant_from, where a wrong step flips relevant/not relevant; on by default), or when its label
+carries a self-consistency figure (`sample_agreement`, from --samples) below `below`. The final label is
+the expensive judge's where it was asked (`escalated` True), else the cheap judge's (`escalated` False);
+`judge_grades` holds both grades where both exist. Both judges go through the verdict store, so a rerun
+sends nothing and changing the rule pays only for newly selected pairs.
+
+A dry run prices the cheap run, then the expensive one on an upper bound of the pairs to escalate:
+the cached cheap labels that the rule selects, plus every pair the cheap judge has not graded yet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labeller.errors import BadInputError
+from labeller.labelling.jury import (EscalationStats, JuryRun, JuryStats, by_pair, finish, prepare, run_one, spent,
+                                     stopped, total_stats, job_inputs)
+from labeller.labelling.models import LabelOptions
+from labeller.records import GRADE_MAX, Label
+
+NEAR_CUT = "the grade is next to the relevance cut"
+
+
+def check_rule(*, relevant_from: int, below: float | None, near_cut: bool) -> None:
+    if not 2 <= relevant_from <= GRADE_MAX:
+        raise BadInputError(f"--relevant-from {relevant_from} is not a grade from 2 to {GRADE_MAX}",
+                            field="relevant_from")
+    if below is not None and not 0 < below <= 1:
+        raise BadInputError(f"--escalate-below {below} is out of range; expected a share of samples above 0 and "
+                            "at most 1 (e.g. 0.8)", field="escalate_below")
+    if below is None and not near_cut:
+        raise BadInputError("--no-escalate-near-cut without --escalate-below would escalate nothing; give "
+                            "--escalate-below (with --samples) or keep the near-the-cut rule")
+
+
+def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: bool) -> str | None:
+    """Why this cheap label goes to the expensive judge, or None."""
+    agreement = getattr(label, "sample_agreement", None)  # set by --samples; absent on single-sample labels
+    if below is not None and agreement is not None and agreement < below:
+        return f"sample agreement {agreement:.2f} < {below:g}"
+    if near_cut and label.grade in (relevant_from - 1, relevant_from):
+        return NEAR_CUT
+    return None
+
+
+def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str | Path = "labels.jsonl",
+                         options: LabelOptions | None = None, gold_path: str | Path | None = None,
+                         relevant_from: int = 3, below: float | None = None, near_cut: bool = True,
+                         **inputs) -> JuryRun:
+    """Label every pair with the cheap judge, the selected ones with the expensive judge; write the final
+    labels (--out), both judges' own labels (`.judges` file) and failures; raise like label_job."""
+    check_rule(relevant_from=relevant_from, below=below, near_cut=near_cut)
+    options = options or LabelOptions()
+    data, (cheap, expensive) = prepare(specs=[cheap_spec, expensive_spec], out_path=out_path, options=options,
+                                       gold_path=gold_path, **job_inputs(inputs))
+    esc = EscalationStats(cheap=cheap.name, expensive=expensive.name, relevant_from=relevant_from, near_cut=near_cut,
+                          below=below)
+    stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
+                      escalation=esc)
+    first = run_one(data, cheap, data.pairs, 0.0)
+    stats.judges[cheap.name] = first.stats
+    cheap_labels = by_pair(first.labels)
+    why = {key: r for key, lab in cheap_labels.items()
+           if (r := reason(lab, relevant_from=relevant_from, below=below, near_cut=near_cut))}
+    selected = [p for p in data.pairs if (p.query_id, p.doc_id) in why]
+    if options.dry_run:  # every pair the cheap judge has not graded may turn out to need escalating
+        unknown = [p for p in data.pairs if (p.query_id, p.doc_id) not in cheap_labels]
+        esc.worst_case = len(unknown)
+        selected += unknown
+        esc.notes.append(f"escalation priced as an upper bound: {len(why)} cached cheap labels selected, plus all "
+                         f"{len(unknown)} pairs the cheap judge has not graded yet")
+    _count(esc, why, len(selected), len(cheap_labels) if not options.dry_run else len(data.pairs))
+    if below is not None and not any(getattr(lab, "sample_agreement", None) is not None for lab in first.labels):
+        esc.notes.append("--escalate-below had no effect: the cheap labels carry no sample agreement "
+                         "(label with --samples N)")
+    result = JuryRun(stats=stats, failures=list(first.failures))
+    second = None
+    if selected and not stopped(first):
+        second = run_one(data, expensive, selected, spent(first.stats))
+        stats.judges[expensive.name] = second.stats
+        result.failures += second.failures
+    total_stats(stats)
+    if options.dry_run:
+        return result
+    expensive_labels = by_pair(second.labels) if second else {}
+    for pair in data.pairs:
+        key = (pair.query_id, pair.doc_id)
+        final = _final(cheap_labels.get(key), expensive_labels.get(key), key in why)
+        if final is not None:
+            result.labels.append(final)
+    result.judge_labels = list(first.labels) + (list(second.labels) if second else [])
+    grades = {cheap.name: {k: lab.grade for k, lab in cheap_labels.items()},
+              expensive.name: {k: lab.grade for k, lab in expensive_labels.items()}}
+    from labeller.agreement.jury import ESCALATED
+
+    finish(result, data, out_path, grades, {ESCALATED: {k: lab.grade for k, lab in by_pair(result.labels).items()}},
+           relevant_from, missing=[expensive.name] if selected and second is None else [])
+    return result
+
+
+def _count(esc: EscalationStats, why: dict, escalated: int, graded: int) -> None:
+    esc.escalated = escalated
+    esc.share = round(escalated / graded, 6) if graded else 0.0
+    esc.for_near_cut = sum(1 for r in why.values() if r == NEAR_CUT)
+    esc.for_low_agreement = len(why) - esc.for_near_cut
+
+
+def _final(cheap: Label | None, expensive: Label | None, selected: bool) -> Label | None:
+    """The expensive judge's label where it was asked, else the cheap one's; None when the one needed failed."""
+    if cheap is None or (selected and expensive is None):
+        return None
+    chosen = expensive if selected else cheap
+    grades = {cheap.judge: cheap.grade, **({expensive.judge: expensive.grade} if expensive else {})}
+    return chosen.model_copy(update={"judge_grades": grades, "escalated": selected})

@@ -1,0 +1,253 @@
+"""Juries (`--judge A --judge B ...`) and escalation (`--judge CHEAP --escalate-to EXPENSIVE`) through the real
+command line, the real SDKs and real HTTP to the fake API, whose judges differ by model (model_offsets,
+model_noise). Every document carries its right grade as a marker, which is also the gold grade."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from fakeapi import FakeAPI, model_grade
+from fakejudge import write_rubric
+from sklearn.metrics import cohen_kappa_score
+
+from labeller.cli import main
+from labeller.labelling.escalation import NEAR_CUT, reason
+from labeller.labelling.jury import jury_label
+from labeller.records import Label
+
+KEY = "sk-jury-secret-0123456789"
+N = 40
+CHEAP, EXPENSIVE, OTHER = "gpt-4.1-mini", "gpt-4.1", "claude-haiku-4-5"
+
+
+def planted(i: int) -> int:
+    return (i * 3) % 5 + 1
+
+
+def jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def api():
+    with FakeAPI(model_offsets={OTHER: 1}, model_noise={CHEAP: 0.5, OTHER: 0.3}) as server:
+        yield server
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch, api):
+    monkeypatch.chdir(tmp_path)
+    for name, value in api.environment(KEY).items():
+        monkeypatch.setenv(name, value)
+    jsonl(tmp_path / "queries.jsonl", [{"query_id": f"q{i}", "text": f"question {i}"} for i in range(8)])
+    jsonl(tmp_path / "corpus.jsonl", [{"doc_id": f"d{i}", "text": f"passage {i} [[grade:{planted(i)}]]"}
+                                      for i in range(N)])
+    jsonl(tmp_path / "pairs.jsonl", [{"query_id": f"q{i % 8}", "doc_id": f"d{i}"} for i in range(N)])
+    jsonl(tmp_path / "gold.jsonl", [{"query_id": f"q{i % 8}", "doc_id": f"d{i}", "grade": planted(i),
+                                     "annotator": "a"} for i in range(N)])
+    write_rubric(tmp_path)
+    return tmp_path
+
+
+BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pairs", "pairs.jsonl",
+        "--rubric", "rubric.md"]
+JURY = ["--judge", f"openai:{CHEAP}", "--judge", f"openai:{EXPENSIVE}", "--judge", f"anthropic:{OTHER}"]
+ESCALATE = ["--judge", f"openai:{CHEAP}", "--escalate-to", f"openai:{EXPENSIVE}"]
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out = capsys.readouterr()
+    return done.value.code, out.out, out.err
+
+
+def by_model(api: FakeAPI) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in api.requests:
+        counts[r.body["model"]] = counts.get(r.body["model"], 0) + 1
+    return counts
+
+
+def _label(judge: str, grade: int, key: str = "k") -> Label:
+    return Label(query_id="q", doc_id="d", grade=grade, justification=f"{judge} says {grade}", judge=judge,
+                 provider=judge.split(":")[0], model=judge.split(":")[1], rubric="r", rubric_version="v",
+                 cache_key=key, input_tokens=10, output_tokens=2, cost_usd=0.5, created_at="2026-01-01T00:00:00+00:00")
+
+
+@pytest.mark.parametrize("grades, expected", [((3, 3, 5), 3), ((1, 3, 5), 3), ((2, 4), 2), ((4, 2), 2),
+                                              ((5, 1, 1, 5), 1), ((2, 3, 4, 5), 3), ((4,), 4)])
+def test_the_jury_grade_is_the_median_and_an_even_split_takes_the_lower_middle(grades, expected):
+    votes = [_label(f"p:m{i}", g, f"k{i}") for i, g in enumerate(grades)]
+    jury = jury_label("jury:median(...)", votes)
+    assert jury.grade == expected
+    assert jury.judge_grades == {f"p:m{i}": g for i, g in enumerate(grades)}
+    speaker = next(v for v in votes if v.grade == expected)  # the first judge who gave the jury's grade
+    assert jury.justification.endswith(f"{speaker.judge}: {speaker.justification}")
+    assert jury.cost_usd == pytest.approx(0.5 * len(grades)) and jury.input_tokens == 10 * len(grades)
+
+
+def test_a_jury_labels_with_every_judge_once_and_a_rerun_sends_nothing(files, api, capsys):
+    code, out, err = cli(capsys, *BASE, *JURY, "--json")
+    assert code == 0, err
+    assert by_model(api) == {CHEAP: N, EXPENSIVE: N, OTHER: N}  # each judge asked once per pair
+    jury = read(files / "labels.jsonl")
+    judges = read(files / "labels.judges.jsonl")
+    assert len(jury) == N and len(judges) == 3 * N
+    names = [f"openai:{CHEAP}", f"openai:{EXPENSIVE}", f"anthropic:{OTHER}"]
+    grade_of = {(r["judge"], r["doc_id"]): r["grade"] for r in judges}
+    for row in jury:
+        i = int(row["doc_id"][1:])
+        own = {n: grade_of[(n, row["doc_id"])] for n in names}
+        # each judge answered as the fake model was set to
+        assert own == {n: model_grade(_user_prompt(api, n, i), n.split(":")[1], api.model_offsets, api.model_noise)
+                       for n in names}
+        assert row["judge_grades"] == own
+        assert row["grade"] == sorted(own.values())[1]
+        assert row["judge"] == f"jury:median({','.join(names)})"
+    stats = json.loads(out)
+    for p in stats["inter_judge"]["pairwise"]:
+        a = [grade_of[(p["first"], f"d{i}")] for i in range(N)]
+        b = [grade_of[(p["second"], f"d{i}")] for i in range(N)]
+        assert p["kappa"] == pytest.approx(cohen_kappa_score(a, b, labels=[1, 2, 3, 4, 5]))
+        assert p["kappa_quadratic"] == pytest.approx(cohen_kappa_score(a, b, labels=[1, 2, 3, 4, 5],
+                                                                       weights="quadratic"))
+    import krippendorff
+
+    data = np.array([[grade_of[(n, f"d{i}")] for i in range(N)] for n in names], dtype=float)
+    assert stats["inter_judge"]["alpha_ordinal"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
+    assert "inter-judge openai:gpt-4.1-mini vs openai:gpt-4.1: kappa" in err
+    assert stats["requests"] == 3 * N and stats["judges"][names[2]]["requests"] == N
+
+    api.reset()
+    code, out, err = cli(capsys, *BASE, *JURY, "--out", "again.jsonl")
+    assert code == 0 and api.total == 0, err
+    assert [r["grade"] for r in read(files / "again.jsonl")] == [r["grade"] for r in jury]
+    # one judge more pays only for that judge
+    code, _, err = cli(capsys, *BASE, *JURY, "--judge", "openai:gpt-4.1-nano", "--out", "four.jsonl")
+    assert code == 0 and by_model(api) == {"gpt-4.1-nano": N}, err
+
+
+def _user_prompt(api: FakeAPI, judge: str, i: int) -> str:
+    from fakeapi import _text
+
+    model = judge.split(":")[1]
+    for r in api.requests:
+        body = r.body
+        if body["model"] != model:
+            continue
+        user = "".join(_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user")
+        if f"passage {i} [[" in user:
+            return user
+    raise AssertionError(f"no request of {judge} for d{i}")
+
+
+def test_agree_on_a_jury_file_shows_each_judge_and_the_jury_against_gold(files, api, capsys):
+    code, _, err = cli(capsys, *BASE, *JURY, "--out", "jury.csv")
+    assert code == 0, err
+    code, out, err = cli(capsys, "agree", "--labels", "jury.csv", "--gold", "gold.jsonl", "--json")
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out)["judges"]}
+    jury_name = f"jury:median(openai:{CHEAP},openai:{EXPENSIVE},anthropic:{OTHER})"
+    assert list(rows) == [f"openai:{CHEAP}", f"openai:{EXPENSIVE}", f"anthropic:{OTHER}", jury_name]
+    assert rows[f"openai:{EXPENSIVE}"]["kappa"] == pytest.approx(1.0)  # the exact model is the gold
+    # each judge's row is what `labeller agree` says of that judge's own labels alone
+    import pandas as pd
+
+    own = pd.read_csv(files / "jury.judges.csv")
+    own[own["judge"] == f"openai:{CHEAP}"].to_csv(files / "cheap.csv", index=False)
+    code, alone, _ = cli(capsys, "agree", "--labels", "cheap.csv", "--gold", "gold.jsonl", "--json")
+    alone = json.loads(alone)
+    assert rows[f"openai:{CHEAP}"]["kappa"] == pytest.approx(alone["kappa"])
+    assert rows[f"openai:{CHEAP}"]["kappa_ci"] == alone["ci"]["kappa"]
+    assert alone["judges"] == []  # one judge's file: no per-judge rows
+    code, text, _ = cli(capsys, "agree", "--labels", "jury.csv", "--gold", "gold.jsonl")
+    assert f"  {jury_name}: kappa" in text
+
+
+def test_escalation_asks_the_expensive_judge_only_near_the_cut_and_reports_cost_and_gold(files, api, capsys):
+    code, out, err = cli(capsys, *BASE, *ESCALATE, "--gold", "gold.jsonl", "--json")
+    assert code == 0, err
+    cheap = {r["doc_id"]: r["grade"] for r in read(files / "labels.judges.jsonl") if r["model"] == CHEAP}
+    selected = {d for d, g in cheap.items() if g in (2, 3)}
+    assert 0 < len(selected) < N
+    assert by_model(api) == {CHEAP: N, EXPENSIVE: len(selected)}
+    asked = {_doc(r) for r in api.requests if r.body["model"] == EXPENSIVE}
+    assert asked == selected
+    final = read(files / "labels.jsonl")
+    for row in final:
+        i = int(row["doc_id"][1:])
+        assert row["escalated"] == (row["doc_id"] in selected)
+        assert row["grade"] == (planted(i) if row["escalated"] else cheap[row["doc_id"]])
+        assert row["model"] == (EXPENSIVE if row["escalated"] else CHEAP)
+        assert row["judge_grades"][f"openai:{CHEAP}"] == cheap[row["doc_id"]]
+    stats = json.loads(out)
+    esc = stats["escalation"]
+    assert esc["escalated"] == len(selected) and esc["share"] == pytest.approx(len(selected) / N)
+    assert esc["for_near_cut"] == len(selected)
+    judges = stats["judges"]
+    assert judges[f"openai:{CHEAP}"]["requests"] == N and judges[f"openai:{EXPENSIVE}"]["requests"] == len(selected)
+    assert stats["cost_usd"] == pytest.approx(judges[f"openai:{CHEAP}"]["cost_usd"]
+                                              + judges[f"openai:{EXPENSIVE}"]["cost_usd"])
+    gold = {r["name"]: r for r in stats["against_gold"]}
+    gold_grades = [planted(i) for i in range(N)]
+    assert gold[f"openai:{CHEAP}"]["kappa"] == pytest.approx(
+        cohen_kappa_score(gold_grades, [cheap[f"d{i}"] for i in range(N)], labels=[1, 2, 3, 4, 5]))
+    assert gold["escalated (final labels)"]["kappa"] == pytest.approx(
+        cohen_kappa_score(gold_grades, [r["grade"] for r in final], labels=[1, 2, 3, 4, 5]))
+    assert gold["escalated (final labels)"]["exact_agreement"] > gold[f"openai:{CHEAP}"]["exact_agreement"]
+    assert gold[f"openai:{EXPENSIVE}"]["n"] == len(selected)
+    assert f"escalation: {len(selected)} of {N} pairs" in err and "against gold" in err
+
+    api.reset()
+    code, _, err = cli(capsys, *BASE, *ESCALATE, "--out", "again.jsonl")
+    assert code == 0 and api.total == 0, err
+    # a wider rule (cut at 4: grades 3 and 4) pays only for the pairs newly selected
+    code, _, err = cli(capsys, *BASE, *ESCALATE, "--relevant-from", "4", "--out", "wider.jsonl")
+    newly = {d for d, g in cheap.items() if g in (3, 4)} - selected
+    assert code == 0 and by_model(api) == ({EXPENSIVE: len(newly)} if newly else {}), err
+
+
+def _doc(recorded) -> str:
+    from fakeapi import _text
+
+    user = "".join(_text(m.get("content")) for m in recorded.body["messages"] if m.get("role") == "user")
+    return "d" + user.split("passage ")[1].split(" ")[0]
+
+
+def test_an_escalation_dry_run_prices_the_worst_case_then_the_known_selection(files, api, capsys):
+    code, out, err = cli(capsys, *BASE, *ESCALATE, "--dry-run", "--json")
+    assert code == 0 and api.total == 0, err
+    stats = json.loads(out)
+    assert stats["escalation"]["worst_case"] == N and stats["escalation"]["escalated"] == N
+    assert stats["judges"][f"openai:{EXPENSIVE}"]["new"] == N
+    assert stats["estimated_cost_usd"] == pytest.approx(sum(j["estimated_cost_usd"] for j in stats["judges"].values()))
+    assert "upper bound" in err and not (files / "labels.jsonl").exists()
+    # once the cheap judge's verdicts are cached, the selection is known exactly
+    code, _, err = cli(capsys, *BASE, "--judge", f"openai:{CHEAP}", "--out", "cheap.jsonl")
+    assert code == 0, err
+    selected = sum(1 for r in read(files / "cheap.jsonl") if r["grade"] in (2, 3))
+    code, out, err = cli(capsys, *BASE, *ESCALATE, "--dry-run", "--json")
+    stats = json.loads(out)
+    assert stats["escalation"]["worst_case"] == 0 and stats["judges"][f"openai:{EXPENSIVE}"]["new"] == selected
+    assert stats["judges"][f"openai:{CHEAP}"]["cached"] == N
+
+
+def test_the_sample_agreement_rule_reads_labels_that_carry_it():
+    """Labels from --samples carry sample_agreement; those without it are judged by the near-the-cut rule only."""
+    rule = dict(relevant_from=3, below=0.8, near_cut=True)
+    assert reason(SimpleNamespace(grade=5, sample_agreement=0.6), **rule) == "sample agreement 0.60 < 0.8"
+    assert reason(SimpleNamespace(grade=5, sample_agreement=0.8), **rule) is None
+    assert reason(SimpleNamespace(grade=2, sample_agreement=1.0), **rule) == NEAR_CUT
+    assert reason(_label("p:m", 5), **rule) is None and reason(_label("p:m", 3), **rule) == NEAR_CUT
+    assert reason(_label("p:m", 3), relevant_from=3, below=0.8, near_cut=False) is None
