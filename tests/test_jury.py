@@ -199,6 +199,9 @@ def test_escalation_asks_the_expensive_judge_only_near_the_cut_and_reports_cost_
     assert judges[f"openai:{CHEAP}"]["requests"] == N and judges[f"openai:{EXPENSIVE}"]["requests"] == len(selected)
     assert stats["cost_usd"] == pytest.approx(judges[f"openai:{CHEAP}"]["cost_usd"]
                                               + judges[f"openai:{EXPENSIVE}"]["cost_usd"])
+    assert esc["expensive_cost_usd"] == pytest.approx(judges[f"openai:{EXPENSIVE}"]["cost_usd"])
+    assert esc["expensive_alone_usd"] == pytest.approx(esc["expensive_cost_usd"] * N / len(selected), abs=1e-6)
+    assert esc["cheap_cost_usd"] > 0 and esc["cheap_cost_usd"] == pytest.approx(judges[f"openai:{CHEAP}"]["cost_usd"])
     gold = {r["name"]: r for r in stats["against_gold"]}
     gold_grades = [planted(i) for i in range(N)]
     assert gold[f"openai:{CHEAP}"]["kappa"] == pytest.approx(
@@ -210,8 +213,10 @@ def test_escalation_asks_the_expensive_judge_only_near_the_cut_and_reports_cost_
     assert f"escalation: {len(selected)} of {N} pairs" in err and "against gold" in err
 
     api.reset()
-    code, _, err = cli(capsys, *BASE, *ESCALATE, "--out", "again.jsonl")
+    code, out, err = cli(capsys, *BASE, *ESCALATE, "--out", "again.jsonl", "--json")
     assert code == 0 and api.total == 0, err
+    assert json.loads(out)["escalation"]["expensive_cost_usd"] == pytest.approx(esc["expensive_cost_usd"])  # from cache
+    assert read(files / "again.jsonl") == [{**r, "from_cache": True} for r in final]
     # a wider rule (cut at 4: grades 3 and 4) pays only for the pairs newly selected
     code, _, err = cli(capsys, *BASE, *ESCALATE, "--relevant-from", "4", "--out", "wider.jsonl")
     newly = {d for d, g in cheap.items() if g in (3, 4)} - selected
@@ -251,3 +256,30 @@ def test_the_sample_agreement_rule_reads_labels_that_carry_it():
     assert reason(SimpleNamespace(grade=2, sample_agreement=1.0), **rule) == NEAR_CUT
     assert reason(_label("p:m", 5), **rule) is None and reason(_label("p:m", 3), **rule) == NEAR_CUT
     assert reason(_label("p:m", 3), relevant_from=3, below=0.8, near_cut=False) is None
+
+
+def test_the_python_api_labels_with_a_jury_and_escalates(files, api):
+    import pandas as pd
+
+    import labeller
+
+    pairs = pd.read_json(files / "pairs.jsonl", lines=True)
+    inputs = dict(queries=files / "queries.jsonl", corpus=files / "corpus.jsonl", rubric=files / "rubric.md",
+                  cache=files / "cache")
+    frame = labeller.label(pairs, judges=[f"openai:{CHEAP}", f"anthropic:{OTHER}"], **inputs)
+    assert len(frame) == N and by_model(api) == {CHEAP: N, OTHER: N}
+    own = frame.attrs["judge_labels"]
+    assert len(own) == 2 * N and set(own["judge"]) == {f"openai:{CHEAP}", f"anthropic:{OTHER}"}
+    for row in frame.itertuples():
+        assert row.grade == min(row.judge_grades.values())  # two judges: the lower grade
+    assert frame.attrs["stats"]["inter_judge"]["pairwise"][0]["n"] == N
+
+    gold = [{"query_id": f"q{i % 8}", "doc_id": f"d{i}", "grade": planted(i)} for i in range(N)]
+    api.reset()
+    escalated = labeller.label(pairs, judge=f"openai:{CHEAP}", escalate_to=f"openai:{EXPENSIVE}", gold=gold, **inputs)
+    selected = int(escalated["escalated"].sum())
+    assert by_model(api) == {EXPENSIVE: selected}  # the cheap verdicts came from the jury's cache
+    names = [r["name"] for r in escalated.attrs["stats"]["against_gold"]]
+    assert names == [f"openai:{CHEAP}", f"openai:{EXPENSIVE}", "escalated (final labels)"]
+    single = labeller.label(pairs, judge=f"openai:{CHEAP}", **inputs)
+    assert "judge_grades" not in single.columns and "escalated" not in single.columns  # one judge: columns as before

@@ -16,8 +16,15 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           cache: str | Path = ".labeller-cache", out: str | Path | None = None, base_url: str | None = None,
           concurrency: int = 16, max_cost: float | None = None, dry_run: bool = False, timeout: float = 60.0,
           prices: str | Path | None = None, columns: dict[str, str] | str | None = None,
-          errors: str = "raise", progress: bool | None = None):
+          errors: str = "raise", progress: bool | None = None, judges: list[str] | None = None,
+          escalate_to: str | None = None, escalate_below: float | None = None, escalate_near_cut: bool = True,
+          relevant_from: int = 3, gold: Source | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
+
+    `judges=[A, B, ...]` (instead of `judge`) labels with a jury: one row per pair with the median grade and
+    each judge's grade in `judge_grades`; `escalate_to=EXPENSIVE` re-grades with that judge the pairs `judge`
+    is unsure of (`escalate_below`, `escalate_near_cut`, `relevant_from`: as `labeller label`). Both put every
+    judge's own labels in `frame.attrs["judge_labels"]`; `gold` adds each judge against gold to the stats.
 
     `pairs`, `queries`, `corpus` and `run` are DataFrames, lists of row dicts or file paths (a run may be a
     {query_id: {doc_id: score}} dict or a ranx Run). Give `pairs`, or `run` with `depth`. The frame has
@@ -33,7 +40,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     arguments = dict(pairs=pairs, queries=queries, corpus=corpus, judge=judge, rubric=rubric, run=run, depth=depth,
                      cache=cache, out=out, base_url=base_url, concurrency=concurrency, max_cost=max_cost,
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
-                     progress=progress)
+                     progress=progress, judges=judges, escalate_to=escalate_to, escalate_below=escalate_below,
+                     escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -55,24 +63,33 @@ def _label_checked(pairs, options):
 
 def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general", run=None, depth=None,
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
-           timeout=60.0, prices=None, columns=None, errors="raise", progress=None):
+           timeout=60.0, prices=None, columns=None, errors="raise", progress=None, judges=None, escalate_to=None,
+           escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None):
     from labeller.io.columns import column_mapping
-    from labeller.labelling import LabelOptions, label_job
+    from labeller.labelling import LabelOptions
+    from labeller.labelling.several import label_any
 
     options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress)
     with sources() as held, column_mapping(columns):
         out_path = Path(out) if out is not None else held.root / "labels.jsonl"
         try:
-            result = label_job(queries_path=held.add(queries, "queries"), corpus_path=held.add(corpus, "corpus"),
-                               pairs_path=None if pairs is None else held.add(pairs, "pairs"),
-                               run_path=None if run is None else held.add(run, "run"), depth=depth,
-                               judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out_path,
-                               base_url=base_url, options=options, prices_path=prices, timeout=timeout)
+            result = label_any(judges or [judge], dict(
+                queries_path=held.add(queries, "queries"), corpus_path=held.add(corpus, "corpus"),
+                pairs_path=None if pairs is None else held.add(pairs, "pairs"),
+                run_path=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric, cache_dir=cache,
+                out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout),
+                gold_path=None if gold is None else held.add(gold, "gold"), escalate_to=escalate_to,
+                below=escalate_below, near_cut=escalate_near_cut, relevant_from=relevant_from)
         except LabellingFailedError as exc:
             if errors == "raise":
                 raise
             result = exc.run  # type: ignore[attr-defined]
-        return labels_frame(result)
+        frame = labels_frame(result)
+        if hasattr(result, "judge_labels"):  # a jury or escalation
+            from labeller.labelling.models import LabelRun
+
+            frame.attrs["judge_labels"] = labels_frame(LabelRun(labels=result.judge_labels))
+        return frame
 
 
 def labels_frame(result):
@@ -80,9 +97,11 @@ def labels_frame(result):
     import pandas as pd
 
     from labeller.io.tables import typed_frame
-    from labeller.records import Label
+    from labeller.records import JURY_COLUMNS, Label
 
-    frame = pd.DataFrame([label.model_dump() for label in result.labels], columns=list(Label.model_fields))
+    rows = [label.model_dump() for label in result.labels]
+    columns = [c for c in Label.model_fields if c not in JURY_COLUMNS or any(c in row for row in rows)]
+    frame = pd.DataFrame(rows, columns=columns)
     frame = typed_frame(frame) if len(frame) else frame
     frame.attrs["failures"] = pd.DataFrame([f.model_dump() for f in result.failures])
     frame.attrs["stats"] = result.stats.model_dump()

@@ -41,6 +41,10 @@ def jury_summary(result) -> None:
             + (f", {e.worst_case} not graded yet (counted as escalated)" if e.worst_case else ""))
         for note in e.notes:
             say(f"  {note}")
+        if e.expensive_alone_usd is not None:
+            say(f"escalation cost (the verdicts used, cached or not): {e.cheap} {_money(e.cheap_cost_usd)} + "
+                f"{e.expensive} {_money(e.expensive_cost_usd)}; {e.expensive} on every pair would cost about "
+                f"{_money(e.expensive_alone_usd)}")
     if s.dry_run:
         say(f"dry run total: estimated cost {_money(s.estimated_cost_usd)}; nothing sent")
         return

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from labeller.errors import BadInputError
 from labeller.labelling.jury import (EscalationStats, JuryRun, JuryStats, by_pair, finish, prepare, run_one, spent,
-                                     stopped, total_stats, job_inputs)
+                                     stopped, total, total_stats, job_inputs)
 from labeller.labelling.models import LabelOptions
 from labeller.records import GRADE_MAX, Label
 
@@ -71,7 +71,8 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
         esc.worst_case = len(unknown)
         selected += unknown
         esc.notes.append(f"escalation priced as an upper bound: {len(why)} cached cheap labels selected, plus all "
-                         f"{len(unknown)} pairs the cheap judge has not graded yet")
+                         f"{len(unknown)} pairs the cheap judge has not graded yet" if unknown else
+                         "escalation priced exactly: every cheap verdict is cached, so the selection is known")
     _count(esc, why, len(selected), len(cheap_labels) if not options.dry_run else len(data.pairs))
     if below is not None and not any(getattr(lab, "sample_agreement", None) is not None for lab in first.labels):
         esc.notes.append("--escalate-below had no effect: the cheap labels carry no sample agreement "
@@ -92,6 +93,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
         if final is not None:
             result.labels.append(final)
     result.judge_labels = list(first.labels) + (list(second.labels) if second else [])
+    _costs(esc, first.labels, second.labels if second else [])
     grades = {cheap.name: {k: lab.grade for k, lab in cheap_labels.items()},
               expensive.name: {k: lab.grade for k, lab in expensive_labels.items()}}
     from labeller.agreement.jury import ESCALATED
@@ -106,6 +108,13 @@ def _count(esc: EscalationStats, why: dict, escalated: int, graded: int) -> None
     esc.share = round(escalated / graded, 6) if graded else 0.0
     esc.for_near_cut = sum(1 for r in why.values() if r == NEAR_CUT)
     esc.for_low_agreement = len(why) - esc.for_near_cut
+
+
+def _costs(esc: EscalationStats, cheap: list[Label], expensive: list[Label]) -> None:
+    esc.cheap_cost_usd = total(lab.cost_usd for lab in cheap)
+    esc.expensive_cost_usd = total(lab.cost_usd for lab in expensive)
+    if expensive and esc.expensive_cost_usd is not None:
+        esc.expensive_alone_usd = round(esc.expensive_cost_usd * len(cheap) / len(expensive), 6)
 
 
 def _final(cheap: Label | None, expensive: Label | None, selected: bool) -> Label | None:

@@ -53,6 +53,11 @@ class EscalationStats(BaseModel):
     for_near_cut: int = 0
     for_low_agreement: int = 0
     worst_case: int = 0  # dry run: pairs the cheap judge has not graded yet, all counted as escalated
+    # What the labels used cost when their verdicts were bought (cached or not), so a rerun still shows
+    # the price of escalating; None when a model has no known price.
+    cheap_cost_usd: float | None = None
+    expensive_cost_usd: float | None = None
+    expensive_alone_usd: float | None = None  # the expensive judge on every pair, scaled from what it cost here
     notes: list[str] = Field(default_factory=list)
 
 
@@ -115,8 +120,8 @@ def judge_names(specs: list[str]) -> list[str]:
         provider, model = parse_judge_spec(spec)
         name = f"{provider}:{model}"
         if name in names:
-            raise BadInputError(f"judge '{name}' is given twice; a jury needs different judges (the second would "
-                                "answer from the first one's cache)", field="judge")
+            raise BadInputError(f"judge '{name}' is named twice (--judge, --escalate-to); expected different "
+                                "judges: the second would only repeat the first one's cached verdicts", field="judge")
         names.append(name)
     return names
 
@@ -182,14 +187,15 @@ def jury_label(name: str, votes: list[Label]) -> Label:
                  justification=f"{RULE} of {shown}; {voice.judge}: {voice.justification}", judge=name,
                  provider="jury", model=name.partition(":")[2], rubric=voice.rubric,
                  rubric_version=voice.rubric_version, cache_key=f"jury:{key}",
-                 input_tokens=_total(v.input_tokens for v in votes), output_tokens=_total(v.output_tokens for v in votes),
-                 cached_input_tokens=_total(v.cached_input_tokens for v in votes),
-                 cost_usd=_total(v.cost_usd for v in votes), latency_s=_total(v.latency_s for v in votes),
+                 input_tokens=total(v.input_tokens for v in votes), output_tokens=total(v.output_tokens for v in votes),
+                 cached_input_tokens=total(v.cached_input_tokens for v in votes),
+                 cost_usd=total(v.cost_usd for v in votes), latency_s=total(v.latency_s for v in votes),
                  created_at=max(v.created_at for v in votes), from_cache=all(v.from_cache for v in votes),
                  judge_grades=grades)
 
 
-def _total(values):
+def total(values):
+    """A sum of figures, None when any is unknown (a model with no price)."""
     values = list(values)
     return None if any(v is None for v in values) else round(sum(values), 6)
 
@@ -204,9 +210,9 @@ def total_stats(jury: JuryStats) -> None:
     jury.requests = sum(s.requests for s in runs)
     jury.input_tokens = sum(s.input_tokens for s in runs)
     jury.output_tokens = sum(s.output_tokens for s in runs)
-    jury.cost_usd = _total(s.cost_usd for s in runs)
+    jury.cost_usd = total(s.cost_usd for s in runs)
     if jury.dry_run:
-        jury.estimated_cost_usd = _total(s.estimated_cost_usd for s in runs)
+        jury.estimated_cost_usd = total(s.estimated_cost_usd for s in runs)
 
 
 def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jsonl",
