@@ -64,8 +64,9 @@ class Label(Record):
 
     @field_validator("judge_grades", "escalated", mode="before")
     @classmethod
-    def _csv_cell(cls, value: Any) -> Any:
-        """A CSV cell is text: an empty one means "not set", and the per-judge grades are JSON there."""
+    def _table_cell(cls, value: Any) -> Any:
+        """A CSV cell is text: an empty one means "not set", and the per-judge grades are JSON there. Parquet
+        stores the grades as a struct, which gives every row every judge: null where one did not grade it."""
         if value == "":
             return None
         if isinstance(value, str) and value.lstrip().startswith("{"):
@@ -75,6 +76,8 @@ class Label(Record):
                 return json.loads(value)
             except ValueError:
                 return value  # pydantic then names the field and what it expected
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if v is not None}
         return value
 
     @model_serializer(mode="wrap")

@@ -283,3 +283,22 @@ def test_the_python_api_labels_with_a_jury_and_escalates(files, api):
     assert names == [f"openai:{CHEAP}", f"openai:{EXPENSIVE}", "escalated (final labels)"]
     single = labeller.label(pairs, judge=f"openai:{CHEAP}", **inputs)
     assert "judge_grades" not in single.columns and "escalated" not in single.columns  # one judge: columns as before
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_escalation_files_in_every_format_read_back_in_agree(files, api, capsys, suffix):
+    """Rows with and without the expensive judge's grade: a JSON cell in CSV, a struct with nulls in Parquet."""
+    code, _, err = cli(capsys, *BASE, *ESCALATE, "--out", f"esc{suffix}")
+    assert code == 0, err
+    code, out, err = cli(capsys, "agree", "--labels", f"esc{suffix}", "--gold", "gold.jsonl", "--json")
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out)["judges"]}
+    selected = sum(1 for r in read_table(files / f"esc.judges{suffix}") if r["model"] == EXPENSIVE)
+    assert rows[f"openai:{EXPENSIVE}"]["n"] == selected and rows[f"openai:{CHEAP}"]["n"] == N
+    assert rows["escalated (final labels)"]["n"] == N
+
+
+def read_table(path: Path) -> list[dict]:
+    from labeller.io.tables import read_rows
+
+    return [row for _, row in read_rows(path)]

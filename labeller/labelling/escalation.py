@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeller.errors import BadInputError
-from labeller.labelling.jury import (EscalationStats, JuryRun, JuryStats, by_pair, finish, prepare, run_one, spent,
-                                     stopped, total, total_stats, job_inputs)
+from labeller.labelling.jury_models import EscalationStats, JuryRun, JuryStats
 from labeller.labelling.models import LabelOptions
+from labeller.labelling.panel import by_pair, finish, job_inputs, prepare, run_one, spent, stopped, total, total_stats
 from labeller.records import GRADE_MAX, Label
 
 NEAR_CUT = "the grade is next to the relevance cut"
