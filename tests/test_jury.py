@@ -302,3 +302,28 @@ def read_table(path: Path) -> list[dict]:
     from labeller.io.tables import read_rows
 
     return [row for _, row in read_rows(path)]
+
+
+def test_a_pair_one_judge_cannot_grade_gets_no_jury_grade_and_a_rerun_pays_only_for_it(files, api, capsys):
+    api.poison["passage 7 [["] = "400"  # every judge's request for d7 is refused
+    code, _, err = cli(capsys, *BASE, *JURY[:4])
+    assert code == 1 and "1 of 40 pairs lack a grade from every judge" in err.splitlines()[-1], err
+    assert [r["doc_id"] for r in read(files / "labels.jsonl")] == [f"d{i}" for i in range(N) if i != 7]
+    failures = read(files / "labels.failures.jsonl")
+    assert {(f["judge"], f["doc_id"]) for f in failures} == {(f"openai:{CHEAP}", "d7"), (f"openai:{EXPENSIVE}", "d7")}
+    api.poison.clear()
+    api.reset()
+    code, _, err = cli(capsys, *BASE, *JURY[:4])
+    assert code == 0 and by_model(api) == {CHEAP: 1, EXPENSIVE: 1}, err
+    assert len(read(files / "labels.jsonl")) == N and not (files / "labels.failures.jsonl").exists()
+
+
+def test_max_cost_is_shared_by_the_judges_of_a_jury(files, api, capsys):
+    """The cheap judge costs about $0.006 for the slice; the second judge gets only what is left of $0.01."""
+    code, out, err = cli(capsys, *BASE, *JURY[:4], "--max-cost", "0.01", "--json")
+    assert code == 3 and f"--max-cost reached during openai:{EXPENSIVE}" in err.splitlines()[-1], err
+    counts = by_model(api)
+    assert counts[CHEAP] == N and 0 < counts[EXPENSIVE] < N
+    stats = json.loads(out)
+    assert stats["cost_usd"] <= 0.01 and stats["labelled"] == stats["judges"][f"openai:{EXPENSIVE}"]["new"]
+    assert len(read(files / "labels.jsonl")) == stats["labelled"]  # only pairs every judge graded
