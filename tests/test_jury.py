@@ -327,3 +327,19 @@ def test_max_cost_is_shared_by_the_judges_of_a_jury(files, api, capsys):
     stats = json.loads(out)
     assert stats["cost_usd"] <= 0.01 and stats["labelled"] == stats["judges"][f"openai:{EXPENSIVE}"]["new"]
     assert len(read(files / "labels.jsonl")) == stats["labelled"]  # only pairs every judge graded
+
+
+def test_a_jury_dry_run_needs_no_key_and_a_jury_goes_through_provider_batches(files, api, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    code, out, err = cli(capsys, *BASE, *JURY, "--dry-run", "--json")
+    stats = json.loads(out)
+    assert code == 0 and api.total == 0 and not (files / "labels.jsonl").exists(), err
+    assert [j["new"] for j in stats["judges"].values()] == [N, N, N]
+    assert stats["estimated_cost_usd"] == pytest.approx(sum(j["estimated_cost_usd"] for j in stats["judges"].values()))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    code, _, err = cli(capsys, *BASE, "--judge", f"openai:{CHEAP}", "--judge", f"anthropic:{OTHER}", "--batch",
+                       "--poll-interval", "0.02")
+    assert code == 0 and sum(api.batched.values()) == 2 * N and api.batched_twice == 0, err
+    assert err.count("at batch prices") == 2 and len(read(files / "labels.jsonl")) == N

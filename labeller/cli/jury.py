@@ -29,7 +29,7 @@ def jury_summary(result) -> None:
             say(f"{judge}: {j.requested} pairs, {j.new} new, {j.cached} from cache, {j.failed} failed"
                 + (f", {j.skipped} not sent" if j.skipped else "")
                 + f"; requests {j.requests}, tokens {j.input_tokens:,} in / {j.output_tokens:,} out, "
-                  f"cost {_money(j.cost_usd)}")
+                  f"cost {_money(j.cost_usd)}" + (" at batch prices" if j.batch else ""))
     e = s.escalation
     if e is not None:
         rules = ([f"{e.for_near_cut} next to the relevance cut (grades {e.relevant_from - 1}-{e.relevant_from})"]
