@@ -1,12 +1,14 @@
 """The retrieval-test HTTP API (FastAPI). Build it with `create_app(config)`; `labeller serve` runs it on uvicorn.
 
-- POST /retrieval-test/{retriever_id}: run a configured retriever, match its passages to the
-  caller's ground-truth texts, return the documents and metrics per query variant.
+- POST /retrieval-test/{agent_id}: the seed's retrieval-test contract. Run the configured retriever
+  named agent_id, match its passages to the caller's ground truths (texts, or doc ids), return the
+  documents and metrics per query variant (docs/serve.md has the exact contract).
 - POST /judge: grade a query against documents through the labelling engine and the verdict cache.
 - GET /health: liveness, the configured retrievers and the default judge.
 
 An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
-a judge the config does not allow a 422 on `judge`; a verdict cache the server cannot open or write
+a judge the config does not allow a 422 on `judge`; a missing or refused `project_key` (when the
+config sets project keys) a 401 or 403; a verdict cache the server cannot open or write
 a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path but /health
 needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes` (1 MB by
 default) get 413 (see guard.py).
@@ -19,36 +21,57 @@ import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException
+from fastapi import Depends, FastAPI, HTTPException
 from fastapi.exceptions import RequestValidationError
 
 from labeller.errors import BadInputError, LabellerError, StoreError
 from labeller.records import Doc, Pair, Query
 from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
-from labeller.serve.guard import RequestGuard, serve_token
-from labeller.serve.matching import match_passage, variant_metrics
+from labeller.serve.guard import RequestGuard, project_key_refusal, serve_token
+from labeller.serve.matching import assign, candidate_matches, variant_metrics
 from labeller.serve.runretriever import UnknownQueryError
-from labeller.serve.schemas import (JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse,
-                                    RetrievedDocument, VariantResult)
+from labeller.serve.schemas import (AnalysisData, JudgeRequest, JudgeResponse, RetrievalTestRequest,
+                                    RetrievalTestResponse, RetrievedDocument, VariantResult)
 from labeller.serve.textstats import RERANK_POOL, enhance, keywords, rerank, token_count
 
 
-def run_variant(retriever: Retriever, variant: str, query: str, req: RetrievalTestRequest) -> VariantResult:
+def run_variant(retriever: Retriever, query_type: str, query: str, req: RetrievalTestRequest) -> VariantResult:
     pool = req.top_k * RERANK_POOL if req.enable_rerank else req.top_k
     start = time.perf_counter()
     hits = list(retriever.search(query, pool))[:pool]
     latency_ms = (time.perf_counter() - start) * 1000
     ranked = rerank(query, hits, req.top_k) if req.enable_rerank else [(h, None) for h in hits[:req.top_k]]
-    documents, matches = [], []
-    for rank, (hit, rerank_score) in enumerate(ranked, start=1):
-        found = match_passage(hit.text, req.ground_truth_texts, req.score_threshold)
-        matches.append(found)
-        documents.append(RetrievedDocument(rank=rank, doc_id=hit.doc_id, text=hit.text, score=hit.score,
-                                           rerank_score=rerank_score, chars=len(hit.text),
-                                           tokens=token_count(hit.text), keywords=keywords(hit.text), matches=found))
-    return VariantResult(variant=variant, query=query, latency_ms=round(latency_ms, 3), documents=documents,
-                         metrics=variant_metrics(matches, len(req.ground_truth_texts), req.top_k))
+    candidates = [candidate_matches(hit.text, hit.doc_id, req.ground_truth_texts, req.ground_truth_doc_ids,
+                                    req.score_threshold) for hit, _ in ranked]
+    assigned = assign(candidates, len(req.ground_truth_texts) + len(req.ground_truth_doc_ids))
+    documents = [RetrievedDocument(keywords=keywords(hit.text), chars=len(hit.text), score=hit.score,
+                                   tokens=token_count(hit.text), text=hit.text, rank=rank, doc_id=hit.doc_id,
+                                   rerank_score=rerank_score, matches=[found] if found else [])
+                 for rank, ((hit, rerank_score), found) in enumerate(zip(ranked, assigned), start=1)]
+    metrics = variant_metrics(assigned, len(req.ground_truth_texts) + len(req.ground_truth_doc_ids), req.top_k)
+    return VariantResult(query=query, query_type=query_type, documents=documents, metrics=metrics,
+                         latency_ms=round(latency_ms, 3))
+
+
+def retrieval_test(agent_id: str, retriever: Retriever, req: RetrievalTestRequest) -> RetrievalTestResponse:
+    """One retrieval test: the original query, and the enhanced one when asked (see docs/serve.md)."""
+    if not req.ground_truth_texts and not req.ground_truth_doc_ids:
+        raise RequestValidationError([{"loc": ("body", "ground_truth_texts"), "type": "too_short",
+                                       "msg": "List should have at least 1 item (or give ground_truth_doc_ids)"}])
+    queries = [("original", req.query)]
+    if req.enable_query_enhancement:
+        queries.append(("enhanced", enhance(req.query)))
+    try:
+        result = [run_variant(retriever, kind, text, req) for kind, text in queries]
+    except UnknownQueryError as exc:
+        raise _invalid("query", exc, "unknown_query") from None
+    # The best share of the ground truths that one query's top_k context holds.
+    adequate = max(v.metrics.recall for v in result)
+    return RetrievalTestResponse(
+        result=result, agent_id=agent_id, ignored_fields=req.ignored_fields,
+        analysis_data=AnalysisData(enhanced_queries=[text for kind, text in queries if kind == "enhanced"],
+                                   score_of_adequate_context=round(adequate, 4)))
 
 
 def _invalid(field: str, exc: LabellerError, kind: str) -> RequestValidationError:
@@ -87,21 +110,21 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
         return {"status": "ok", "retrievers": sorted(retrievers), "judge": config.server.judge,
                 "rubric": config.server.rubric}
 
-    @app.post("/retrieval-test/{retriever_id}", response_model=RetrievalTestResponse)
-    def retrieval_test(retriever_id: str, req: RetrievalTestRequest) -> RetrievalTestResponse:
-        retriever = retrievers.get(retriever_id)
-        if retriever is None:
-            raise HTTPException(404, f"unknown retriever '{retriever_id}'; configured: {', '.join(sorted(retrievers))}")
-        queries = [("original", req.query)]
-        if req.enable_query_enhancement:
-            queries.append(("enhanced", enhance(req.query)))
-        try:
-            variants = [run_variant(retriever, name, text, req) for name, text in queries]
-        except UnknownQueryError as exc:
-            raise _invalid("query", exc, "unknown_query") from None
-        return RetrievalTestResponse(retriever_id=retriever_id, top_k=req.top_k, score_threshold=req.score_threshold,
-                                     enable_rerank=req.enable_rerank,
-                                     enable_query_enhancement=req.enable_query_enhancement, variants=variants)
+    def agent(agent_id: str) -> tuple[str, Retriever]:
+        """The agent named in the path; a dependency, so an unknown one is a 404 before the body is validated."""
+        if agent_id not in retrievers:
+            raise HTTPException(404, f"unknown agent '{agent_id}': no retriever of that name in the config; "
+                                     f"configured: {', '.join(sorted(retrievers))}")
+        return agent_id, retrievers[agent_id]
+
+    @app.post("/retrieval-test/{agent_id}", response_model=RetrievalTestResponse)
+    def retrieval_test_route(req: RetrievalTestRequest,
+                             found: tuple[str, Retriever] = Depends(agent)) -> RetrievalTestResponse:
+        agent_id, retriever = found
+        refused = project_key_refusal(config.project_keys(agent_id), req.project_key, agent_id)
+        if refused:
+            raise HTTPException(*refused)
+        return retrieval_test(agent_id, retriever, req)
 
     @app.post("/judge", response_model=JudgeResponse)
     async def judge_pairs(req: JudgeRequest) -> JudgeResponse:
