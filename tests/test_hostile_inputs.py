@@ -506,6 +506,13 @@ CASES: list[Case] = [
     Case("serve-body-cap-not-positive", ["serve", "--config", "serve.toml"], stderr="max_body_bytes",
          setup=_config('[server]\nmax_body_bytes = 0\n[retrievers.bm25]\nbuiltin = "bm25"\n'
                        'corpus = "corpus.jsonl"\n', "serve.toml")),
+    Case("serve-project-keys-not-a-list", ["serve", "--config", "serve.toml"], stderr="server.project_keys",
+         setup=_config('[server]\nproject_keys = "proj-secret-1"\n[retrievers.bm25]\nbuiltin = "bm25"\n'
+                       'corpus = "corpus.jsonl"\n', "serve.toml"),
+         check=lambda d, err, api: ("proj-secret-1" not in err) or pytest.fail("the key was quoted back")),
+    Case("serve-agent-project-key-empty", ["serve", "--config", "serve.toml"], stderr="retrievers.bm25.project_keys",
+         setup=_config('[retrievers.bm25]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\nproject_keys = [""]\n',
+                       "serve.toml")),
     # annotate -----------------------------------------------------------------------------
     Case("annotate-sample-missing-labels", [*SAMPLE, "--labels", "nope.jsonl"], stderr="nope.jsonl",
          outputs=("sample.jsonl",)),

@@ -493,3 +493,148 @@ def test_a_cache_the_server_cannot_write_is_a_503_and_retrieval_still_works(conf
         judged = client.post("/judge", json=JUDGE_BODY)
         assert judged.status_code == 503 and "verdict cache" in judged.json()["detail"], judged.text
         assert client.post("/retrieval-test/bm25", json=SMALL_TEST).status_code == 200
+
+
+# -- the seed's retrieval-test contract ----------------------------------------------------------
+
+# Every field of the seed's request, as its clients send it.
+SEED_EXAMPLE = {"query": "courier invoice", "ground_truth_texts": [DOCS["d1"]], "project_key": "proj-acme-001",
+                "enable_query_enhancement": True, "enable_rerank": True, "score_threshold": 0.7, "top_k": 5}
+
+
+def test_the_seed_example_gets_the_seed_response_shape(server):
+    reply = server.post("/retrieval-test/fixed", json=SEED_EXAMPLE)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert {"is_success", "result", "analysis_data"} <= set(body) and body["is_success"] is True
+    assert body["ignored_fields"] == []  # project_key is a known field
+    original, enhanced = body["result"]
+    assert (original["query"], original["query_type"]) == ("courier invoice", "original")
+    assert (enhanced["query"], enhanced["query_type"]) == ("courier couriers invoice invoices", "enhanced")
+    for variant in body["result"]:
+        assert {"query", "query_type", "documents", "metrics"} <= set(variant)
+        for doc in variant["documents"]:
+            assert {"keywords", "chars", "score", "tokens", "text"} <= set(doc)
+            assert isinstance(doc["keywords"], list) and all(isinstance(w, str) for w in doc["keywords"])
+            assert type(doc["chars"]) is int and type(doc["tokens"]) is int and isinstance(doc["score"], float)
+            assert doc["chars"] == len(doc["text"]) and doc["text"] == DOCS[doc["doc_id"]]
+        metrics = variant["metrics"]
+        assert {"f1_score", "hit_rate", "k", "precision", "recall"} <= set(metrics)
+        assert metrics["hit_rate"] is True and metrics["k"] == 5
+    # Re-ranked from a pool of 15: the corpus' 4 documents, d1 (holding both query words) first. d1 is
+    # the one ground truth: precision 1/4, recall 1, F1 = 2 * 0.25 * 1 / 1.25 = 0.4.
+    assert [d["doc_id"] for d in original["documents"]] == ["d1", "d2", "d3", "d4"]
+    metrics = original["metrics"]
+    assert (metrics["precision"], metrics["recall"], metrics["f1_score"]) == (0.25, 1.0, pytest.approx(0.4))
+    assert body["analysis_data"] == {"enhanced_queries": ["courier couriers invoice invoices"],
+                                     "score_of_adequate_context": 1.0}
+
+
+def test_the_seed_example_to_an_unknown_agent_is_a_404(server):
+    reply = server.post("/retrieval-test/nope", json=SEED_EXAMPLE)
+    assert reply.status_code == 404 and "unknown agent 'nope'" in reply.json()["detail"]
+    # The path is checked before the body: an unknown agent is a 404 whatever was posted.
+    assert server.post("/retrieval-test/nope", json={"query": 5}).status_code == 404
+
+
+def test_the_seed_example_without_ground_truth_is_one_422(server):
+    body = {k: v for k, v in SEED_EXAMPLE.items() if k != "ground_truth_texts"}
+    reply = server.post("/retrieval-test/fixed", json=body)
+    assert reply.status_code == 422
+    (error,) = reply.json()["detail"]
+    assert error["loc"] == ["body", "ground_truth_texts"] and error["type"] == "missing"
+    assert error["msg"] == "Field required"
+    assert set(error) == {"loc", "msg", "type"}  # no `input` echo: it would send the project_key back
+    assert "proj-acme-001" not in reply.text
+
+
+@pytest.fixture
+def keyed(config):
+    text = config.read_text().replace('callable = "team_search_h6:build"\n',
+                                      'callable = "team_search_h6:build"\nproject_keys = ["proj-fixed-only"]\n')
+    config.write_text(text)
+    yield from _uvicorn(create_app_from_file(_config_with(config, 'project_keys = ["proj-acme-001"]\n')))
+
+
+def test_project_keys_are_checked_when_the_config_sets_them(keyed):
+    assert keyed.post("/retrieval-test/fixed", json=SEED_EXAMPLE).status_code == 200
+    missing = keyed.post("/retrieval-test/fixed", json={k: v for k, v in SEED_EXAMPLE.items() if k != "project_key"})
+    assert missing.status_code == 401 and "needs a project_key" in missing.json()["detail"]
+    wrong = keyed.post("/retrieval-test/fixed", json={**SEED_EXAMPLE, "project_key": "proj-guess-999"})
+    assert wrong.status_code == 403 and "not accepted for agent 'fixed'" in wrong.json()["detail"]
+    assert "proj-guess-999" not in wrong.text and "proj-acme-001" not in wrong.text
+    # A key of one agent opens that agent only; the [server] keys open every agent.
+    own = {**SEED_EXAMPLE, "project_key": "proj-fixed-only"}
+    assert keyed.post("/retrieval-test/fixed", json=own).status_code == 200
+    assert keyed.post("/retrieval-test/bm25", json=own).status_code == 403
+    assert keyed.post("/retrieval-test/bm25", json=SEED_EXAMPLE).status_code == 200
+    assert keyed.post("/retrieval-test/nope", json=SEED_EXAMPLE).status_code == 404
+
+
+def test_a_bad_project_keys_type_is_a_config_error_that_does_not_quote_it(config):
+    with pytest.raises(ConfigError) as err:
+        load_config(_config_with(config, 'project_keys = "proj-acme-001"\n'))
+    assert err.value.field == "server.project_keys" and "proj-acme-001" not in str(err.value)
+
+
+# -- honest matching: the issue's two cases, over HTTP --------------------------------------------
+
+LEDGER = {
+    "t1": "2024-03-04 Kite Couriers same-day courier invoice INV-0042, amount GBP 120.00, paid by card.",
+    "t2": "2024-03-04 Kite Couriers same-day courier invoice INV-0042, amount GBP 210.00, paid by card.",
+    "t3": "2024-03-11 Kite Couriers same-day courier invoice INV-0043, amount GBP 120.00, paid by card.",
+}
+
+
+@pytest.fixture
+def ledger(config):
+    (config.parent / "ledger.jsonl").write_text("".join(json.dumps({"doc_id": k, "text": v}) + "\n"
+                                                        for k, v in LEDGER.items()))
+    config.write_text(config.read_text() + '\n[retrievers.ledger]\ncallable = "team_search_h6:build"\n'
+                                           'corpus = "ledger.jsonl"\n')
+    yield from _uvicorn(create_app_from_file(config))
+
+
+def _ledger_test(client, truths, top_k, **extra):
+    body = {"query": "kite couriers invoice", "ground_truth_texts": truths, "top_k": top_k, "enable_rerank": False,
+            "score_threshold": 0.7, **extra}
+    reply = client.post("/retrieval-test/ledger", json=body)
+    assert reply.status_code == 200, reply.text
+    return reply.json()["result"][0]
+
+
+def test_near_duplicate_transactions_that_differ_only_in_amount_do_not_match(ledger):
+    # The old fuzzy rule's similarity of the two: 0.97 and more, far above the 0.7 threshold.
+    assert similarity(LEDGER["t1"].lower(), LEDGER["t2"].lower()) >= 0.97
+    variant = _ledger_test(ledger, [LEDGER["t2"]], top_k=1)  # the retriever returns t1 only
+    assert [d["doc_id"] for d in variant["documents"]] == ["t1"] and variant["documents"][0]["matches"] == []
+    m = variant["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["hit_rate"]) == (0.0, 0.0, 0.0, False)
+    # The same texts with the right amount do match, so the refusal above is the amount.
+    assert _ledger_test(ledger, [LEDGER["t1"]], top_k=1)["metrics"]["recall"] == 1.0
+
+
+def test_two_unretrieved_ground_truths_leave_recall_below_one(ledger):
+    # Three ground truths, one retrieved (t1): precision 1/1, recall 1/3, F1 = 2 * 1 * (1/3) / (4/3) = 0.5.
+    variant = _ledger_test(ledger, list(LEDGER.values()), top_k=1)
+    m = variant["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["hit_rate"]) == (1.0, pytest.approx(1 / 3), 0.5, True)
+    assert m["matched_ground_truths"] == [0]
+    # Two retrieved: recall 2/3, F1 = 2 * 1 * (2/3) / (5/3) = 0.8; all three: 1.0 each.
+    m = _ledger_test(ledger, list(LEDGER.values()), top_k=2)["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"]) == (1.0, pytest.approx(2 / 3), pytest.approx(0.8))
+    m = _ledger_test(ledger, list(LEDGER.values()), top_k=3)["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["matched_ground_truths"]) == (1.0, 1.0, 1.0, [0, 1, 2])
+
+
+def test_ground_truth_by_document_id(ledger):
+    variant = _ledger_test(ledger, [], top_k=2, ground_truth_doc_ids=["t2", "t9"])
+    assert [d["matches"] for d in variant["documents"]] == [[], [{"ground_truth": 0, "kind": "doc_id",
+                                                                  "similarity": 1.0}]]
+    m = variant["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"]) == (0.5, 0.5, 0.5)
+    # Texts and ids together: the ids are numbered after the texts.
+    both = _ledger_test(ledger, [LEDGER["t1"]], top_k=2, ground_truth_doc_ids=["t2"])
+    assert both["metrics"]["matched_ground_truths"] == [0, 1] and both["metrics"]["recall"] == 1.0
+    none = ledger.post("/retrieval-test/ledger", json={"query": "q", "ground_truth_texts": [], "ground_truth_doc_ids": []})
+    assert none.status_code == 422 and none.json()["detail"][0]["loc"] == ["body", "ground_truth_texts"]

@@ -21,8 +21,10 @@ import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import Depends, FastAPI, HTTPException
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from labeller.errors import BadInputError, LabellerError, StoreError
 from labeller.records import Doc, Pair, Query
@@ -102,6 +104,12 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             state["cache"].close()
 
     app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's shape without its `input` echo: that would send the body back, project_key and all.
+        errors = [{k: v for k, v in e.items() if k != "input"} for e in exc.errors()]
+        return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
+
     app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes,
                        token=serve_token(config.server.token))
 
