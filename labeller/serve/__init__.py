@@ -1,6 +1,7 @@
 """The retrieval-test HTTP API behind `labeller serve` (needs the `serve` extra: fastapi, uvicorn, rapidfuzz)."""
 
-from labeller.serve.app import create_app, create_app_from_file, retrieval_test, run_variant
+from labeller.serve.app import create_app, create_app_from_file
+from labeller.serve.retrievaltest import retrieval_test, run_variant
 from labeller.serve.config import RetrieverSpec, ServeConfig, build_retrievers, load_config
 from labeller.serve.matching import Match, VariantMetrics, assign, candidate_matches, similarity, text_match, variant_metrics
 from labeller.serve.runretriever import RunRetriever, UnknownQueryError

@@ -17,7 +17,6 @@ default) get 413 (see guard.py).
 from __future__ import annotations
 
 import sqlite3
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -31,54 +30,8 @@ from labeller.records import Doc, Pair, Query
 from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
 from labeller.serve.guard import RequestGuard, project_key_refusal, serve_token
-from labeller.serve.matching import assign, candidate_matches, variant_metrics
-from labeller.serve.runretriever import UnknownQueryError
-from labeller.serve.schemas import (AnalysisData, JudgeRequest, JudgeResponse, RetrievalTestRequest,
-                                    RetrievalTestResponse, RetrievedDocument, VariantResult)
-from labeller.serve.textstats import RERANK_POOL, enhance, keywords, rerank, token_count
-
-
-def run_variant(retriever: Retriever, query_type: str, query: str, req: RetrievalTestRequest) -> VariantResult:
-    pool = req.top_k * RERANK_POOL if req.enable_rerank else req.top_k
-    start = time.perf_counter()
-    hits = list(retriever.search(query, pool))[:pool]
-    latency_ms = (time.perf_counter() - start) * 1000
-    ranked = rerank(query, hits, req.top_k) if req.enable_rerank else [(h, None) for h in hits[:req.top_k]]
-    candidates = [candidate_matches(hit.text, hit.doc_id, req.ground_truth_texts, req.ground_truth_doc_ids,
-                                    req.score_threshold) for hit, _ in ranked]
-    assigned = assign(candidates, len(req.ground_truth_texts) + len(req.ground_truth_doc_ids))
-    documents = [RetrievedDocument(keywords=keywords(hit.text), chars=len(hit.text), score=hit.score,
-                                   tokens=token_count(hit.text), text=hit.text, rank=rank, doc_id=hit.doc_id,
-                                   rerank_score=rerank_score, matches=[found] if found else [])
-                 for rank, ((hit, rerank_score), found) in enumerate(zip(ranked, assigned), start=1)]
-    metrics = variant_metrics(assigned, len(req.ground_truth_texts) + len(req.ground_truth_doc_ids), req.top_k)
-    return VariantResult(query=query, query_type=query_type, documents=documents, metrics=metrics,
-                         latency_ms=round(latency_ms, 3))
-
-
-def retrieval_test(agent_id: str, retriever: Retriever, req: RetrievalTestRequest) -> RetrievalTestResponse:
-    """One retrieval test: the original query, and the enhanced one when asked (see docs/serve.md)."""
-    if not req.ground_truth_texts and not req.ground_truth_doc_ids:
-        raise RequestValidationError([{"loc": ("body", "ground_truth_texts"), "type": "too_short",
-                                       "msg": "List should have at least 1 item (or give ground_truth_doc_ids)"}])
-    queries = [("original", req.query)]
-    if req.enable_query_enhancement:
-        queries.append(("enhanced", enhance(req.query)))
-    try:
-        result = [run_variant(retriever, kind, text, req) for kind, text in queries]
-    except UnknownQueryError as exc:
-        raise _invalid("query", exc, "unknown_query") from None
-    # The best share of the ground truths that one query's top_k context holds.
-    adequate = max(v.metrics.recall for v in result)
-    return RetrievalTestResponse(
-        result=result, agent_id=agent_id, ignored_fields=req.ignored_fields,
-        analysis_data=AnalysisData(enhanced_queries=[text for kind, text in queries if kind == "enhanced"],
-                                   score_of_adequate_context=round(adequate, 4)))
-
-
-def _invalid(field: str, exc: LabellerError, kind: str) -> RequestValidationError:
-    message = getattr(exc, "detail", None) or str(exc)
-    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": kind}])
+from labeller.serve.retrievaltest import invalid_field, retrieval_test
+from labeller.serve.schemas import JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse
 
 
 def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = None) -> FastAPI:
@@ -155,7 +108,7 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             if spec not in judges:
                 judges[spec] = make_judge(spec)
         except LabellerError as exc:
-            raise _invalid("judge" if req.judge else "rubric", exc, "config_error") from None
+            raise invalid_field("judge" if req.judge else "rubric", exc, "config_error") from None
         query = Query(query_id=req.query.query_id, text=req.query.text, fields=req.query.fields)
         corpus = {d.doc_id: Doc(doc_id=d.doc_id, text=d.text, fields=d.fields) for d in req.documents}
         if len(corpus) != len(req.documents):
@@ -170,7 +123,7 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, store,
                                     LabelOptions(progress=False))
         except BadInputError as exc:
-            raise _invalid("documents", exc, "bad_input") from None
+            raise invalid_field("documents", exc, "bad_input") from None
         except (sqlite3.Error, OSError, StoreError) as exc:  # a full disk, a database gone: stored verdicts are kept
             raise HTTPException(503, f"the verdict cache could not be written ({exc}); verdicts stored before "
                                      "are kept") from None
