@@ -163,6 +163,28 @@ def test_qrels_import_and_export_round_trip(tmp_path):
     assert back.read_text() == "q1 0 d1 3\nq1 0 d2 0\nq2 0 d3 2\n"
 
 
+def test_qrels_import_and_export_read_columns_named_otherwise(tmp_path):
+    # A spreadsheet export with its own names: without --columns it is refused, naming the missing column.
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("topic,passage_ref,verdict\nq1,d1,5\nq1,d2,2\n")
+    out = tmp_path / "out.qrels"
+    code, _, err = run_cli("qrels", "export", sheet, "--out", out, "--to-scale", "0-3", "--clip")
+    assert code == 2 and "query_id" in err and not out.exists()
+    code, _, err = run_cli("qrels", "export", sheet, "--out", out, "--to-scale", "0-3", "--clip", "--columns",
+                           "query_id=topic,doc_id=passage_ref", "--columns", "grade=verdict")
+    assert code == 0, err
+    assert out.read_text() == "q1 0 d1 3\nq1 0 d2 1\n"
+    # A headed qrels table (BEIR-like) whose columns are named otherwise, imported as gold.
+    headed = tmp_path / "qrels.tsv"
+    headed.write_text("q\tdoc\trel\nq1\td1\t2\nq2\td3\t0\n")
+    gold = tmp_path / "gold.jsonl"
+    code, _, err = run_cli("qrels", "import", headed, "--out", gold, "--from-scale", "0-2", "--columns",
+                           "query_id=q,doc_id=doc,grade=rel")
+    assert code == 0, err
+    rows = [json.loads(line) for line in gold.read_text().splitlines()]
+    assert [(r["query_id"], r["doc_id"], r["grade"]) for r in rows] == [("q1", "d1", 3), ("q2", "d3", 1)]
+
+
 def test_qrels_export_refuses_grades_the_target_scale_cannot_hold(tmp_path):
     gold = write_gold(tmp_path / "gold.jsonl", {("q1", "d1"): 5, ("q1", "d2"): 2})
     out = tmp_path / "out.qrels"

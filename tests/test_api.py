@@ -135,3 +135,30 @@ def test_bad_frames_are_named_as_the_caller_knows_them(tmp_path):
         labeller.label(PAIRS.head(0), queries=QUERIES, corpus=CORPUS, cache=tmp_path / "c")
     with pytest.raises(BadInputError, match="expected a file path, a pandas DataFrame"):
         labeller.evaluate(GOLD, 42)
+
+
+def test_errors_name_the_parameters_of_the_api_and_the_flags_of_the_cli(tmp_path, capsys):
+    good = {"q1": {"d1": 3.0, "d3": 2.0}, "q2": {"d2": 3.0, "d1": 1.0}, "q3": {"d3": 2.0}}
+    worse = {q: {d: -s for d, s in docs.items()} for q, docs in good.items()}
+    labels = GOLD.assign(grade=GOLD.grade + 1)  # 1-4
+    # Second judgments on 0-3 given as a frame: the error says which parameter gives their scale.
+    with pytest.raises(BadInputError) as caught:
+        labeller.compare(labels, {"good": good, "worse": worse}, "ndcg@10", labels_alt=GOLD)
+    message = str(caught.value)
+    assert message.startswith("labels_alt DataFrame:") and "from_scale='labels-alt=0-3'" in message
+    assert "--" not in message
+    versus = labeller.compare(labels, {"good": good, "worse": worse}, "ndcg@10", labels_alt=GOLD,
+                              from_scale="labels-alt=0-3")
+    assert versus.system_ranking is not None
+    with pytest.raises(BadInputError) as caught:
+        labeller.evaluate(labels, good, "ndcg@10", labels_alt=GOLD, from_scale="labels-alt=0-3")
+    assert "labels_alt compares system orderings" in str(caught.value) and "--" not in str(caught.value)
+    # The command line, which calls the same functions, keeps its flags.
+    GOLD.to_csv(tmp_path / "gold.csv", index=False)
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["agree", "--labels", str(tmp_path / "gold.csv"), "--gold", str(tmp_path / "gold.csv")])
+    assert "--from-scale" in capsys.readouterr().err
+    with pytest.raises(BadInputError) as caught:
+        labeller.agree(GOLD, GOLD)
+    assert "from_scale=" in str(caught.value) and "--from-scale" not in str(caught.value)

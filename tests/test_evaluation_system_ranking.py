@@ -63,3 +63,28 @@ def test_one_run_is_not_enough(files, capsys):
     code, _, err = cli("evaluate", "--run", files["runs"][0], "--labels", files["human"], "--labels-alt",
                        files["llm"], capsys=capsys)
     assert code == 2 and "give at least two runs" in err
+
+
+def test_the_alternative_labels_may_have_their_own_scale(files, tmp_path, capsys):
+    """--from-scale labels=... covers --labels and --labels-alt; labels-alt=... gives the second its own."""
+    human = tmp_path / "human.jsonl"  # 1-5, labeller's default for tables
+    human.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "grade": g + 1}) + "\n"
+                             for q, ds in files["human_dict"].items() for d, g in ds.items()))
+    llm = tmp_path / "llm-0-3.jsonl"  # the same LLM grades, on 0-3 as another tool writes them
+    llm.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "grade": g}) + "\n"
+                           for q, ds in files["llm_dict"].items() for d, g in ds.items()))
+    args = [a for path in files["runs"] for a in ("--run", path)]
+    result = cli_json("evaluate", *args, "--labels", human, "--labels-alt", llm, "--from-scale", "labels-alt=0-3",
+                      "--metrics", "ndcg@10", capsys=capsys)
+    (ndcg,) = result["system_ranking"]["metrics"]
+    expected = means(files["human_dict"], files["run_dicts"], "ndcg_cut.10", "ndcg_cut_10")
+    assert list(ndcg["primary"].values()) == pytest.approx(expected, abs=1e-9)
+    llm_expected = means(files["llm_dict"], files["run_dicts"], "ndcg_cut.10", "ndcg_cut_10")
+    assert list(ndcg["alternative"].values()) == pytest.approx(llm_expected, abs=1e-9)
+    # Without its own scale the 0-3 file is read on 1-5, and its grade 0 is refused, naming the way out.
+    code, _, err = cli("evaluate", *args, "--labels", human, "--labels-alt", llm, capsys=capsys)
+    assert code == 2 and "llm-0-3.jsonl" in err and "--from-scale labels-alt=0-3" in err and "--clip" not in err
+    # labels=0-3 alone applies to both files: the 1-5 human file's grade 4 is then out of scale.
+    code, _, err = cli("evaluate", *args, "--labels", human, "--labels-alt", llm, "--from-scale", "labels=0-3",
+                       capsys=capsys)
+    assert code == 2 and "human.jsonl" in err and "outside the scale" in err

@@ -406,6 +406,14 @@ CASES: list[Case] = [
     Case("evaluate-columnar-qrels-out-of-scale", ["evaluate", "--run", "run.trec", "--labels", "qrels.txt"],
          setup=lambda d: (d / "qrels.txt").write_text("q1 0 d1 2\nq1 0 d2 7\n", encoding="utf-8"),
          stderr="qrels.txt:2"),
+    # A 0-based second judgments file: the error names its own --from-scale role (not labels=, which
+    # would shift --labels too) and no --clip, which evaluate does not have.
+    Case("evaluate-labels-alt-zero-based", ["evaluate", "--run", "run.trec", "--run", "baseline.trec", "--labels",
+                                            "labels.jsonl", "--labels-alt", "alt.jsonl"],
+         setup=lambda d: write_jsonl(d / "alt.jsonl", [{"query_id": "q1", "doc_id": "d1", "grade": 0}]),
+         stderr="alt.jsonl:1: field 'grade': grade 0 is outside the scale 1-5",
+         check=lambda d, err, api: ("--from-scale labels-alt=0-3" in err and "--clip" not in err)
+         or pytest.fail(err)),
     # qrels --------------------------------------------------------------------------------
     Case("qrels-export-missing-source", ["qrels", "export", "nope.jsonl", "--out", "out.qrels", "--to-scale", "0-3"],
          stderr="nope.jsonl", outputs=("out.qrels",)),
@@ -538,6 +546,13 @@ CASES: list[Case] = [
     Case("serve-body-cap-not-positive", ["serve", "--config", "serve.toml"], stderr="max_body_bytes",
          setup=_config('[server]\nmax_body_bytes = 0\n[retrievers.bm25]\nbuiltin = "bm25"\n'
                        'corpus = "corpus.jsonl"\n', "serve.toml")),
+    Case("serve-project-keys-not-a-list", ["serve", "--config", "serve.toml"], stderr="server.project_keys",
+         setup=_config('[server]\nproject_keys = "proj-secret-1"\n[retrievers.bm25]\nbuiltin = "bm25"\n'
+                       'corpus = "corpus.jsonl"\n', "serve.toml"),
+         check=lambda d, err, api: ("proj-secret-1" not in err) or pytest.fail("the key was quoted back")),
+    Case("serve-agent-project-key-empty", ["serve", "--config", "serve.toml"], stderr="retrievers.bm25.project_keys",
+         setup=_config('[retrievers.bm25]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\nproject_keys = [""]\n',
+                       "serve.toml")),
     # annotate -----------------------------------------------------------------------------
     Case("annotate-sample-missing-labels", [*SAMPLE, "--labels", "nope.jsonl"], stderr="nope.jsonl",
          outputs=("sample.jsonl",)),

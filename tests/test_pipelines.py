@@ -212,3 +212,37 @@ def test_a_pipeline_labels_into_a_postgres_store_given_in_its_config_or_the_envi
     second = run("label_slice", tmp_path / "b")  # no cache in the config: the environment's store
     assert second.judge_requests == 0 and second.figures["cached"] == 410
     assert not (tmp_path / ".labeller-cache").exists() and not any(tmp_path.glob("postgres*"))
+
+
+def _beir_folder(root: Path) -> Path:
+    """A tiny dataset in the BEIR layout: corpus.jsonl (_id, title, text), queries.jsonl, qrels/test.tsv."""
+    (root / "qrels").mkdir(parents=True)
+    docs = [("b1", "Water", "Thames Water quarterly water rates"), ("b2", "Power", "Octopus electricity bill"),
+            ("b3", "Paper", "A4 copier paper box")]
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs))
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "bq1", "text": "water rates"}) + "\n"
+                                        + json.dumps({"_id": "bq2", "text": "electricity bill"}) + "\n")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nbq1\tb1\t1\nbq2\tb2\t1\n")
+    return root
+
+
+def test_a_pipeline_reads_a_beir_folder_named_in_its_inputs(tmp_path):
+    beir = _beir_folder(tmp_path / "data" / "tiny")
+    config = tmp_path / "slice.toml"
+    config.write_text('pipeline = "label_slice"\n[inputs]\nbeir = "data/tiny"\n[retriever]\nname = "bm25"\ndepth = 2\n'
+                      '[judge]\nrubric = "general"\n[output]\ndir = "out"\ncache = "cache"\n')
+    cfg = load_config(config)
+    assert (cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold) == (
+        beir / "queries.jsonl", beir / "corpus.jsonl", beir / "qrels" / "test.tsv")
+    result = run_pipeline(config)
+    assert result.status == "passed", result
+    labels = [json.loads(line) for line in (tmp_path / "out" / "labels.jsonl").read_text().splitlines()]
+    # bm25 returns only the documents sharing a word with the query: one each here.
+    assert sorted((row["query_id"], row["doc_id"]) for row in labels) == [("bq1", "b1"), ("bq2", "b2")]
+    # An explicit file wins over the folder's; a folder that is not there is reported against its key.
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text(json.dumps({"query_id": "m1", "text": "paper"}) + "\n")
+    assert load_config(config, [f"inputs.queries={mine}"]).inputs.queries == mine
+    with pytest.raises(ConfigError) as err:
+        load_config(config, ["inputs.beir=nowhere"])
+    assert err.value.field == "inputs.beir" and "not a directory" in str(err.value)

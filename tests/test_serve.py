@@ -13,7 +13,8 @@ import uvicorn
 
 from labeller.cli import main
 from labeller.errors import ConfigError
-from labeller.serve import create_app_from_file, load_config, match_passage, similarity, variant_metrics
+from labeller.serve import (assign, candidate_matches, create_app_from_file, load_config, similarity, text_match,
+                            variant_metrics)
 from labeller.serve.textstats import enhance, keywords, token_count
 
 DOCS = {
@@ -125,11 +126,13 @@ def test_health_lists_the_configured_retrievers(server):
 
 def test_metrics_for_a_hand_checked_case(server):
     reply = server.post("/retrieval-test/fixed", json={"query": "courier invoice", "ground_truth_texts": GROUND_TRUTH,
-                                                       "top_k": 3})
+                                                       "top_k": 3, "enable_rerank": False})
     assert reply.status_code == 200, reply.text
     body = reply.json()
-    assert body["score_threshold"] == 0.7 and body["token_unit"] == "whitespace-separated words"
-    (variant,) = body["variants"]
+    assert body["is_success"] is True and body["agent_id"] == "fixed"
+    assert body["token_unit"] == "whitespace-separated words"
+    (variant,) = body["result"]
+    assert (variant["query"], variant["query_type"]) == ("courier invoice", "original")
     docs = variant["documents"]
     assert [d["doc_id"] for d in docs] == ["d1", "d2", "d3"]
     assert docs[0]["matches"] == [{"ground_truth": 0, "kind": "exact", "similarity": 1.0}]
@@ -141,44 +144,53 @@ def test_metrics_for_a_hand_checked_case(server):
     m = variant["metrics"]
     assert (m["k"], m["retrieved"], m["matched_ground_truths"]) == (3, 3, [0, 1])
     assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
-    assert m["f1"] == pytest.approx(2 / 3) and m["hit_rate"] == 1.0
+    assert m["f1_score"] == pytest.approx(2 / 3) and m["hit_rate"] is True
+    assert body["analysis_data"] == {"enhanced_queries": [], "score_of_adequate_context": round(2 / 3, 4)}
     strict = server.post("/retrieval-test/fixed", json={"query": "courier invoice", "ground_truth_texts": GROUND_TRUTH,
                                                         "top_k": 3, "score_threshold": 1.0}).json()
-    m = strict["variants"][0]["metrics"]
+    m = strict["result"][0]["metrics"]
     assert m["precision"] == pytest.approx(1 / 3) and m["recall"] == pytest.approx(1 / 3)
-    assert m["f1"] == pytest.approx(1 / 3)
+    assert m["f1_score"] == pytest.approx(1 / 3)
     miss = server.post("/retrieval-test/fixed", json={"query": "x", "ground_truth_texts": [GROUND_TRUTH[2]],
-                                                      "top_k": 2}).json()["variants"][0]["metrics"]
-    assert (miss["precision"], miss["recall"], miss["f1"], miss["hit_rate"]) == (0.0, 0.0, 0.0, 0.0)
+                                                      "top_k": 2}).json()
+    m = miss["result"][0]["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["hit_rate"]) == (0.0, 0.0, 0.0, False)
+    assert miss["analysis_data"]["score_of_adequate_context"] == 0.0
 
 
 def test_enhancement_adds_a_variant_and_rerank_reorders_lexically(server):
     body = server.post("/retrieval-test/fixed", json={
         "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 1,
         "enable_query_enhancement": True, "enable_rerank": True}).json()
-    original, enhanced = body["variants"]
-    assert (original["variant"], enhanced["variant"]) == ("original", "enhanced")
+    original, enhanced = body["result"]
+    assert (original["query_type"], enhanced["query_type"]) == ("original", "enhanced")
     assert enhanced["query"] == "water waters rates rate"
+    assert body["analysis_data"]["enhanced_queries"] == ["water waters rates rate"]
     # Re-ranking picks from a pool of 3 x top_k = 3 candidates (d1-d3): none holds "water" or "rates",
     # so the retriever's order stands and nothing matches. With top_k 2 the pool reaches d4.
-    assert original["documents"][0]["rerank_score"] == 0.0 and original["metrics"]["hit_rate"] == 0.0
+    assert original["documents"][0]["rerank_score"] == 0.0 and original["metrics"]["hit_rate"] is False
+    # Re-ranking is on by default (the seed's default).
     wider = server.post("/retrieval-test/fixed", json={
-        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2, "enable_rerank": True}).json()
-    top = wider["variants"][0]["documents"]
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2}).json()
+    top = wider["result"][0]["documents"]
     assert [d["doc_id"] for d in top] == ["d4", "d1"] and top[0]["rerank_score"] == 1.0
-    assert wider["variants"][0]["metrics"]["hit_rate"] == 1.0
+    assert wider["result"][0]["metrics"]["hit_rate"] is True
+    plain = server.post("/retrieval-test/fixed", json={
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2, "enable_rerank": False}).json()
+    assert [d["doc_id"] for d in plain["result"][0]["documents"]] == ["d1", "d2"]
+    assert plain["result"][0]["documents"][0]["rerank_score"] is None
 
 
 def test_builtin_bm25_and_a_stored_run(server):
     body = server.post("/retrieval-test/bm25", json={"query": "electricity bill", "ground_truth_texts": [DOCS["d3"]],
                                                      "top_k": 5}).json()
-    variant = body["variants"][0]
+    variant = body["result"][0]
     assert variant["documents"][0]["doc_id"] == "d3" and variant["metrics"]["recall"] == 1.0
     assert variant["metrics"]["retrieved"] == 1 and variant["metrics"]["precision"] == 1.0  # bm25 drops zero scores
     frozen = server.post("/retrieval-test/frozen", json={"query": "courier  INVOICE", "ground_truth_texts": [DOCS["d1"]],
-                                                         "top_k": 1}).json()
-    assert [d["doc_id"] for d in frozen["variants"][0]["documents"]] == ["d3"]
-    assert frozen["variants"][0]["metrics"]["hit_rate"] == 0.0
+                                                         "top_k": 1, "enable_rerank": False}).json()
+    assert [d["doc_id"] for d in frozen["result"][0]["documents"]] == ["d3"]
+    assert frozen["result"][0]["metrics"]["hit_rate"] is False
     unknown = server.post("/retrieval-test/frozen", json={"query": "not in the run", "ground_truth_texts": ["x"]})
     assert unknown.status_code == 422
     assert unknown.json()["detail"][0]["loc"] == ["body", "query"]
@@ -196,8 +208,11 @@ def test_missing_ground_truth_texts_is_a_422_naming_the_field(server):
     ({"query": "q", "ground_truth_texts": ["t"], "score_threshold": -0.1}, ["body", "score_threshold"], "greater_than_equal"),
     ({"query": "q", "ground_truth_texts": []}, ["body", "ground_truth_texts"], "too_short"),
     ({"query": "q", "ground_truth_texts": ["t"], "top_k": 0}, ["body", "top_k"], "greater_than_equal"),
-    ({"query": "q", "ground_truth_texts": ["t"], "rerank": True}, ["body", "rerank"], "extra_forbidden"),
+    ({"query": "q", "ground_truth_texts": ["t"], "enable_rerank": "perhaps"}, ["body", "enable_rerank"], "bool_parsing"),
     ({"query": "", "ground_truth_texts": ["t"]}, ["body", "query"], "string_too_short"),
+    ({"query": "q", "ground_truth_texts": ["t"], "project_key": 7}, ["body", "project_key"], "string_type"),
+    ({"query": "q", "ground_truth_texts": ["t"], "ground_truth_doc_ids": "d1"}, ["body", "ground_truth_doc_ids"],
+     "list_type"),
 ])
 def test_invalid_bodies_get_field_level_422s(server, body, loc, kind):
     reply = server.post("/retrieval-test/fixed", json=body)
@@ -206,10 +221,20 @@ def test_invalid_bodies_get_field_level_422s(server, body, loc, kind):
     assert any(e["loc"] == loc and e["type"] == kind and e["msg"] for e in errors), errors
 
 
+def test_unknown_fields_are_accepted_and_named_back(server):
+    """Clients of the seed API may send keys this server does not know: served, and listed, not a 422."""
+    reply = server.post("/retrieval-test/fixed", json={"query": "q", "ground_truth_texts": ["t"], "rerank": True,
+                                                       "session_id": "abc"})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["ignored_fields"] == ["rerank", "session_id"]
+    known = server.post("/retrieval-test/fixed", json={"query": "q", "ground_truth_texts": ["t"]}).json()
+    assert known["ignored_fields"] == []
+
+
 def test_unknown_retriever_is_a_404(server):
     reply = server.post("/retrieval-test/nope", json={"query": "q", "ground_truth_texts": ["t"]})
     assert reply.status_code == 404
-    assert "unknown retriever 'nope'" in reply.json()["detail"] and "bm25" in reply.json()["detail"]
+    assert "unknown agent 'nope'" in reply.json()["detail"] and "bm25" in reply.json()["detail"]
 
 
 def test_judge_grades_through_the_cache(server, config):
@@ -245,12 +270,35 @@ def test_judge_rejects_bad_requests(server):
 # -- pieces, without a server ------------------------------------------------------------------
 
 def test_matching_rules():
-    assert match_passage("Intro. " + DOCS["d1"] + " More.", [DOCS["d1"]], 0.99)[0].kind == "exact"
+    assert text_match("Intro. " + DOCS["d1"] + " More.", DOCS["d1"], 0.99).kind == "exact"
+    # Containment is by whole tokens: "paid 12" is not inside "paid 120".
+    assert text_match("Invoice paid 120 today", "invoice paid 12", 0.7) is None
     # A short fragment of a long ground truth must resemble the whole of it, not just appear in it.
     assert similarity("kite couriers", DOCS["d1"].lower()) < 0.5
-    assert match_passage("kite couriers", [DOCS["d1"]], 0.7) == []
-    metrics = variant_metrics([[], []], n_truths=2, k=5)
-    assert (metrics.precision, metrics.recall, metrics.f1, metrics.retrieved, metrics.k) == (0.0, 0.0, 0.0, 2, 5)
+    assert text_match("kite couriers", DOCS["d1"], 0.7) is None
+    # Punctuation, case and spacing do not count; neither do thousands separators.
+    assert text_match("PAID  £1,250.00 to kite-couriers", "paid 1250.00 to kite couriers", 0.9).kind == "fuzzy"
+    metrics = variant_metrics([None, None], n_truths=2, k=5)
+    assert (metrics.precision, metrics.recall, metrics.f1_score, metrics.retrieved, metrics.k) == (0.0, 0.0, 0.0, 2, 5)
+    assert metrics.hit_rate is False
+
+
+def test_each_ground_truth_is_credited_once_and_the_largest_assignment_wins():
+    # Passage 0 could be either ground truth, passage 1 only ground truth 0: crediting passage 0 with
+    # ground truth 0 (first come) would leave passage 1 unmatched; the assignment matches both.
+    truths = ["water bill", "water bill march"]
+    candidates = [candidate_matches("water bill march", "a", truths, [], 0.9),
+                  candidate_matches("water bill", "b", truths, [], 0.9)]
+    assert sorted(m.ground_truth for m in candidates[0]) == [0, 1] and [m.ground_truth for m in candidates[1]] == [0]
+    assert [m.ground_truth for m in assign(candidates, 2)] == [1, 0]
+    # One passage, two identical ground truths: one is found, not both.
+    twice = candidate_matches("water bill", "a", ["Water bill.", "water  BILL"], [], 0.7)
+    assert len(twice) == 2
+    metrics = variant_metrics(assign([twice], 2), n_truths=2, k=1)
+    assert (metrics.precision, metrics.recall) == (1.0, 0.5) and metrics.f1_score == pytest.approx(2 / 3)
+    # Ground truth by document id: the id, exactly, numbered after the texts.
+    by_id = candidate_matches("anything", "D7", ["other text"], ["d7", "D7"], 0.7)
+    assert [(m.ground_truth, m.kind) for m in by_id] == [(2, "doc_id")]
 
 
 def test_text_statistics():
@@ -303,7 +351,7 @@ def test_labeller_serve_command_runs_the_api(config, tmp_path):
         assert reply.json()["retrievers"] == ["bm25", "fixed", "frozen"]
         hit = httpx.post(f"http://127.0.0.1:{port}/retrieval-test/bm25",
                          json={"query": "water rates", "ground_truth_texts": [DOCS["d4"]], "top_k": 1}, timeout=10)
-        assert hit.json()["variants"][0]["metrics"]["recall"] == 1.0
+        assert hit.json()["result"][0]["metrics"]["recall"] == 1.0
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -445,3 +493,148 @@ def test_a_cache_the_server_cannot_write_is_a_503_and_retrieval_still_works(conf
         judged = client.post("/judge", json=JUDGE_BODY)
         assert judged.status_code == 503 and "verdict cache" in judged.json()["detail"], judged.text
         assert client.post("/retrieval-test/bm25", json=SMALL_TEST).status_code == 200
+
+
+# -- the seed's retrieval-test contract ----------------------------------------------------------
+
+# Every field of the seed's request, as its clients send it.
+SEED_EXAMPLE = {"query": "courier invoice", "ground_truth_texts": [DOCS["d1"]], "project_key": "proj-acme-001",
+                "enable_query_enhancement": True, "enable_rerank": True, "score_threshold": 0.7, "top_k": 5}
+
+
+def test_the_seed_example_gets_the_seed_response_shape(server):
+    reply = server.post("/retrieval-test/fixed", json=SEED_EXAMPLE)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert {"is_success", "result", "analysis_data"} <= set(body) and body["is_success"] is True
+    assert body["ignored_fields"] == []  # project_key is a known field
+    original, enhanced = body["result"]
+    assert (original["query"], original["query_type"]) == ("courier invoice", "original")
+    assert (enhanced["query"], enhanced["query_type"]) == ("courier couriers invoice invoices", "enhanced")
+    for variant in body["result"]:
+        assert {"query", "query_type", "documents", "metrics"} <= set(variant)
+        for doc in variant["documents"]:
+            assert {"keywords", "chars", "score", "tokens", "text"} <= set(doc)
+            assert isinstance(doc["keywords"], list) and all(isinstance(w, str) for w in doc["keywords"])
+            assert type(doc["chars"]) is int and type(doc["tokens"]) is int and isinstance(doc["score"], float)
+            assert doc["chars"] == len(doc["text"]) and doc["text"] == DOCS[doc["doc_id"]]
+        metrics = variant["metrics"]
+        assert {"f1_score", "hit_rate", "k", "precision", "recall"} <= set(metrics)
+        assert metrics["hit_rate"] is True and metrics["k"] == 5
+    # Re-ranked from a pool of 15: the corpus' 4 documents, d1 (holding both query words) first. d1 is
+    # the one ground truth: precision 1/4, recall 1, F1 = 2 * 0.25 * 1 / 1.25 = 0.4.
+    assert [d["doc_id"] for d in original["documents"]] == ["d1", "d2", "d3", "d4"]
+    metrics = original["metrics"]
+    assert (metrics["precision"], metrics["recall"], metrics["f1_score"]) == (0.25, 1.0, pytest.approx(0.4))
+    assert body["analysis_data"] == {"enhanced_queries": ["courier couriers invoice invoices"],
+                                     "score_of_adequate_context": 1.0}
+
+
+def test_the_seed_example_to_an_unknown_agent_is_a_404(server):
+    reply = server.post("/retrieval-test/nope", json=SEED_EXAMPLE)
+    assert reply.status_code == 404 and "unknown agent 'nope'" in reply.json()["detail"]
+    # The path is checked before the body: an unknown agent is a 404 whatever was posted.
+    assert server.post("/retrieval-test/nope", json={"query": 5}).status_code == 404
+
+
+def test_the_seed_example_without_ground_truth_is_one_422(server):
+    body = {k: v for k, v in SEED_EXAMPLE.items() if k != "ground_truth_texts"}
+    reply = server.post("/retrieval-test/fixed", json=body)
+    assert reply.status_code == 422
+    (error,) = reply.json()["detail"]
+    assert error["loc"] == ["body", "ground_truth_texts"] and error["type"] == "missing"
+    assert error["msg"] == "Field required"
+    assert set(error) == {"loc", "msg", "type"}  # no `input` echo: it would send the project_key back
+    assert "proj-acme-001" not in reply.text
+
+
+@pytest.fixture
+def keyed(config):
+    text = config.read_text().replace('callable = "team_search_h6:build"\n',
+                                      'callable = "team_search_h6:build"\nproject_keys = ["proj-fixed-only"]\n')
+    config.write_text(text)
+    yield from _uvicorn(create_app_from_file(_config_with(config, 'project_keys = ["proj-acme-001"]\n')))
+
+
+def test_project_keys_are_checked_when_the_config_sets_them(keyed):
+    assert keyed.post("/retrieval-test/fixed", json=SEED_EXAMPLE).status_code == 200
+    missing = keyed.post("/retrieval-test/fixed", json={k: v for k, v in SEED_EXAMPLE.items() if k != "project_key"})
+    assert missing.status_code == 401 and "needs a project_key" in missing.json()["detail"]
+    wrong = keyed.post("/retrieval-test/fixed", json={**SEED_EXAMPLE, "project_key": "proj-guess-999"})
+    assert wrong.status_code == 403 and "not accepted for agent 'fixed'" in wrong.json()["detail"]
+    assert "proj-guess-999" not in wrong.text and "proj-acme-001" not in wrong.text
+    # A key of one agent opens that agent only; the [server] keys open every agent.
+    own = {**SEED_EXAMPLE, "project_key": "proj-fixed-only"}
+    assert keyed.post("/retrieval-test/fixed", json=own).status_code == 200
+    assert keyed.post("/retrieval-test/bm25", json=own).status_code == 403
+    assert keyed.post("/retrieval-test/bm25", json=SEED_EXAMPLE).status_code == 200
+    assert keyed.post("/retrieval-test/nope", json=SEED_EXAMPLE).status_code == 404
+
+
+def test_a_bad_project_keys_type_is_a_config_error_that_does_not_quote_it(config):
+    with pytest.raises(ConfigError) as err:
+        load_config(_config_with(config, 'project_keys = "proj-acme-001"\n'))
+    assert err.value.field == "server.project_keys" and "proj-acme-001" not in str(err.value)
+
+
+# -- honest matching: the issue's two cases, over HTTP --------------------------------------------
+
+LEDGER = {
+    "t1": "2024-03-04 Kite Couriers same-day courier invoice INV-0042, amount GBP 120.00, paid by card.",
+    "t2": "2024-03-04 Kite Couriers same-day courier invoice INV-0042, amount GBP 210.00, paid by card.",
+    "t3": "2024-03-11 Kite Couriers same-day courier invoice INV-0043, amount GBP 120.00, paid by card.",
+}
+
+
+@pytest.fixture
+def ledger(config):
+    (config.parent / "ledger.jsonl").write_text("".join(json.dumps({"doc_id": k, "text": v}) + "\n"
+                                                        for k, v in LEDGER.items()))
+    config.write_text(config.read_text() + '\n[retrievers.ledger]\ncallable = "team_search_h6:build"\n'
+                                           'corpus = "ledger.jsonl"\n')
+    yield from _uvicorn(create_app_from_file(config))
+
+
+def _ledger_test(client, truths, top_k, **extra):
+    body = {"query": "kite couriers invoice", "ground_truth_texts": truths, "top_k": top_k, "enable_rerank": False,
+            "score_threshold": 0.7, **extra}
+    reply = client.post("/retrieval-test/ledger", json=body)
+    assert reply.status_code == 200, reply.text
+    return reply.json()["result"][0]
+
+
+def test_near_duplicate_transactions_that_differ_only_in_amount_do_not_match(ledger):
+    # The old fuzzy rule's similarity of the two: 0.97 and more, far above the 0.7 threshold.
+    assert similarity(LEDGER["t1"].lower(), LEDGER["t2"].lower()) >= 0.97
+    variant = _ledger_test(ledger, [LEDGER["t2"]], top_k=1)  # the retriever returns t1 only
+    assert [d["doc_id"] for d in variant["documents"]] == ["t1"] and variant["documents"][0]["matches"] == []
+    m = variant["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["hit_rate"]) == (0.0, 0.0, 0.0, False)
+    # The same texts with the right amount do match, so the refusal above is the amount.
+    assert _ledger_test(ledger, [LEDGER["t1"]], top_k=1)["metrics"]["recall"] == 1.0
+
+
+def test_two_unretrieved_ground_truths_leave_recall_below_one(ledger):
+    # Three ground truths, one retrieved (t1): precision 1/1, recall 1/3, F1 = 2 * 1 * (1/3) / (4/3) = 0.5.
+    variant = _ledger_test(ledger, list(LEDGER.values()), top_k=1)
+    m = variant["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["hit_rate"]) == (1.0, pytest.approx(1 / 3), 0.5, True)
+    assert m["matched_ground_truths"] == [0]
+    # Two retrieved: recall 2/3, F1 = 2 * 1 * (2/3) / (5/3) = 0.8; all three: 1.0 each.
+    m = _ledger_test(ledger, list(LEDGER.values()), top_k=2)["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"]) == (1.0, pytest.approx(2 / 3), pytest.approx(0.8))
+    m = _ledger_test(ledger, list(LEDGER.values()), top_k=3)["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"], m["matched_ground_truths"]) == (1.0, 1.0, 1.0, [0, 1, 2])
+
+
+def test_ground_truth_by_document_id(ledger):
+    variant = _ledger_test(ledger, [], top_k=2, ground_truth_doc_ids=["t2", "t9"])
+    assert [d["matches"] for d in variant["documents"]] == [[], [{"ground_truth": 0, "kind": "doc_id",
+                                                                  "similarity": 1.0}]]
+    m = variant["metrics"]
+    assert (m["precision"], m["recall"], m["f1_score"]) == (0.5, 0.5, 0.5)
+    # Texts and ids together: the ids are numbered after the texts.
+    both = _ledger_test(ledger, [LEDGER["t1"]], top_k=2, ground_truth_doc_ids=["t2"])
+    assert both["metrics"]["matched_ground_truths"] == [0, 1] and both["metrics"]["recall"] == 1.0
+    none = ledger.post("/retrieval-test/ledger", json={"query": "q", "ground_truth_texts": [], "ground_truth_doc_ids": []})
+    assert none.status_code == 422 and none.json()["detail"][0]["loc"] == ["body", "ground_truth_texts"]

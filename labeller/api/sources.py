@@ -4,7 +4,9 @@ ordinary readers read, so a DataFrame meets exactly the checks and figures a fil
 Each in-memory input is written to a private temporary folder (Parquet for tables, ranx's JSON
 shape for {query: {doc: value}} dicts) under a name that says what it is; errors and results then
 name the input as the caller knows it ("labels DataFrame:3: field 'grade': ...", row 3 being the
-third row), never the temporary file.
+third row), never the temporary file. The library's messages speak of command-line flags
+("--from-scale labels=0-3"); called from Python they name the parameter instead
+(`from_scale="labels=0-3"`), unless the command line is the caller (`flag_wording`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,43 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from labeller.errors import BadInputError
+
+_FLAG_WORDING: ContextVar[bool] = ContextVar("labeller_flag_wording", default=False)
+_BOOL_FLAGS = {"clip", "fail-on-regression", "require-significance", "fill-holes", "exact-scores"}
+_FLAG_VALUE = re.compile(r"(?<![\w`-])--([a-z][a-z0-9-]*) ([^\s,;)]*[=\d][^\s,;)]*)")
+_FLAG = re.compile(r"(?<![\w`-])--(?!json\b)([a-z][a-z0-9-]*)")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+@contextmanager
+def flag_wording() -> Iterator[None]:
+    """Inside this block errors keep naming command-line flags: the CLI's calls of the API."""
+    token = _FLAG_WORDING.set(True)
+    try:
+        yield
+    finally:
+        _FLAG_WORDING.reset(token)
+
+
+def parameter_wording(text: str) -> str:
+    """A message's command-line flags as the API's parameters: `--from-scale gold=0-3` ->
+    `from_scale="gold=0-3"`, `--clip` -> `clip=True`, `--labels-alt` -> `labels_alt`."""
+    def with_value(m: re.Match) -> str:
+        value = m.group(2)
+        return f"{m.group(1).replace('-', '_')}={value if _NUMBER.fullmatch(value) else repr(value)}"
+
+    def bare(m: re.Match) -> str:
+        return m.group(1).replace("-", "_") + ("=True" if m.group(1) in _BOOL_FLAGS else "")
+
+    return _FLAG.sub(bare, _FLAG_VALUE.sub(with_value, text))
+
 
 Source = Any  # a path, a pandas DataFrame, a list of row dicts, a {query: {doc: value}} dict, a ranx Run/Qrels
 
@@ -119,6 +152,8 @@ def sources() -> Iterator[Sources]:
         yield held
     except BadInputError as exc:
         path = held.names.get(exc.path or "", exc.path)
-        raise type(exc)(held.shown(exc.detail), path=path, line=exc.line, field=exc.field) from None
+        detail = held.shown(exc.detail)
+        raise type(exc)(detail if _FLAG_WORDING.get() else parameter_wording(detail), path=path, line=exc.line,
+                        field=exc.field) from None
     finally:
         held.close()

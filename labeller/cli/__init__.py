@@ -33,7 +33,10 @@ def main(argv: list[str] | None = None) -> None:
     traceback = os.environ.get("LABELLER_TRACEBACK") == "1" or "--traceback" in args
     args = [a for a in args if a != "--traceback"]
     try:
-        result = app(args=args, prog_name="labeller", standalone_mode=False)
+        from labeller.api.sources import flag_wording
+
+        with flag_wording():  # the API's errors name this command's flags, not Python parameters
+            result = app(args=args, prog_name="labeller", standalone_mode=False)
     except Interrupted as exc:
         print(f"labeller: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

@@ -30,10 +30,11 @@ def evaluate(
                                               "hit_rate@k, map or map@k; or trec_eval's names: ndcg_cut_10, P_10, "
                                               "recall_100, recip_rank, map.")] = "ndcg@10,recall@100,mrr@10",
     relevant_from: Annotated[int, typer.Option(help="Binary metrics count grade >= this (1-5 scale) as relevant.")] = 3,
-    from_scale: Annotated[Optional[str], typer.Option(metavar="[labels=]LOW-HIGH", help="The judgments' own "
+    from_scale: Annotated[Optional[str], typer.Option(metavar="[labels=|labels-alt=]LOW-HIGH", help="The judgments' own "
                                                       "scale, shifted onto 1.. (0-3 maps 0..3 onto 1..4): qrels "
                                                       "(default 0-3) and tables (default 1-5), e.g. a 0-3 gold "
-                                                      "CSV; beside qrels, name a table: labels=LOW-HIGH.")] = None,
+                                                      "CSV; beside qrels, name a table: labels=LOW-HIGH (also "
+                                                      "--labels-alt's, unless labels-alt=LOW-HIGH gives its own).")] = None,
     gain: Annotated[str, typer.Option(help="NDCG gain: linear (grade-1, trec_eval) or exponential (2^(grade-1)-1).")] = "linear",
     average: Annotated[str, typer.Option(help="trec: queries in the run with judgments (trec_eval default); all: every "
                                               "judged query, missing ones 0 (trec_eval -c).")] = "trec",

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import app
+from labeller.cli.inputs import ColumnsOpt
 
 qrels_app = typer.Typer(help="Convert TREC qrels (`qid 0 docid grade`) to and from labeller's 1-5 files.",
                         no_args_is_help=True)
@@ -22,10 +23,13 @@ def import_(
     from_scale: Annotated[str, typer.Option("--from-scale", help="Scale of the qrels grades, LOW-HIGH.")],
     annotator: Annotated[str, typer.Option("--annotator", help="Annotator name for every row.")] = "qrels",
     clip: Annotated[bool, typer.Option("--clip", help="Clip out-of-scale grades instead of failing.")] = False,
+    columns: ColumnsOpt = None,
 ) -> None:
+    from labeller.io.columns import column_mapping
     from labeller.io.gold import import_qrels
 
-    count = import_qrels(qrels, out, from_scale=from_scale, annotator=annotator, clip=clip)
+    with column_mapping(columns):  # a headed qrels table (query-id, corpus-id, score) may name them otherwise
+        count = import_qrels(qrels, out, from_scale=from_scale, annotator=annotator, clip=clip)
     typer.echo(f"wrote {count} gold rows to {out}")
 
 
@@ -38,8 +42,11 @@ def export(
     from_scale: Annotated[Optional[str], typer.Option("--from-scale", help="When SOURCE is itself qrels.")] = None,
     clip: Annotated[bool, typer.Option("--clip", help="Write grades above the target scale as its top "
                                                       "grade.")] = False,
+    columns: ColumnsOpt = None,
 ) -> None:
+    from labeller.io.columns import column_mapping
     from labeller.io.gold import export_qrels
 
-    count = export_qrels(source, out, to_scale=to_scale, from_scale=from_scale, clip=clip)
+    with column_mapping(columns):
+        count = export_qrels(source, out, to_scale=to_scale, from_scale=from_scale, clip=clip)
     typer.echo(f"wrote {count} qrels lines to {out}")

@@ -19,7 +19,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
 ) -> None:
-    """Serve POST /retrieval-test/{retriever_id}, POST /judge and GET /health."""
+    """Serve POST /retrieval-test/{agent_id} (the seed contract), POST /judge and GET /health."""
     from labeller.errors import LabellerError
 
     try:

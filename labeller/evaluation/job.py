@@ -167,7 +167,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         baseline_run.name = f"baseline:{baseline_run.name}"
     everything = rankings + ([baseline_run] if baseline_run else [])
     _unique_names(everything)
-    alt = load_judgments(options.labels_alt, scale) if options.labels_alt else None
+    alt = load_judgments(options.labels_alt, scale, role="labels-alt") if options.labels_alt else None
 
     holes = None
     if options.fill_holes:

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from labeller.evaluation.columnar import has_duplicate_pair, read_spaced, string_hash
-from labeller.io.gold import DEFAULT_QRELS_SCALE, Graded, read_grades, settled_grade
+from labeller.io.gold import DEFAULT_QRELS_SCALE, Graded, Role, read_grades, settled_grade
 from labeller.io.trec import is_ranx_json, is_table, parse_scale
 from labeller.records import GRADE_MIN, Label
 
@@ -57,7 +57,7 @@ class Judgments:
         return Judgments(grades, self.source, self.kind, self.scale, added)
 
 
-def load_judgments(path: str | Path, from_scale: str | None = None) -> Judgments:
+def load_judgments(path: str | Path, from_scale: str | None = None, role: Role = "judgments") -> Judgments:
     """Read labels, gold or qrels into grades (the same reader and checks as `labeller agree`).
 
     Several gold annotators on one pair give their consensus grade (or the adjudicated one), as in
@@ -69,7 +69,7 @@ def load_judgments(path: str | Path, from_scale: str | None = None) -> Judgments
         fast = _read_plain_qrels(path, from_scale)
         if fast is not None:
             return fast
-    graded = read_grades(path, role="judgments", from_scale=from_scale, clip_hint=False)  # evaluate has no --clip
+    graded = read_grades(path, role=role, from_scale=from_scale, clip_hint=False)  # evaluate has no --clip
     by_pair: dict[tuple[str, str], list[Graded]] = {}
     for row in graded.rows:
         by_pair.setdefault((row.query_id, row.doc_id), []).append(row)

@@ -70,6 +70,11 @@ def column_mapping(mapping: dict[str, str] | str | list[str] | None) -> Iterator
         _MAPPING.reset(token)
 
 
+def mapped_sources() -> set[str]:
+    """The column names the active --columns mapping reads (a headed TSV may be recognised by them)."""
+    return set(_MAPPING.get().values())
+
+
 def rename_plan(columns: list[str] | set[str], role: str | None) -> dict[str, str]:
     """source column -> canonical column for a file with these columns, read in this role."""
     present = set(columns)

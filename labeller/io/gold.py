@@ -39,7 +39,7 @@ from labeller.records import GRADE_MAX, GRADE_MIN, NOT_A_GRADE, GoldLabel, Label
 DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other
 
 Kind = Literal["labels", "gold", "qrels"]
-Role = Literal["labels", "baseline", "gold", "judgments"]
+Role = Literal["labels", "baseline", "gold", "judgments", "labels-alt"]  # labels-alt: evaluate's second judgments
 _NATIVE_LABEL = ("cache_key", "rubric_version")  # columns only labeller's own label output has
 GOLD_COLUMNS = ("query_id", "doc_id", "grade", "annotator", "note")  # the documented core of a gold row
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
@@ -162,7 +162,7 @@ def _table_kind(role: Role | None, first: dict[str, Any]) -> Kind:
         return "gold"
     if role in ("labels", "baseline"):
         return "labels"
-    if role == "judgments":  # evaluation: a gold-shaped table may hold several people per pair
+    if role in ("judgments", "labels-alt"):  # evaluation: a gold-shaped table may hold several people per pair
         return "gold" if set(first) <= set(GoldLabel.model_fields) else "labels"
     return "labels" if "judge" in first else "gold"
 

@@ -9,7 +9,7 @@ from labeller.errors import BadInputError
 from labeller.io.tables import is_headed_tsv
 from labeller.io.trec import is_table, parse_scale, ranx_json
 
-ROLES_WITH_SCALES = ("labels", "baseline", "gold")
+ROLES_WITH_SCALES = ("labels", "baseline", "gold", "labels-alt")
 
 
 def scale_of(spec: str | None, role: str | None) -> str | None:
@@ -26,7 +26,7 @@ def scale_of(spec: str | None, role: str | None) -> str | None:
                                 f"{', '.join(ROLES_WITH_SCALES)}", field="from_scale")
         parse_scale(value)
         scales[name] = value
-    return scales.get(role or "") or (scales.get("labels") if role in ("baseline", "judgments") else None)
+    return scales.get(role or "") or (scales.get("labels") if role in ("baseline", "judgments", "labels-alt") else None)
 
 
 def command_scale(spec: str | None, paths: list[str | Path | None]) -> str | None:
@@ -52,7 +52,8 @@ def out_of_scale(raw: int, low: int, high: int, shift_needed: bool, clip_hint: b
                   role: str) -> str:
     if shift_needed:
         return (f"grade 0 is outside the scale {low}-{high}: this file looks 0-based; give its own scale, e.g. "
-                f"--from-scale {role}=0-3, to shift its grades onto 1.. (--clip would merge 0 with 1)")
+                f"--from-scale {role}=0-3, to shift its grades onto 1.." + (" (--clip would merge 0 with 1)"
+                                                                           if clip_hint else ""))
     message = f"grade {raw} is outside the scale {low}-{high}; fix it"
     message += f", or give this file its own scale with --from-scale {role}=LOW-HIGH"
     if clip_hint:

@@ -35,7 +35,10 @@ def is_headed_tsv(path: str | Path) -> bool:
         return False
     with path.open("rb") as handle:
         first = handle.readline().decode("utf-8-sig", errors="replace")
-    return any(word.strip().lower() in _HEADER_WORDS for word in first.split("\t"))
+    from labeller.io.columns import mapped_sources
+
+    known = _HEADER_WORDS | {name.lower() for name in mapped_sources()}  # --columns query_id=q: "q" is a header
+    return any(word.strip().lower() in known for word in first.split("\t"))
 
 
 def table_format(path: str | Path) -> str:

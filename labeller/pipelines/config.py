@@ -41,6 +41,9 @@ class Inputs(Section):
     gold: Path | None = None
     columns: dict[str, str] = Field(default_factory=dict)  # columns named otherwise: {query_id = "qid"}
     sample: Path | None = None  # validate_prompt: a frozen sample (labeller annotate sample) as the fixed pairs
+    # A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): fills queries, corpus and gold not given.
+    beir: Path | None = None
+    beir_split: str = "test"
 
 
 class RetrieverConfig(Section):
@@ -120,7 +123,8 @@ class PipelineConfig(Section):
         return self.output.cache or os.environ.get(ENV_VAR) or self.output.dir.parent / ".labeller-cache"
 
 
-_PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("output", "dir"),
+_PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("inputs", "beir"),
+          ("output", "dir"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
 _SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate")
@@ -137,12 +141,28 @@ def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: s
     _resolve_paths(data, Path.cwd())  # a --set value is typed at a prompt: relative to where it is typed
     if out_dir is not None:
         data.setdefault("output", {})["dir"] = str(Path(out_dir).resolve())
+    _fill_from_beir(data.get("inputs", {}), path)
     try:
         config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
         raise validation_error(exc, path=str(path), error=ConfigError) from None
     _check_names(config, path)
     return config
+
+
+def _fill_from_beir(inputs: dict[str, Any], path: Path) -> None:
+    """`inputs.beir = "dir"`: the folder's files stand in for queries, corpus and gold not given (as --beir)."""
+    if not isinstance(inputs.get("beir"), str) or not isinstance(inputs.get("beir_split", "test"), str):
+        return  # not a path: validation reports it against its key
+    from labeller.io.beir import beir_dataset
+
+    try:
+        found = beir_dataset(inputs["beir"], inputs.get("beir_split", "test"), need_qrels=False)
+    except BadInputError as exc:
+        raise ConfigError(f"{exc.detail} ({inputs['beir']})", path=str(path), field="inputs.beir") from None
+    for key, value in (("queries", found.queries), ("corpus", found.corpus), ("gold", found.qrels)):
+        if value is not None:
+            inputs.setdefault(key, str(value))
 
 
 def _check_sections(data: dict[str, Any], path: Path) -> None:

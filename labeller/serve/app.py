@@ -1,12 +1,14 @@
 """The retrieval-test HTTP API (FastAPI). Build it with `create_app(config)`; `labeller serve` runs it on uvicorn.
 
-- POST /retrieval-test/{retriever_id}: run a configured retriever, match its passages to the
-  caller's ground-truth texts, return the documents and metrics per query variant.
+- POST /retrieval-test/{agent_id}: the seed's retrieval-test contract. Run the configured retriever
+  named agent_id, match its passages to the caller's ground truths (texts, or doc ids), return the
+  documents and metrics per query variant (docs/serve.md has the exact contract).
 - POST /judge: grade a query against documents through the labelling engine and the verdict cache.
 - GET /health: liveness, the configured retrievers and the default judge.
 
 An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
-a judge the config does not allow a 422 on `judge`; a verdict cache the server cannot open or write
+a judge the config does not allow a 422 on `judge`; a missing or refused `project_key` (when the
+config sets project keys) a 401 or 403; a verdict cache the server cannot open or write
 a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path but /health
 needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes` (1 MB by
 default) get 413 (see guard.py).
@@ -15,45 +17,21 @@ default) get 413 (see guard.py).
 from __future__ import annotations
 
 import sqlite3
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from labeller.errors import BadInputError, LabellerError, StoreError
 from labeller.records import Doc, Pair, Query
 from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
-from labeller.serve.guard import RequestGuard, serve_token
-from labeller.serve.matching import match_passage, variant_metrics
-from labeller.serve.runretriever import UnknownQueryError
-from labeller.serve.schemas import (JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse,
-                                    RetrievedDocument, VariantResult)
-from labeller.serve.textstats import RERANK_POOL, enhance, keywords, rerank, token_count
-
-
-def run_variant(retriever: Retriever, variant: str, query: str, req: RetrievalTestRequest) -> VariantResult:
-    pool = req.top_k * RERANK_POOL if req.enable_rerank else req.top_k
-    start = time.perf_counter()
-    hits = list(retriever.search(query, pool))[:pool]
-    latency_ms = (time.perf_counter() - start) * 1000
-    ranked = rerank(query, hits, req.top_k) if req.enable_rerank else [(h, None) for h in hits[:req.top_k]]
-    documents, matches = [], []
-    for rank, (hit, rerank_score) in enumerate(ranked, start=1):
-        found = match_passage(hit.text, req.ground_truth_texts, req.score_threshold)
-        matches.append(found)
-        documents.append(RetrievedDocument(rank=rank, doc_id=hit.doc_id, text=hit.text, score=hit.score,
-                                           rerank_score=rerank_score, chars=len(hit.text),
-                                           tokens=token_count(hit.text), keywords=keywords(hit.text), matches=found))
-    return VariantResult(variant=variant, query=query, latency_ms=round(latency_ms, 3), documents=documents,
-                         metrics=variant_metrics(matches, len(req.ground_truth_texts), req.top_k))
-
-
-def _invalid(field: str, exc: LabellerError, kind: str) -> RequestValidationError:
-    message = getattr(exc, "detail", None) or str(exc)
-    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": kind}])
+from labeller.serve.guard import RequestGuard, project_key_refusal, serve_token
+from labeller.serve.retrievaltest import invalid_field, retrieval_test
+from labeller.serve.schemas import JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse
 
 
 def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = None) -> FastAPI:
@@ -79,6 +57,12 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             state["cache"].close()
 
     app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's shape without its `input` echo: that would send the body back, project_key and all.
+        errors = [{k: v for k, v in e.items() if k != "input"} for e in exc.errors()]
+        return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
+
     app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes,
                        token=serve_token(config.server.token))
 
@@ -87,21 +71,21 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
         return {"status": "ok", "retrievers": sorted(retrievers), "judge": config.server.judge,
                 "rubric": config.server.rubric}
 
-    @app.post("/retrieval-test/{retriever_id}", response_model=RetrievalTestResponse)
-    def retrieval_test(retriever_id: str, req: RetrievalTestRequest) -> RetrievalTestResponse:
-        retriever = retrievers.get(retriever_id)
-        if retriever is None:
-            raise HTTPException(404, f"unknown retriever '{retriever_id}'; configured: {', '.join(sorted(retrievers))}")
-        queries = [("original", req.query)]
-        if req.enable_query_enhancement:
-            queries.append(("enhanced", enhance(req.query)))
-        try:
-            variants = [run_variant(retriever, name, text, req) for name, text in queries]
-        except UnknownQueryError as exc:
-            raise _invalid("query", exc, "unknown_query") from None
-        return RetrievalTestResponse(retriever_id=retriever_id, top_k=req.top_k, score_threshold=req.score_threshold,
-                                     enable_rerank=req.enable_rerank,
-                                     enable_query_enhancement=req.enable_query_enhancement, variants=variants)
+    def agent(agent_id: str) -> tuple[str, Retriever]:
+        """The agent named in the path; a dependency, so an unknown one is a 404 before the body is validated."""
+        if agent_id not in retrievers:
+            raise HTTPException(404, f"unknown agent '{agent_id}': no retriever of that name in the config; "
+                                     f"configured: {', '.join(sorted(retrievers))}")
+        return agent_id, retrievers[agent_id]
+
+    @app.post("/retrieval-test/{agent_id}", response_model=RetrievalTestResponse)
+    def retrieval_test_route(req: RetrievalTestRequest,
+                             found: tuple[str, Retriever] = Depends(agent)) -> RetrievalTestResponse:
+        agent_id, retriever = found
+        refused = project_key_refusal(config.project_keys(agent_id), req.project_key, agent_id)
+        if refused:
+            raise HTTPException(*refused)
+        return retrieval_test(agent_id, retriever, req)
 
     @app.post("/judge", response_model=JudgeResponse)
     async def judge_pairs(req: JudgeRequest) -> JudgeResponse:
@@ -124,7 +108,7 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             if spec not in judges:
                 judges[spec] = make_judge(spec)
         except LabellerError as exc:
-            raise _invalid("judge" if req.judge else "rubric", exc, "config_error") from None
+            raise invalid_field("judge" if req.judge else "rubric", exc, "config_error") from None
         query = Query(query_id=req.query.query_id, text=req.query.text, fields=req.query.fields)
         corpus = {d.doc_id: Doc(doc_id=d.doc_id, text=d.text, fields=d.fields) for d in req.documents}
         if len(corpus) != len(req.documents):
@@ -139,7 +123,7 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
             run = await label_pairs(pairs, {query.query_id: query}, corpus, judges[spec], rubric, store,
                                     LabelOptions(progress=False))
         except BadInputError as exc:
-            raise _invalid("documents", exc, "bad_input") from None
+            raise invalid_field("documents", exc, "bad_input") from None
         except (sqlite3.Error, OSError, StoreError) as exc:  # a full disk, a database gone: stored verdicts are kept
             raise HTTPException(503, f"the verdict cache could not be written ({exc}); verdicts stored before "
                                      "are kept") from None

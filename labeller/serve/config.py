@@ -10,6 +10,7 @@ path so a team's module next to it can be named::
     cache = ".labeller-cache"          # verdict cache directory
     max_body_bytes = 1000000           # larger request bodies get 413
     token = "..."                      # bearer token callers must send; better: LABELLER_SERVE_TOKEN
+    project_keys = ["..."]             # retrieval-test `project_key` values accepted for every agent
 
     [retrievers.bm25]                  # one of labeller's own retrievers over a corpus
     builtin = "bm25"
@@ -19,6 +20,7 @@ path so a team's module next to it can be named::
     callable = "our_search:build"      # returns a Retriever (name + search(query, k) -> list[Hit])
     corpus = "corpus.jsonl"            # optional: then called as build(corpus_docs, **args)
     args = { index = "mirror" }        # keyword arguments
+    project_keys = ["..."]             # keys accepted for this agent only (besides [server] project_keys)
 
     [retrievers.frozen]                # a stored run: answers only the queries it holds
     run = "runs/bm25.trec"
@@ -31,7 +33,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -49,6 +51,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+ProjectKey = Annotated[str, Field(min_length=1)]
+SECRET_FIELDS = {"token", "project_keys"}
+
+
 class RetrieverSpec(_Strict):
     builtin: str | None = None
     callable: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
@@ -56,6 +62,7 @@ class RetrieverSpec(_Strict):
     corpus: str | None = None
     queries: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
+    project_keys: list[ProjectKey] = Field(default_factory=list, repr=False)
 
     @model_validator(mode="after")
     def _one_source(self) -> RetrieverSpec:
@@ -76,6 +83,7 @@ class ServerSection(_Strict):
     cache: str | None = None  # a directory or a postgresql:// URL; None: $LABELLER_CACHE, else .labeller-cache
     max_body_bytes: int = Field(1_000_000, ge=1)
     token: str | None = Field(default=None, min_length=8, repr=False)
+    project_keys: list[ProjectKey] = Field(default_factory=list, repr=False)  # for every agent
 
     @property
     def allowed_judges(self) -> list[str]:
@@ -87,6 +95,10 @@ class ServeConfig(_Strict):
     retrievers: dict[str, RetrieverSpec] = Field(min_length=1)
     base_dir: str = "."
 
+    def project_keys(self, agent_id: str) -> list[str]:
+        """The `project_key` values a retrieval test of this agent accepts; empty: any value, or none."""
+        return [*self.server.project_keys, *self.retrievers[agent_id].project_keys]
+
 
 def load_config(path: str | Path) -> ServeConfig:
     path = Path(path)
@@ -96,6 +108,10 @@ def load_config(path: str | Path) -> ServeConfig:
     try:
         return ServeConfig(**data, base_dir=str(path.resolve().parent))
     except ValidationError as exc:
+        err = exc.errors()[0]
+        if SECRET_FIELDS & set(map(str, err["loc"])):  # never quote a token or key back, even a malformed one
+            raise ConfigError(f"{err['msg']} (the value is not shown: it is a secret)", path=str(path),
+                              field=".".join(map(str, err["loc"]))) from None
         raise validation_error(exc, path=str(path), error=ConfigError) from None
 
 

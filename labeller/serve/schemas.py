@@ -1,8 +1,9 @@
-"""Request and response bodies of the HTTP API. Requests forbid unknown keys, so a typo is a 422."""
+"""Request and response bodies of the HTTP API. /judge forbids unknown keys (a typo is a 422); the
+retrieval-test body follows the seed contract and accepts them (see RetrievalTestRequest)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,43 +18,59 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RetrievalTestRequest(_Request):
+class RetrievalTestRequest(BaseModel):
+    """The seed's retrieval-test body. Unknown keys are accepted (clients of the seed API may send more)
+    and named back in the reply's `ignored_fields`, so a misspelt option is visible, not silent."""
+
+    model_config = ConfigDict(extra="allow")
     query: NonEmpty
-    ground_truth_texts: list[NonEmpty] = Field(min_length=1, description="Texts a good retrieval returns.")
-    top_k: int = Field(default=5, ge=1, le=1000)
-    score_threshold: float = Field(default=0.7, ge=0.0, le=1.0, description="Fuzzy-match similarity threshold.")
-    enable_rerank: bool = False
+    ground_truth_texts: list[NonEmpty] = Field(description="Texts a good retrieval returns.")
+    ground_truth_doc_ids: list[NonEmpty] = Field(default_factory=list, max_length=1000,
+                                                 description="Extension: documents a good retrieval returns, by id.")
+    project_key: str | None = Field(default=None, repr=False)
     enable_query_enhancement: bool = False
+    enable_rerank: bool = True
+    score_threshold: float = Field(default=0.7, ge=0.0, le=1.0, description="Fuzzy-match similarity threshold.")
+    top_k: int = Field(default=5, ge=1, le=1000)
+
+    @property
+    def ignored_fields(self) -> list[str]:
+        return sorted(self.model_extra or {})
 
 
 class RetrievedDocument(BaseModel):
+    # The seed's fields first; the rest are labeller's additions beside them.
+    keywords: list[str]
+    chars: int
+    score: float  # the retriever's score
+    tokens: int  # see TOKEN_UNIT
+    text: str
     rank: int
     doc_id: str
-    text: str
-    score: float  # the retriever's score
     rerank_score: float | None = None  # share of query words found, when re-ranked
-    chars: int
-    tokens: int  # see TOKEN_UNIT
-    keywords: list[str]
-    matches: list[Match]  # the ground truths this passage matched
+    matches: list[Match]  # the ground truth credited to this passage (at most one)
 
 
 class VariantResult(BaseModel):
-    variant: str  # "original" or "enhanced"
     query: str
-    latency_ms: float
+    query_type: Literal["original", "enhanced"]
     documents: list[RetrievedDocument]
     metrics: VariantMetrics
+    latency_ms: float
+
+
+class AnalysisData(BaseModel):
+    enhanced_queries: list[str]
+    score_of_adequate_context: float = Field(ge=0.0, le=1.0)
 
 
 class RetrievalTestResponse(BaseModel):
-    retriever_id: str
-    top_k: int
-    score_threshold: float
-    enable_rerank: bool
-    enable_query_enhancement: bool
+    is_success: bool = True
+    result: list[VariantResult]
+    analysis_data: AnalysisData
+    agent_id: str
     token_unit: str = TOKEN_UNIT
-    variants: list[VariantResult]
+    ignored_fields: list[str] = Field(default_factory=list)  # request keys this API does not know
 
 
 class JudgeQuery(_Request):

@@ -1,0 +1,60 @@
+"""One retrieval test (the seed's contract, docs/serve.md): run the agent's retriever for the original
+query and, when asked, the enhanced one; credit ground truths to passages (matching.py); score each
+variant and the whole (score_of_adequate_context)."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi.exceptions import RequestValidationError
+
+from labeller.errors import LabellerError
+from labeller.retrieval.base import Retriever
+from labeller.serve.matching import assign, candidate_matches, variant_metrics
+from labeller.serve.runretriever import UnknownQueryError
+from labeller.serve.schemas import (AnalysisData, RetrievalTestRequest, RetrievalTestResponse, RetrievedDocument,
+                                    VariantResult)
+from labeller.serve.textstats import RERANK_POOL, enhance, keywords, rerank, token_count
+
+
+def run_variant(retriever: Retriever, query_type: str, query: str, req: RetrievalTestRequest) -> VariantResult:
+    pool = req.top_k * RERANK_POOL if req.enable_rerank else req.top_k
+    start = time.perf_counter()
+    hits = list(retriever.search(query, pool))[:pool]
+    latency_ms = (time.perf_counter() - start) * 1000
+    ranked = rerank(query, hits, req.top_k) if req.enable_rerank else [(h, None) for h in hits[:req.top_k]]
+    candidates = [candidate_matches(hit.text, hit.doc_id, req.ground_truth_texts, req.ground_truth_doc_ids,
+                                    req.score_threshold) for hit, _ in ranked]
+    assigned = assign(candidates, len(req.ground_truth_texts) + len(req.ground_truth_doc_ids))
+    documents = [RetrievedDocument(keywords=keywords(hit.text), chars=len(hit.text), score=hit.score,
+                                   tokens=token_count(hit.text), text=hit.text, rank=rank, doc_id=hit.doc_id,
+                                   rerank_score=rerank_score, matches=[found] if found else [])
+                 for rank, ((hit, rerank_score), found) in enumerate(zip(ranked, assigned), start=1)]
+    metrics = variant_metrics(assigned, len(req.ground_truth_texts) + len(req.ground_truth_doc_ids), req.top_k)
+    return VariantResult(query=query, query_type=query_type, documents=documents, metrics=metrics,
+                         latency_ms=round(latency_ms, 3))
+
+
+def retrieval_test(agent_id: str, retriever: Retriever, req: RetrievalTestRequest) -> RetrievalTestResponse:
+    """One retrieval test: the original query, and the enhanced one when asked (see docs/serve.md)."""
+    if not req.ground_truth_texts and not req.ground_truth_doc_ids:
+        raise RequestValidationError([{"loc": ("body", "ground_truth_texts"), "type": "too_short",
+                                       "msg": "List should have at least 1 item (or give ground_truth_doc_ids)"}])
+    queries = [("original", req.query)]
+    if req.enable_query_enhancement:
+        queries.append(("enhanced", enhance(req.query)))
+    try:
+        result = [run_variant(retriever, kind, text, req) for kind, text in queries]
+    except UnknownQueryError as exc:
+        raise invalid_field("query", exc, "unknown_query") from None
+    # The best share of the ground truths that one query's top_k context holds.
+    adequate = max(v.metrics.recall for v in result)
+    return RetrievalTestResponse(
+        result=result, agent_id=agent_id, ignored_fields=req.ignored_fields,
+        analysis_data=AnalysisData(enhanced_queries=[text for kind, text in queries if kind == "enhanced"],
+                                   score_of_adequate_context=round(adequate, 4)))
+
+
+def invalid_field(field: str, exc: LabellerError, kind: str) -> RequestValidationError:
+    message = getattr(exc, "detail", None) or str(exc)
+    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": kind}])
