@@ -57,6 +57,13 @@ class Label(Record):
     latency_s: float | None = None
     created_at: str
     from_cache: bool = False
+    # Self-consistency (`--samples N`, N > 1; labeller.labelling.samples): `grade` is the aggregate of
+    # the samples that succeeded, in sample order; agreement is the share of them equal to `grade`.
+    samples: int | None = None  # N asked; len(sample_grades) < N when some samples failed
+    sample_grades: list[int] | None = None
+    sample_agreement: float | None = Field(None, ge=0, le=1)
+    sample_spread: int | None = Field(None, ge=0)  # max - min of sample_grades
+    aggregate: Literal["median", "majority"] | None = None
 
 
 class LabelFailure(Record):

@@ -16,7 +16,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           cache: str | Path = ".labeller-cache", out: str | Path | None = None, base_url: str | None = None,
           concurrency: int = 16, max_cost: float | None = None, dry_run: bool = False, timeout: float = 60.0,
           prices: str | Path | None = None, columns: dict[str, str] | str | None = None,
-          errors: str = "raise", progress: bool | None = None):
+          errors: str = "raise", progress: bool | None = None, samples: int = 1, aggregate: str = "median",
+          temperature: float | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `pairs`, `queries`, `corpus` and `run` are DataFrames, lists of row dicts or file paths (a run may be a
@@ -25,7 +26,9 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     timestamp, token counts as nullable integers); `out` also writes it to a file. Pairs the judge could
     not grade raise LabellingFailedError (its `.run` holds what was done) unless `errors="keep"`, which
     returns the labels with the failures in `frame.attrs["failures"]`. A dry run returns an empty frame
-    with the estimate in `frame.attrs["stats"]`. Usable inside a running event loop (Jupyter): the
+    with the estimate in `frame.attrs["stats"]`. `samples=N` (with `temperature` above 0 for an OpenAI-compatible
+    judge) asks the judge N times per pair: the frame then has samples, sample_grades, sample_agreement,
+    sample_spread and aggregate columns (labeller.labelling.samples). Usable inside a running event loop (Jupyter): the
     labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form.
     """
     if errors not in ("raise", "keep"):
@@ -33,7 +36,7 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     arguments = dict(pairs=pairs, queries=queries, corpus=corpus, judge=judge, rubric=rubric, run=run, depth=depth,
                      cache=cache, out=out, base_url=base_url, concurrency=concurrency, max_cost=max_cost,
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
-                     progress=progress)
+                     progress=progress, samples=samples, aggregate=aggregate, temperature=temperature)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -55,11 +58,13 @@ def _label_checked(pairs, options):
 
 def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general", run=None, depth=None,
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
-           timeout=60.0, prices=None, columns=None, errors="raise", progress=None):
+           timeout=60.0, prices=None, columns=None, errors="raise", progress=None, samples=1, aggregate="median",
+           temperature=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions, label_job
 
-    options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress)
+    options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress,
+                           samples=samples, aggregate=aggregate)
     with sources() as held, column_mapping(columns):
         out_path = Path(out) if out is not None else held.root / "labels.jsonl"
         try:
@@ -67,7 +72,8 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                                pairs_path=None if pairs is None else held.add(pairs, "pairs"),
                                run_path=None if run is None else held.add(run, "run"), depth=depth,
                                judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out_path,
-                               base_url=base_url, options=options, prices_path=prices, timeout=timeout)
+                               base_url=base_url, options=options, prices_path=prices, timeout=timeout,
+                               temperature=temperature)
         except LabellingFailedError as exc:
             if errors == "raise":
                 raise

@@ -43,6 +43,12 @@ def label(
     poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch in flight.")] = 30.0,
     batch_max_requests: Annotated[Optional[int], typer.Option(min=1, help="With --batch: requests per batch (default: the provider's limit).")] = None,
     batch_max_bytes: Annotated[Optional[int], typer.Option(min=1024, help="With --batch: bytes per batch (default: the provider's limit).")] = None,
+    samples: Annotated[int, typer.Option(help="Self-consistency: ask the judge N times per pair (needs a temperature "
+                                              "above 0); the label carries the aggregate and the sample grades.")] = 1,
+    aggregate: Annotated[str, typer.Option(help="How N samples become one grade: median or majority (ties go to the "
+                                                "lower grade).")] = "median",
+    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
+                                                              "judge (default 0).")] = None,
 ) -> None:
     """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache.
 
@@ -58,17 +64,19 @@ def label(
                                                           requests_per_minute=rpm, tokens_per_minute=tpm,
                                                           dry_run=dry_run, batch=batch, poll_interval=poll_interval,
                                                           batch_max_requests=batch_max_requests,
-                                                          batch_max_bytes=batch_max_bytes), prices, timeout)
+                                                          batch_max_bytes=batch_max_bytes, samples=samples,
+                                                          aggregate=aggregate), prices, timeout, temperature)
 
 
-def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout) -> None:
+def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout,
+           temperature) -> None:
     from labeller.errors import LabellerError
     from labeller.labelling import label_job
 
     try:
         result = label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs, run_path=run, depth=depth,
                            judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out, base_url=base_url,
-                           options=options, prices_path=prices, timeout=timeout)
+                           options=options, prices_path=prices, timeout=timeout, temperature=temperature)
     except LabellerError as exc:
         if getattr(exc, "run", None) is not None:
             _summary(exc.run)  # type: ignore[attr-defined]
@@ -83,15 +91,16 @@ def _money(value: float | None) -> str:
 def _summary(result) -> None:
     s = result.stats
     say = lambda text="": print(text, file=sys.stderr)  # noqa: E731
+    unit = "pairs" if s.samples == 1 else f"samples ({s.requested // s.samples} pairs x {s.samples})"
     if s.dry_run:
-        say(f"dry run: {s.requested} pairs, {s.new} new, {s.cached} cached; nothing sent")
+        say(f"dry run: {s.requested} {unit}, {s.new} new, {s.cached} cached; nothing sent")
         cached = f" ({s.estimated_cached_input_tokens:,} at the cached-input rate)" if s.estimated_cached_input_tokens else ""
         say(f"estimated: {s.estimated_input_tokens:,} input{cached} + {s.estimated_output_tokens:,} output tokens, "
             f"cost {_money(s.estimated_cost_usd)}")
         for note in s.estimate_notes:
             say(f"  {note}")
         return
-    say(f"labelled {s.requested} pairs: {s.new} new, {s.cached} from cache, {s.failed} failed"
+    say(f"labelled {s.requested} {unit}: {s.new} new, {s.cached} from cache, {s.failed} failed"
         + (f", {s.skipped} not sent" if s.skipped else "") + f" ({s.elapsed_s:.1f}s)")
     say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}")
     if s.unconfirmed_attempts:
