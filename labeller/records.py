@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 GRADE_MIN, GRADE_MAX = 1, 5
 
@@ -64,6 +65,19 @@ class Label(Record):
     sample_agreement: float | None = Field(None, ge=0, le=1)
     sample_spread: int | None = Field(None, ge=0)  # max - min of sample_grades
     aggregate: Literal["median", "majority"] | None = None
+
+    @field_validator("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate", mode="before")
+    @classmethod
+    def _csv_cell(cls, value: Any) -> Any:
+        """A label file read back from CSV: an empty cell is "no samples", a list is JSON text."""
+        if value == "":
+            return None
+        if isinstance(value, str) and value.startswith("["):
+            try:
+                return json.loads(value)
+            except ValueError:
+                return value  # reported by the list[int] check
+        return value
 
 
 class LabelFailure(Record):
