@@ -247,3 +247,57 @@ def test_cli_label_with_samples_then_agree_by_band_and_annotate_uncertain_first(
     assert max(shown) < 1.0
     in_order = [by_pair[r.query_id, r.doc_id] for r in sorted(sample.rows, key=lambda r: r.position)]
     assert in_order == sorted(in_order)  # people grade the least sure pair first
+
+
+def _labels_with_agreement(path: Path, rows: list[tuple[int, int, float]]) -> None:
+    """rows: (judge grade, human grade, sample agreement) → a label file and a gold file beside it."""
+    labels, gold = [], []
+    for i, (judge, human, share) in enumerate(rows):
+        labels.append({"query_id": f"q{i % 7}", "doc_id": f"d{i}", "grade": judge, "justification": "j",
+                       "judge": "openai:m", "provider": "openai", "model": "m", "rubric": "r", "rubric_version": "1",
+                       "cache_key": f"k{i}", "created_at": "2026-01-01T00:00:00+00:00", "samples": 5,
+                       "sample_grades": [judge] * 5, "sample_agreement": share, "sample_spread": 0,
+                       "aggregate": "median"})
+        gold.append({"query_id": f"q{i % 7}", "doc_id": f"d{i}", "grade": human, "annotator": "a"})
+    for name, items in (("labels", labels), ("gold", gold)):
+        (path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
+
+
+def test_agree_by_band_says_yes_only_when_uncertain_pairs_disagree_more(tmp_path):
+    from scipy.stats import fisher_exact
+
+    from labeller.agreement.run import agree_files
+
+    # 30 unanimous pairs, 3 wrong; 20 split pairs (agreement 0.4), 12 wrong; 10 "most" (0.6), 4 wrong
+    rows = ([(g, g) for g in [1, 2, 3, 4, 5] * 6][:27] + [(2, 4)] * 3)
+    rows = [(j, h, 1.0) for j, h in rows] + [(3, 3, 0.4)] * 8 + [(2, 4, 0.4)] * 12 + \
+        [(4, 4, 0.6)] * 6 + [(5, 3, 0.6)] * 4
+    _labels_with_agreement(tmp_path, rows)
+    result = agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=50).uncertainty
+    bands = {b.name: b for b in result.bands}
+    assert (bands["unanimous"].n, bands["most"].n, bands["split"].n) == (30, 10, 20)
+    assert bands["unanimous"].disagreement_rate == pytest.approx(0.1)
+    assert bands["split"].exact_agreement == pytest.approx(8 / 20)
+    assert bands["split"].disagreement_low < 0.6 < bands["split"].disagreement_high
+    _, p = fisher_exact([[16, 14], [3, 27]], alternative="greater")
+    assert result.p_value == pytest.approx(p) and result.uncertain_disagree_more is True
+    assert result.verdict.startswith("Yes")
+
+    # the same numbers of pairs, but the uncertain ones are as right as the unanimous ones: not shown
+    rows = rows[:30] + [(3, 3, 0.4)] * 18 + [(2, 4, 0.4)] * 2 + \
+        [(4, 4, 0.6)] * 9 + [(5, 3, 0.6)] * 1
+    _labels_with_agreement(tmp_path, rows)
+    result = agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=50).uncertainty
+    assert result.uncertain_disagree_more is False and result.verdict.startswith("Not shown")
+
+
+def test_agree_without_samples_has_no_bands(tmp_path):
+    from labeller.agreement.run import agree_files
+
+    _labels_with_agreement(tmp_path, [(3, 3, 1.0), (2, 4, 1.0)])
+    rows = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
+    for row in rows:
+        for key in ("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate"):
+            row.pop(key)
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=20).uncertainty is None
