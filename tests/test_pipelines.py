@@ -212,3 +212,20 @@ def test_a_pipeline_labels_into_a_postgres_store_given_in_its_config_or_the_envi
     second = run("label_slice", tmp_path / "b")  # no cache in the config: the environment's store
     assert second.judge_requests == 0 and second.figures["cached"] == 410
     assert not (tmp_path / ".labeller-cache").exists() and not any(tmp_path.glob("postgres*"))
+
+
+def test_label_slice_with_label_samples_writes_the_sample_columns(tmp_path, monkeypatch):
+    """`[label] samples = 3` with `[judge] temperature` (as --set overrides): 3 requests per pair, the aggregate written."""
+    from fakeapi import FakeAPI
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelines-0123456789")
+    with FakeAPI(noise=0.3) as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+        result = run("label_slice", tmp_path / "s", "label.samples=3", "judge.temperature=0.7",
+                     judge="openai:gpt-4.1-mini")
+        assert result.status == "passed" and api.total == 3 * 410
+    rows = [json.loads(line) for line in (tmp_path / "s" / "labels.jsonl").read_text().splitlines()]
+    assert len(rows) == 410 and all(r["samples"] == 3 and len(r["sample_grades"]) == 3 for r in rows)
+    assert any(r["sample_agreement"] < 1 for r in rows)
+    with pytest.raises(ConfigError, match="samples"):
+        load_config(PIPELINES / "label_slice.toml", ["label.samples=0"])
