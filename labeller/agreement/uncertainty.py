@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict
 from labeller.agreement.align import Alignment
 from labeller.agreement.kappa import cohen_kappa
 from labeller.errors import BadInputError
-from labeller.io.tables import read_rows
+from labeller.io.tables import is_headed_tsv, read_rows
+from labeller.io.trec import is_table, ranx_json
 
 BANDS = (("unanimous", "every sample gave the label's grade"), ("most", "half or more of the samples did"),
          ("split", "fewer than half of the samples did"))
@@ -63,9 +64,11 @@ def band_of(agreement: float) -> str:
 
 
 def sample_agreements(path: str | Path) -> dict[tuple[str, str], float]:
-    """(query_id, doc_id) -> sample_agreement for every row of a label file that has one."""
+    """(query_id, doc_id) -> sample_agreement for every row of a label table that has one (qrels have none)."""
     out: dict[tuple[str, str], float] = {}
-    for line, row in read_rows(path):
+    if ranx_json(path) is not None or not is_table(path) or is_headed_tsv(path):
+        return out
+    for line, row in read_rows(path, role="grades"):
         value = row.get("sample_agreement")
         if value is None or value == "":
             continue
