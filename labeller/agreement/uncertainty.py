@@ -66,6 +66,7 @@ def band_of(agreement: float) -> str:
 def sample_agreements(path: str | Path) -> dict[tuple[str, str], float]:
     """(query_id, doc_id) -> sample_agreement for every row of a label table that has one (qrels have none)."""
     out: dict[tuple[str, str], float] = {}
+    path = Path(path)
     if ranx_json(path) is not None or not is_table(path) or is_headed_tsv(path):
         return out
     for line, row in read_rows(path, role="grades"):
