@@ -301,3 +301,26 @@ def test_agree_without_samples_has_no_bands(tmp_path):
             row.pop(key)
     (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=20).uncertainty is None
+
+
+def test_python_api_label_with_samples(inputs, monkeypatch):
+    import asyncio
+
+    import labeller
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    common = dict(queries=inputs / "queries.jsonl", corpus=inputs / "corpus.jsonl", judge="openai:gpt-4.1-mini",
+                  rubric=inputs / "rubric.md", cache=inputs / "cache", progress=False)
+    with FakeAPI(noise=0.3) as api:
+        frame = labeller.label(inputs / "pairs.jsonl", base_url=api.openai_url, samples=3, temperature=0.7,
+                               aggregate="majority", **common)
+        assert api.total == 3 * N_PAIRS
+        assert len(frame) == N_PAIRS and set(frame["aggregate"]) == {"majority"}
+        assert all(len(grades) == 3 for grades in frame["sample_grades"])
+        assert frame.attrs["stats"]["samples"] == 3
+        again = asyncio.run(labeller.alabel(inputs / "pairs.jsonl", base_url=api.openai_url, samples=4,
+                                            temperature=0.7, **common))
+        assert api.total == 4 * N_PAIRS  # only sample 3 was new
+        assert list(again["sample_grades"].map(lambda g: list(g[:3]))) == list(frame["sample_grades"].map(list))
+    with pytest.raises(BadInputError, match="temperature 0"):
+        labeller.label(inputs / "pairs.jsonl", samples=3, **common)
