@@ -4,6 +4,9 @@ In: provider, model, base URL (as the judge shows it: credentials masked, see la
 decoding settings actually sent, schema version and the rendered prompt (which carries the rubric
 text and the query and document text and fields).
 Out: timeouts, retries, concurrency, rate limits, API keys, passwords and tokens in the base URL.
+
+`sample` (self-consistency, `--samples N`): sample k > 0 of a pair is its own verdict, so k is hashed
+too; sample 0 is hashed exactly as before, so caches written without --samples stay valid.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from labeller.rubric import JudgePrompt
 
 
 def cache_key(*, provider: str, model: str, base_url: str | None, settings: dict[str, Any],
-              prompt: JudgePrompt, schema_version: str = SCHEMA_VERSION) -> str:
+              prompt: JudgePrompt, schema_version: str = SCHEMA_VERSION, sample: int = 0) -> str:
     material = {
         "schema": schema_version,
         "provider": provider,
@@ -27,5 +30,7 @@ def cache_key(*, provider: str, model: str, base_url: str | None, settings: dict
         "system": prompt.system,
         "user": prompt.user,
     }
+    if sample:
+        material["sample"] = sample
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

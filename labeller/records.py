@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
@@ -57,21 +58,29 @@ class Label(Record):
     latency_s: float | None = None
     created_at: str
     from_cache: bool = False
+    # Self-consistency (`--samples N`, N > 1; labeller.labelling.samples): `grade` is the aggregate of
+    # the samples that succeeded, in sample order; agreement is the share of them equal to `grade`.
+    samples: int | None = None  # N asked; len(sample_grades) < N when some samples failed
+    sample_grades: list[int] | None = None
+    sample_agreement: float | None = Field(None, ge=0, le=1)
+    sample_spread: int | None = Field(None, ge=0)  # max - min of sample_grades
+    aggregate: Literal["median", "majority"] | None = None
+
     # Juries and escalation (labelling/jury.py, escalation.py): each judge's grade of this pair, and
     # whether the expensive judge was asked for it. None on a single judge's labels.
     judge_grades: dict[str, int] | None = None
     escalated: bool | None = None
 
-    @field_validator("judge_grades", "escalated", mode="before")
+    @field_validator("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate", "judge_grades",
+                     "escalated", mode="before")
     @classmethod
     def _table_cell(cls, value: Any) -> Any:
-        """A CSV cell is text: an empty one means "not set", and the per-judge grades are JSON there. Parquet
-        stores the grades as a struct, which gives every row every judge: null where one did not grade it."""
+        """A label file read back from CSV or Parquet. A CSV cell is text: an empty one means "not set", and
+        the sample grades and per-judge grades are JSON there. Parquet stores the per-judge grades as a struct,
+        which gives every row every judge: null where one did not grade it."""
         if value == "":
             return None
-        if isinstance(value, str) and value.lstrip().startswith("{"):
-            import json
-
+        if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
             try:
                 return json.loads(value)
             except ValueError:

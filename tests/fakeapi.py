@@ -10,6 +10,13 @@ exact sequences in a test, and `poison` makes every request holding a marker fai
 The right grade of a pair is known from the prompt: a marker `[[grade:N]]` in the user message,
 else a hash of the user message. Tests can therefore check every label (`expected_grade`).
 
+A noisy judge for self-consistency (`noise`, off by default): a request sampled at a temperature above 0
+(OpenAI's `temperature`; Anthropic's, or its API default of 1.0 when the request names none) answers,
+with probability `noise`, the planted grade moved by 1..`noise_spread` grades up or down (reflected
+back inside 1-5, so exactly that share of replies is off). The draw is seeded by `noise_seed`, the user
+prompt and how many times this server has sampled that prompt before: reproducible whatever the order
+of concurrent requests, and a prompt asked again gets a fresh draw. Temperature 0 is never noisy.
+
 Every request is recorded (path, headers, JSON body, what was answered), so tests can count
 requests and check where the API key travelled.
 
@@ -132,6 +139,9 @@ class FakeAPI:
     # Grades stay within 1-5. Models not named answer the right grade, as before.
     model_offsets: dict[str, int] = field(default_factory=dict)
     model_noise: dict[str, float] = field(default_factory=dict)
+    noise: float = 0.0  # at temperature > 0: probability that a reply's grade is off the planted one
+    noise_spread: int = 1  # how far off: 1..noise_spread grades, up or down
+    noise_seed: int = 0
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -142,6 +152,7 @@ class FakeAPI:
         self.poison: dict[str, str] = {}
         self._rng = random.Random(self.faults.seed)
         self._seen_systems: set[str] = set()
+        self.sampled: Counter[str] = Counter()  # user prompt -> times it was answered at temperature > 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -295,8 +306,26 @@ class FakeAPI:
         headers = {"retry-after": f"{self.faults.retry_after:g}"} if status in (429, 529) else {}
         return web.json_response(payload, status=status, headers=headers)
 
-    def _verdict(self, user: str, kind: str, model: str | None = None) -> dict[str, Any]:
+    def _sampled_grade(self, user: str, temperature: float, model: str | None = None) -> int:
+        """The planted grade (moved per model by model_offsets/model_noise), or (at temperature > 0, with
+        probability `noise`) a grade near it."""
         grade = model_grade(user, model, self.model_offsets, self.model_noise)
+        if temperature <= 0 or not self.noise:
+            return grade
+        with self._lock:
+            nth = self.sampled[user]
+            self.sampled[user] += 1
+        rng = random.Random(f"{self.noise_seed}:{hashlib.sha256(user.encode('utf-8')).hexdigest()}:{nth}")
+        if rng.random() >= self.noise:
+            return grade
+        step = rng.randint(1, max(1, self.noise_spread)) * rng.choice((-1, 1))
+        moved = grade + step
+        if not 1 <= moved <= 5:  # reflected, so the grade always moves
+            moved = grade - step
+        return min(5, max(1, moved))
+
+    def _verdict(self, user: str, kind: str, temperature: float = 0.0, model: str | None = None) -> dict[str, Any]:
+        grade = self._sampled_grade(user, temperature, model)
         justification = f"The document matches the query at grade {grade}."
         if kind == "range":
             return {"justification": justification, "grade": 9}
@@ -319,7 +348,8 @@ class FakeAPI:
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
         user = "".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
         prompt_tokens, cached = self._tokens(system, user)
-        content: str | None = json.dumps(self._verdict(user, kind, body.get("model")), ensure_ascii=False)
+        temperature = float(body.get("temperature", 1.0))  # OpenAI's API samples at 1.0 unless told otherwise
+        content: str | None = json.dumps(self._verdict(user, kind, temperature, body.get("model")), ensure_ascii=False)
         refusal = None
         if kind == "malformed":
             content = '{"justification": "The document is relevant", "grade": '
@@ -348,7 +378,7 @@ class FakeAPI:
             content, stop = [{"type": "text", "text": "I can't help with that."}], "refusal"
         else:
             content = [{"type": "tool_use", "id": f"toolu_{self.total}", "name": "record_verdict",
-                        "input": self._verdict(user, kind, body.get("model"))}]
+                        "input": self._verdict(user, kind, float(body.get("temperature", 1.0)), body.get("model"))}]
         return {
             "id": f"msg_{self.total}", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
             "content": content, "stop_reason": stop, "stop_sequence": None,
@@ -382,9 +412,13 @@ def main() -> None:
     parser.add_argument("--faults", default="", help="e.g. 429=0.15,500=0.1,malformed=0.08,range=0.05,seed=1")
     parser.add_argument("--api-key", default=None)
     parser.add_argument("--batch-delay", type=float, default=0.0, help="seconds until a batch's results are ready")
+    parser.add_argument("--noise", type=float, default=0.0, help="at temperature > 0: share of grades off the planted one")
+    parser.add_argument("--noise-spread", type=int, default=1)
+    parser.add_argument("--noise-seed", type=int, default=0)
     args = parser.parse_args()
     api = FakeAPI(latency=args.latency, faults=Faults.parse(args.faults), api_key=args.api_key, port=args.port,
-                  batch_delay=args.batch_delay)
+                  batch_delay=args.batch_delay, noise=args.noise, noise_spread=args.noise_spread,
+                  noise_seed=args.noise_seed)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -246,3 +246,18 @@ def test_a_pipeline_reads_a_beir_folder_named_in_its_inputs(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(config, ["inputs.beir=nowhere"])
     assert err.value.field == "inputs.beir" and "not a directory" in str(err.value)
+def test_label_slice_with_label_samples_writes_the_sample_columns(tmp_path, monkeypatch):
+    """`[label] samples = 3` with `[judge] temperature` (as --set overrides): 3 requests per pair, the aggregate written."""
+    from fakeapi import FakeAPI
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelines-0123456789")
+    with FakeAPI(noise=0.3) as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+        result = run("label_slice", tmp_path / "s", "label.samples=3", "judge.temperature=0.7",
+                     judge="openai:gpt-4.1-mini")
+        assert result.status == "passed" and api.total == 3 * 410
+    rows = [json.loads(line) for line in (tmp_path / "s" / "labels.jsonl").read_text().splitlines()]
+    assert len(rows) == 410 and all(r["samples"] == 3 and len(r["sample_grades"]) == 3 for r in rows)
+    assert any(r["sample_agreement"] < 1 for r in rows)
+    with pytest.raises(ConfigError, match="samples"):
+        load_config(PIPELINES / "label_slice.toml", ["label.samples=0"])

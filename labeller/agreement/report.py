@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup, escape
 
 from labeller.agreement.disagreements import Disagreement, disagreements_csv, grouped
+from labeller.agreement.uncertainty import html_section as uncertainty_html
+from labeller.agreement.uncertainty import markdown_lines as uncertainty_markdown
 from labeller.io.tables import write_text
 from labeller.reports.html import heatmap, page, table
 
@@ -66,6 +68,8 @@ def headline(result: AgreeResult) -> list[tuple[str, str]]:
                      f"{p.classic.high:.1%}) classic; the judge alone says {p.judge_only_share:.1%}"))
     rows.append(("disagreements", f"{result.too_generous} pairs judge too generous, {result.too_strict} too strict "
                                   f"(by {result.min_diff}+ grades)"))
+    if result.uncertainty:  # labels made with --samples (labeller.agreement.uncertainty)
+        rows.append(("judge uncertainty", result.uncertainty.verdict))
     return rows
 
 
@@ -102,6 +106,7 @@ def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
     out += [f"> warning: {w}" for w in result.warnings] + ([""] if result.warnings else [])
     if result.gate:
         out += ["## Prompt-change gate", ""] + _gate_lines(result) + [""]
+    out += uncertainty_markdown(result.uncertainty)
     out += ["## Confusion matrix (rows: human, columns: judge)", "",
             "| human \\ judge | " + " | ".join(map(str, result.confusion.grades)) + " |",
             "|---" * (len(result.confusion.grades) + 1) + "|"]
@@ -142,6 +147,8 @@ def html_report(result: AgreeResult, entries: list[Disagreement]) -> str:
         body = Markup(f'<p class="{cls}">{escape(lines[0].replace("**", ""))}</p>' + "".join(
             f"<p>{escape(line)}</p>" for line in lines[1:]))
         sections.append(("Prompt-change gate", body + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
+    if result.uncertainty:
+        sections.append(("Agreement by judge uncertainty (--samples)", uncertainty_html(result.uncertainty)))
     grades = [str(g) for g in result.confusion.grades]
     sections.append(("Confusion matrix", heatmap(result.confusion.matrix, grades, grades, "human grade", "judge grade")))
     for direction, group in grouped(entries).items():

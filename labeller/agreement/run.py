@@ -11,6 +11,7 @@ from labeller.agreement.jury import JudgeAgreement
 from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_warning
 from labeller.agreement.measure import measure
 from labeller.agreement.summary import Agreement
+from labeller.agreement.uncertainty import UncertaintyBands, sample_agreements, uncertainty_bands
 from labeller.errors import BadInputError
 from labeller.io.gold import read_grades
 from labeller.io.scales import command_scale
@@ -31,6 +32,7 @@ class AgreeResult(Agreement):
     stale: list[str] = []  # what no longer matches the rubric/judge asked for (also among warnings)
     reports: list[str] = []
     judges: list[JudgeAgreement] = []  # a jury or escalation file: each judge and the final labels against gold
+    uncertainty: UncertaintyBands | None = None  # labels made with --samples: agreement by the judge's uncertainty
 
     def to_frame(self):
         """The headline figures as a DataFrame: one row per figure (kappa, kappa_linear, ..., kappa_binary@3),
@@ -117,7 +119,8 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
                             "pass --queries and --corpus to check them for leakage")
     result = AgreeResult(**agreement.model_dump(), labels=str(labels), gold=str(gold),
                          baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings,
-                         stale=stale, judges=judges)
+                         stale=stale, judges=judges,
+                         uncertainty=uncertainty_bands(alignment, sample_agreements(labels), confidence))
     if report_dir is None:
         return result
     from labeller.agreement.report import write_reports

@@ -1,8 +1,9 @@
 """Where the pairs of an annotation sample come from: a pairs file, a run's top k, or a judge's labels.
 
 Every source gives `Candidate`s. Labels also give the judge's grade (to stratify on) and, when the file
-has one, the judge's uncertainty for the pair (for the "most uncertain first" plan). `labeller label`
-does not write an uncertainty yet; a label file may carry one in any of these columns:
+has one, the judge's uncertainty for the pair (for the "most uncertain first" plan). `labeller label
+--samples N` (N > 1) writes `sample_agreement` and `sample_grades`; a label file may carry an uncertainty
+in any of these columns (the first one set on a row is used):
 
 - `uncertainty`: a number, higher means less sure;
 - `sample_agreement` (or `agreement`): the share of the judge's samples that agree with its grade

@@ -18,7 +18,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           prices: str | Path | None = None, columns: dict[str, str] | str | None = None,
           errors: str = "raise", progress: bool | None = None, judges: list[str] | None = None,
           escalate_to: str | None = None, escalate_below: float | None = None, escalate_near_cut: bool = True,
-          relevant_from: int = 3, gold: Source | None = None):
+          relevant_from: int = 3, gold: Source | None = None, samples: int = 1, aggregate: str = "median",
+          temperature: float | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `judges=[A, B, ...]` (instead of `judge`) labels with a jury: one row per pair with the median grade and
@@ -32,7 +33,9 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     timestamp, token counts as nullable integers); `out` also writes it to a file. Pairs the judge could
     not grade raise LabellingFailedError (its `.run` holds what was done) unless `errors="keep"`, which
     returns the labels with the failures in `frame.attrs["failures"]`. A dry run returns an empty frame
-    with the estimate in `frame.attrs["stats"]`. Usable inside a running event loop (Jupyter): the
+    with the estimate in `frame.attrs["stats"]`. `samples=N` (with `temperature` above 0 for an OpenAI-compatible
+    judge) asks the judge N times per pair: the frame then has samples, sample_grades, sample_agreement,
+    sample_spread and aggregate columns (labeller.labelling.samples). Usable inside a running event loop (Jupyter): the
     labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form.
     """
     if errors not in ("raise", "keep"):
@@ -41,7 +44,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
                      cache=cache, out=out, base_url=base_url, concurrency=concurrency, max_cost=max_cost,
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
                      progress=progress, judges=judges, escalate_to=escalate_to, escalate_below=escalate_below,
-                     escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold)
+                     escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold, samples=samples,
+                     aggregate=aggregate, temperature=temperature)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -64,12 +68,14 @@ def _label_checked(pairs, options):
 def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general", run=None, depth=None,
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
            timeout=60.0, prices=None, columns=None, errors="raise", progress=None, judges=None, escalate_to=None,
-           escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None):
+           escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None, samples=1, aggregate="median",
+           temperature=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
     from labeller.labelling.several import label_any
 
-    options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress)
+    options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress,
+                           samples=samples, aggregate=aggregate)
     with sources() as held, column_mapping(columns):
         out_path = Path(out) if out is not None else held.root / "labels.jsonl"
         try:
@@ -77,7 +83,8 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                 queries_path=held.add(queries, "queries"), corpus_path=held.add(corpus, "corpus"),
                 pairs_path=None if pairs is None else held.add(pairs, "pairs"),
                 run_path=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric, cache_dir=cache,
-                out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout),
+                out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
+                temperature=temperature),
                 gold_path=None if gold is None else held.add(gold, "gold"), escalate_to=escalate_to,
                 below=escalate_below, near_cut=escalate_near_cut, relevant_from=relevant_from)
         except LabellingFailedError as exc:

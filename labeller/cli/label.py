@@ -55,6 +55,12 @@ def label(
     gold: Annotated[Optional[Path], typer.Option(help="Juries and escalation: human gold to measure each judge and "
                                                       "the final labels against.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Also print the run's stats as one JSON object on stdout.")] = False,
+    samples: Annotated[int, typer.Option(help="Self-consistency: ask the judge N times per pair (needs a temperature "
+                                              "above 0); the label carries the aggregate and the sample grades.")] = 1,
+    aggregate: Annotated[str, typer.Option(help="How N samples become one grade: median or majority (ties go to the "
+                                                "lower grade).")] = "median",
+    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
+                                                              "judge (default 0).")] = None,
 ) -> None:
     """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache.
 
@@ -67,10 +73,12 @@ def label(
                                              need_qrels=pairs is None and run is None)
         options = LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
                                tokens_per_minute=tpm, dry_run=dry_run, batch=batch, poll_interval=poll_interval,
-                               batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes)
+                               batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes,
+                               samples=samples, aggregate=aggregate)
         inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
                       pairs_path=pairs or qrels, run_path=run, depth=depth, rubric=rubric, cache_dir=cache,
-                      out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout)
+                      out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
+                      temperature=temperature)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
                                          relevant_from=relevant_from, gold_path=gold), as_json)
 
@@ -106,15 +114,16 @@ def _money(value: float | None) -> str:
 def _summary(result) -> None:
     s = result.stats
     say = lambda text="": print(text, file=sys.stderr)  # noqa: E731
+    unit = "pairs" if s.samples == 1 else f"samples ({s.requested // s.samples} pairs x {s.samples})"
     if s.dry_run:
-        say(f"dry run: {s.requested} pairs, {s.new} new, {s.cached} cached; nothing sent")
+        say(f"dry run: {s.requested} {unit}, {s.new} new, {s.cached} cached; nothing sent")
         cached = f" ({s.estimated_cached_input_tokens:,} at the cached-input rate)" if s.estimated_cached_input_tokens else ""
         say(f"estimated: {s.estimated_input_tokens:,} input{cached} + {s.estimated_output_tokens:,} output tokens, "
             f"cost {_money(s.estimated_cost_usd)}")
         for note in s.estimate_notes:
             say(f"  {note}")
         return
-    say(f"labelled {s.requested} pairs: {s.new} new, {s.cached} from cache, {s.failed} failed"
+    say(f"labelled {s.requested} {unit}: {s.new} new, {s.cached} from cache, {s.failed} failed"
         + (f", {s.skipped} not sent" if s.skipped else "") + f" ({s.elapsed_s:.1f}s)")
     say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}")
     if s.unconfirmed_attempts:

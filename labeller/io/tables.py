@@ -222,12 +222,17 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
         else:
             import pandas as pd
 
-            frame = pd.DataFrame([escape_row(row) for row in rows] if kind == "csv" else rows)
+            frame = pd.DataFrame([escape_row(_json_cells(row)) for row in rows] if kind == "csv" else rows)
             if kind == "csv":  # read by people in spreadsheets too: no cell may run as a formula
                 handle.write(frame.to_csv(index=False).encode("utf-8"))
             else:
                 typed_frame(frame).to_parquet(handle, index=False)
     return path
+
+
+def _json_cells(row: dict[str, Any]) -> dict[str, Any]:
+    """A list or dict cell (a label's sample_grades) as JSON text: CSV has no list type."""
+    return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in row.items()}
 
 
 TIMESTAMP_COLUMNS = ("created_at",)  # labels, failures and cache exports

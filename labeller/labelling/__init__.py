@@ -7,7 +7,8 @@ The flow of one run (label_job, then label_pairs):
 2. Render each pair's prompt (data escaped so it cannot close its block) and compute its cache key;
    refuse rubric fields no row has, and pairs with different data that all render to one prompt.
    Pairs whose key is in the cache are answered from it (from_cache=True, original created_at);
-   identical pairs share one request.
+   identical pairs share one request. With --samples N each pair is N work items, sample k with its
+   own cache key (labelling.samples), collapsed back into one label per pair at the end.
 3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost
    (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it).
 4. `concurrency` workers take the remaining keys in input order. For each: take a lease in the

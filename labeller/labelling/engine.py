@@ -15,6 +15,7 @@ from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.labelling.samples import check_sampling, collapse, expand
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
@@ -52,8 +53,10 @@ def _secrets(judge: Judge) -> list[str | None]:
 
 class _Run:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None) -> None:
+                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None,
+                 sample_of=lambda position: 0) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
+        self.sample_of = sample_of  # position -> sample index (--samples; labelling.samples)
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
         self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run,
                                 cost_usd=0.0 if price is not None else None,
@@ -82,9 +85,9 @@ class _Run:
     def render(self, pair: Pair) -> JudgePrompt:
         return self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
 
-    def key(self, prompt: JudgePrompt) -> str:
+    def key(self, prompt: JudgePrompt, sample: int = 0) -> str:
         return cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                         settings=self.settings, prompt=prompt)
+                         settings=self.settings, prompt=prompt, sample=sample)
 
     def plan(self) -> list[Item]:
         """Answer what the cache holds; return the rest, one item per distinct cache key."""
@@ -97,7 +100,7 @@ class _Run:
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
             prompt = self.render(pair)
             same.add(prompt)
-            by_key.setdefault(self.key(prompt), []).append(i)
+            by_key.setdefault(self.key(prompt, self.sample_of(i)), []).append(i)
         same.check()
         todo: list[Item] = []
         for keys in chunks(by_key):  # many keys per store round trip: a remote store is not asked per pair
@@ -310,14 +313,18 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     Every pair ends as a Label or a LabelFailure, in input order. Does not close the judge.
     """
     options = options or LabelOptions()
+    check_sampling(judge, options.samples, options.aggregate)
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
-    run = _Run(pairs, queries, corpus, judge, rubric, cache, options, price)
+    work = expand(pairs, options.samples)  # --samples N: each pair N times, one verdict per sample
+    run = _Run(work.items, queries, corpus, judge, rubric, cache, options, price, work.sample_of)
     await run.run()
     stats = run.stats
+    stats.samples = options.samples
     stats.elapsed_s = round(time.monotonic() - started, 3)
     if stats.cost_usd is not None:
         stats.cost_usd = round(stats.cost_usd, 6)
-    labels = [r for r in run.results if isinstance(r, Label)]
-    failures = [r for r in run.results if isinstance(r, LabelFailure)]
+    results = collapse(work, run.results, options.aggregate)
+    labels = [r for r in results if isinstance(r, Label)]
+    failures = [r for r in results if isinstance(r, LabelFailure)]
     return LabelRun(labels=labels, failures=failures, stats=stats)

@@ -15,6 +15,7 @@ from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
 from labeller.labelling.faults import run_labelling, verdicts_kept
 from labeller.labelling.models import LabelOptions, LabelRun
+from labeller.labelling.samples import check_sampling
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
 from labeller.rubric import Rubric, load_rubric
@@ -52,7 +53,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
               rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
               out_path: str | Path = "labels.jsonl", base_url: str | None = None,
               options: LabelOptions | None = None, prices_path: str | Path | None = None,
-              timeout: float = 60.0) -> LabelRun:
+              timeout: float = 60.0, temperature: float | None = None) -> LabelRun:
     """Load and check every input, label, write labels (and failures) atomically.
 
     Nothing is sent until every input has been read and validated. Raises after writing:
@@ -67,8 +68,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     rubric_obj: Rubric = load_rubric(rubric)
     prices: PriceTable = load_prices(prices_path)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
-    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout,
+    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
+    check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
@@ -143,7 +145,8 @@ def _raise_for(run: LabelRun) -> None:
         error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {len(run.labels)} labels "
                                     f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
     elif run.failures:
-        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} pairs failed; {len(run.labels)} "
+        unit = "pairs" if stats.samples == 1 else "samples (pair x sample)"
+        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} {unit} failed; {len(run.labels)} "
                                      f"labels written, failures in {run.failures_path}")
     if error is not None:
         error.run = run  # type: ignore[attr-defined]

@@ -22,6 +22,10 @@ class LabelOptions(BaseModel):
     poll_interval: float = Field(default=30.0, gt=0)  # seconds between polls of a batch in flight
     batch_max_requests: int | None = Field(default=None, ge=1)  # None: the provider's limit
     batch_max_bytes: int | None = Field(default=None, ge=1024)
+    # --samples N: N verdicts per pair, collapsed by `aggregate` (labeller.labelling.samples)
+    # (checked with a clear message by labelling.samples.check_sampling, not here)
+    samples: int = 1
+    aggregate: str = "median"
 
 
 class BatchSummary(BaseModel):
@@ -37,6 +41,8 @@ class BatchSummary(BaseModel):
 
 class LabelStats(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # With --samples N > 1 the counts below count verdicts (pair x sample), N per pair.
+    samples: int = 1
     requested: int = 0  # pairs asked for
     new: int = 0  # pairs graded by a request in this run (in a dry run: pairs that would be sent)
     cached: int = 0  # pairs answered from the cache, incl. ones another process graded meanwhile

@@ -16,6 +16,7 @@ from labeller.labelling.faults import verdicts_kept
 from labeller.labelling.job import failures_path_for, load_pairs, run_judge
 from labeller.labelling.jury_models import JuryRun, JuryStats
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.labelling.samples import check_sampling
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Label, Pair, Query
 from labeller.rubric import Rubric, load_rubric
@@ -57,7 +58,7 @@ def judge_names(specs: list[str]) -> list[str]:
 
 def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
             out_path, base_url, options: LabelOptions, prices_path, timeout: float,
-            gold_path=None) -> tuple[Slice, list[Judge]]:
+            gold_path=None, temperature: float | None = None) -> tuple[Slice, list[Judge]]:
     """Every check label_job makes, for several judges, before anything is sent or written."""
     cache_spec = cache_dir if cache_dir is not None else default_spec()
     table_format(out_path)
@@ -72,7 +73,10 @@ def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path
     rubric_obj = load_rubric(rubric)
     prices = load_prices(prices_path)
     key = "dry-run-sends-nothing" if options.dry_run else None  # as in label_job: a dry run needs no key
-    judges = [make_judge(spec, base_url=base_url, timeout=timeout, api_key=key) for spec in specs]
+    judges = [make_judge(spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0, api_key=key)
+              for spec in specs]
+    for judge in judges:
+        check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
     from labeller.io.inputs import read_corpus, read_queries
 
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
@@ -128,12 +132,12 @@ def total_stats(jury: JuryStats) -> None:
 
 def job_inputs(inputs: dict) -> dict:
     known = {"queries_path", "corpus_path", "pairs_path", "run_path", "depth", "rubric", "cache_dir", "base_url",
-             "prices_path", "timeout"}
+             "prices_path", "timeout", "temperature"}
     unknown = set(inputs) - known
     if unknown:
         raise TypeError(f"unexpected arguments {sorted(unknown)}")
     defaults = dict(pairs_path=None, run_path=None, depth=None, rubric="general", cache_dir=None, base_url=None,
-                    prices_path=None, timeout=60.0)
+                    prices_path=None, timeout=60.0, temperature=None)
     return {**defaults, **inputs}
 
 

@@ -59,6 +59,7 @@ class JudgeConfig(Section):
     concurrency: Count = 16
     max_cost: Drop | None = None  # USD
     prices: Path | None = None
+    temperature: Annotated[Number, Field(ge=0, le=2)] | None = None  # OpenAI-compatible judges (--temperature)
 
 
 class LabelConfig(Section):
@@ -66,6 +67,8 @@ class LabelConfig(Section):
 
     batch: bool = False
     poll_interval: float = Field(30.0, gt=0)  # seconds between polls of a batch in flight
+    samples: Count = 1  # self-consistency (--samples): verdicts per pair, collapsed by `aggregate`
+    aggregate: Literal["median", "majority"] = "median"
 
 
 class OutputConfig(Section):

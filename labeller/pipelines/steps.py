@@ -49,12 +49,13 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
           dry_run: bool = False) -> LabelRun:
     """Label a pairs file with the configured judge, through the shared cache."""
     options = LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost, dry_run=dry_run,
-                           batch=cfg.label.batch, poll_interval=cfg.label.poll_interval)
+                           batch=cfg.label.batch, poll_interval=cfg.label.poll_interval,
+                           samples=cfg.label.samples, aggregate=cfg.label.aggregate)
     try:
         return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
                          judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
                          out_path=out_path, base_url=cfg.judge.base_url, options=options,
-                         prices_path=cfg.judge.prices)
+                         prices_path=cfg.judge.prices, temperature=cfg.judge.temperature)
     except LabellingFailedError as exc:
         # Some pairs failed after their retries; every other label is written and cached. The pipeline
         # goes on, reports the failures and fails at the end: a few stubborn pairs must not hide the reports.
