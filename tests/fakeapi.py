@@ -115,6 +115,9 @@ class FakeAPI:
     batch_expire: float = 0.0  # probability that a batched request expires unrun
     openai_limits: tuple[int, int] = (50_000, 200 * 1024 * 1024)  # requests, bytes per batch
     anthropic_limits: tuple[int, int] = (100_000, 256 * 1024 * 1024)
+    # model name -> function of the planted grade giving the grade that model answers (a judge that drifted
+    # after a model update, or a noisy one); models not named answer the planted grade.
+    model_grades: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -278,8 +281,10 @@ class FakeAPI:
         headers = {"retry-after": f"{self.faults.retry_after:g}"} if status in (429, 529) else {}
         return web.json_response(payload, status=status, headers=headers)
 
-    def _verdict(self, user: str, kind: str) -> dict[str, Any]:
+    def _verdict(self, user: str, kind: str, model: str | None = None) -> dict[str, Any]:
         grade = expected_grade(user)
+        if model in self.model_grades:
+            grade = self.model_grades[model](grade)
         justification = f"The document matches the query at grade {grade}."
         if kind == "range":
             return {"justification": justification, "grade": 9}
@@ -302,7 +307,7 @@ class FakeAPI:
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
         user = "".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
         prompt_tokens, cached = self._tokens(system, user)
-        content: str | None = json.dumps(self._verdict(user, kind), ensure_ascii=False)
+        content: str | None = json.dumps(self._verdict(user, kind, body.get("model")), ensure_ascii=False)
         refusal = None
         if kind == "malformed":
             content = '{"justification": "The document is relevant", "grade": '
@@ -331,7 +336,7 @@ class FakeAPI:
             content, stop = [{"type": "text", "text": "I can't help with that."}], "refusal"
         else:
             content = [{"type": "tool_use", "id": f"toolu_{self.total}", "name": "record_verdict",
-                        "input": self._verdict(user, kind)}]
+                        "input": self._verdict(user, kind, body.get("model"))}]
         return {
             "id": f"msg_{self.total}", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
             "content": content, "stop_reason": stop, "stop_sequence": None,
