@@ -149,6 +149,8 @@ def regression_config(root: Path, judge: str = "", evaluate: str = 'metrics = ["
         '[output]\ndir = "out"\n', encoding="utf-8")
 
 
+BENCH = ["judge-bench", "--gold", "gold.jsonl", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl",
+         "--rubric", "rubric.md"]
 RUN_ARGS = ["run", "regression.toml"]
 RUN_OUT = ("out/history", "out/pairs.jsonl", "out/labels.jsonl", "out/trend.html", "out/latest.md")
 
@@ -542,6 +544,29 @@ CASES: list[Case] = [
                                                "labels.jsonl"], stderr="is an input"),
     Case("annotate-serve-gold-is-the-sample", [*ANNOTATE_SERVE, "--gold", "sample.jsonl"], setup=_frozen,
          stderr="is an input"),
+    # judge-bench --------------------------------------------------------------------------
+    # Every input is read and every output checked before the first judge request: nothing is paid for bad input.
+    Case("judge-bench-judge-given-twice", [*BENCH, *OPENAI, "--judge", "openai:gpt-4.1-mini"], stderr="given twice"),
+    Case("judge-bench-unknown-judge", [*BENCH, "--judge", "openia:gpt-4.1-mini"], stderr="openia"),
+    Case("judge-bench-gold-pair-with-unknown-doc", [*BENCH, *OPENAI], stderr="gold.jsonl",
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [*GOLD, {**GOLD[0], "doc_id": "d9"}])),
+    Case("judge-bench-zero-based-gold-without-from-scale", [*BENCH, *OPENAI], stderr="--from-scale",
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [{**g, "grade": g["grade"] - 1} for g in GOLD])),
+    Case("judge-bench-one-run", [*BENCH, *OPENAI, "--run", "run.trec"], stderr="at least two runs"),
+    Case("judge-bench-missing-second-run", [*BENCH, *OPENAI, "--run", "run.trec", "--run", "nope.trec"],
+         stderr="nope.trec"),
+    Case("judge-bench-bad-metric", [*BENCH, *OPENAI, "--run", "run.trec", "--run", "baseline.trec", "--metric",
+                                    "ndcg@x"], stderr="ndcg@x"),
+    Case("judge-bench-md-is-the-gold", [*BENCH, *OPENAI, "--md", "gold.jsonl"], stderr="is an input"),
+    Case("judge-bench-html-under-a-file", [*BENCH, *OPENAI, "--html", "corpus.jsonl/b.html"],
+         stderr="not a directory"),
+    Case("judge-bench-labels-dir-is-a-file", [*BENCH, *OPENAI, "--labels-dir", "pairs.jsonl"],
+         stderr="not a directory"),
+    Case("judge-bench-relevant-from-out-of-scale", [*BENCH, *OPENAI, "--relevant-from", "7", "--md", "b.md"],
+         stderr="--relevant-from 7", outputs=("b.md",)),
+    # the second judge's key is missing: found before the first judge sends anything
+    Case("judge-bench-second-judge-without-key", [*BENCH, *OPENAI, "--judge", "anthropic:claude-haiku-4-5"],
+         stderr="ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": ""}),
 ]
 
 

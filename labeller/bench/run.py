@@ -23,7 +23,7 @@ from labeller.io.gold import GradeFile, read_grades
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.outputs import check_outputs, existing_files
 from labeller.io.scales import command_scale
-from labeller.judges.registry import parse_judge_spec
+from labeller.judges.registry import parse_judge_spec, require_api_key
 from labeller.labelling import LabelOptions
 from labeller.prices import load_prices
 from labeller.records import Pair
@@ -64,6 +64,7 @@ def _check(options: BenchOptions) -> None:
         if parsed in seen:
             raise BadInputError(f"--judge {spec} is given twice; each judge is benchmarked once", field="judge")
         seen.add(parsed)
+        require_api_key(spec, options.base_url)  # every judge's key, before the first judge pays for anything
     if options.relevant_from not in CUTS:
         raise BadInputError(f"--relevant-from {options.relevant_from} is not a grade from 2 to {max(CUTS)}",
                             field="relevant_from")
