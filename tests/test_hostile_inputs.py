@@ -477,6 +477,16 @@ CASES: list[Case] = [
     Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
         regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
                                                                  {"query_id": "q2", "text": "bounty [[grade:2]]"}]))),
+    # judge drift: a damaged drift sample stops the run before anything is paid, and is left as it was
+    Case("run-damaged-drift-sample", [*RUN_ARGS, *OPENAI], stderr="drift.json", outputs=("out/pairs.jsonl",
+                                                                                          "out/labels.jsonl"),
+         setup=lambda d: (regression_config(d), (d / "out").mkdir(), (d / "out" / "drift.json").write_text("{oops"))),
+    Case("run-drift-min-kappa-out-of-range", [*RUN_ARGS, *OPENAI, "--set", "drift.min_kappa=2"],
+         stderr="drift.min_kappa", setup=regression_config, outputs=RUN_OUT),
+    Case("run-drift-sample-negative", [*RUN_ARGS, *OPENAI, "--set", "drift.sample=-1"], stderr="drift.sample",
+         setup=regression_config, outputs=RUN_OUT),
+    Case("run-drift-fail-not-a-boolean", [*RUN_ARGS, *OPENAI, "--set", "drift.fail=maybe"], stderr="drift.fail",
+         setup=regression_config, outputs=RUN_OUT),
     # batch --------------------------------------------------------------------------------
     Case("batch-list-without-a-store", ["batch", "list", "--cache", "nowhere"], stderr="nowhere",
          outputs=("nowhere",)),
