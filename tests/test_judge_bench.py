@@ -162,3 +162,26 @@ def test_offline_judge_on_trec_qrels_writes_markdown_json_and_html(tmp_path, cap
     assert "| Cohen's kappa |" in (d / "bench.md").read_text() and "about 0.29" in (d / "bench.md").read_text()
     assert "<table>" in (d / "bench.html").read_text()
     assert "wrote" in capsys.readouterr().err
+
+
+def test_figures_are_labeller_agrees_on_the_same_labels(tmp_path, capsys):
+    """The bench measures with labeller.agreement: its figures equal `labeller agree` on the labels it kept."""
+    d = tmp_path
+    write_jsonl(d / "queries.jsonl", [{"query_id": f"q{i}", "text": f"spinach blanch minutes {i}"} for i in range(4)])
+    docs = ["Blanch spinach for two minutes.", "Spinach is green.", "Bail bonds explained.", "Minutes of the meeting."]
+    write_jsonl(d / "corpus.jsonl", [{"doc_id": f"d{j}", "text": t} for j, t in enumerate(docs)])
+    (d / "qrels.txt").write_text("".join(f"q{i} 0 d{j} {(i + j) % 4}\n" for i in range(4) for j in range(4)))
+    kept = d / "kept"
+    with pytest.raises(SystemExit):
+        main(["judge-bench", "--gold", str(d / "qrels.txt"), "--queries", str(d / "queries.jsonl"), "--corpus",
+              str(d / "corpus.jsonl"), "--judge", "offline:lexical", "--cache", str(d / "c"), "--labels-dir", str(kept),
+              "--bootstrap", "300", "--seed", "4", "--json", "-"])
+    bench_result = json.loads(capsys.readouterr().out)["judges"][0]
+    with pytest.raises(SystemExit):
+        main(["agree", "--labels", bench_result["labels"], "--gold", str(d / "qrels.txt"), "--bootstrap", "300",
+              "--seed", "4", "--json"])
+    agreed = json.loads(capsys.readouterr().out)
+    for name in ("kappa", "kappa_quadratic", "alpha_ordinal", "exact_agreement"):
+        assert bench_result[name]["value"] == agreed[name]
+        assert bench_result[name]["ci"] == agreed["ci"][name]
+    assert bench_result["kappa_relevant"]["value"] == agreed["kappa_binary"]["3"]

@@ -63,7 +63,8 @@ class JudgeScore(Record):
     alpha_ordinal: Figure
     kappa_relevant: Figure  # binarized at relevant_from on both sides
     exact_agreement: Figure
-    clipped: int = 0  # judge grades moved to the top of the gold scale (--clip)
+    above_gold_scale: int = 0  # judge grades above the gold scale's top (compared as they are unless --clip-to-gold)
+    clipped: int = 0  # of those, the ones moved to the top of the gold scale (--clip-to-gold)
     ranking: Ranking | None = None
     speed: Speed
     cost: Cost

@@ -126,7 +126,9 @@ def _score(spec, run, gold, scorer, options: BenchOptions, prices, kept: str | N
                          seed=options.seed, confidence=options.confidence)
     first = run.labels[0]
     return JudgeScore(judge=f"{provider}:{model}", rubric=first.rubric, rubric_version=first.rubric_version,
-                      n=measured.n, queries=measured.queries, **figures(measured), clipped=len(compared.clipped),
+                      n=measured.n, queries=measured.queries, **figures(measured),
+                      above_gold_scale=sum(label.grade > gold.scale[1] for label in run.labels),
+                      clipped=len(compared.clipped),
                       ranking=scorer.rank(labels) if scorer else None, speed=speed(run),
                       cost=cost_per_1k(run.labels, prices, provider, model), labels=kept)
 
@@ -139,6 +141,10 @@ def _warnings(scores: list[JudgeScore], gold: GradeFile) -> list[str]:
         if score.speed.failed:
             out.append(f"{score.judge}: {score.speed.failed} pairs could not be graded after retries; left out "
                        "of its figures (rerun to retry them)")
+        if score.above_gold_scale and not score.clipped:
+            out.append(f"{score.judge}: {score.above_gold_scale} grades are above the gold scale's top "
+                       f"({gold.scale[1]}) and can never match a person's; --clip-to-gold compares them as "
+                       f"{gold.scale[1]}")
         if score.clipped:
             out.append(f"{score.judge}: {score.clipped} grades above the gold scale's top ({gold.scale[1]}) were "
                        "clipped to it (--clip-to-gold)")
