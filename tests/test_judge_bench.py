@@ -53,7 +53,7 @@ def bench(d: Path, *args: str, capsys) -> dict:
     with pytest.raises(SystemExit) as done:
         main(["judge-bench", "--gold", str(d / "gold.jsonl"), "--queries", str(d / "queries.jsonl"),
               "--corpus", str(d / "corpus.jsonl"), "--cache", str(d / "cache"), "--rubric", "general",
-              "--bootstrap", "200", "--json", "-", *args])
+              "--bootstrap", "200", "--json", *args])
     assert done.value.code in (0, None), capsys.readouterr().err
     return json.loads(capsys.readouterr().out)
 
@@ -153,15 +153,16 @@ def test_offline_judge_on_trec_qrels_writes_markdown_json_and_html(tmp_path, cap
     with pytest.raises(SystemExit) as done:
         main(["judge-bench", "--gold", str(d / "qrels.txt"), "--from-scale", "0-3", "--queries", str(d / "queries.jsonl"),
               "--corpus", str(d / "corpus.jsonl"), "--judge", "offline:lexical", "--cache", str(d / "cache"),
-              "--md", str(d / "bench.md"), "--json", str(d / "bench.json"), "--html", str(d / "bench.html"),
+              "--md", str(d / "bench.md"), "--html", str(d / "bench.html"), "--report", str(d / "report"),
               "--clip-to-gold"])
     assert done.value.code in (0, None)
-    result = json.loads((d / "bench.json").read_text())
+    assert "| Cohen's kappa |" in capsys.readouterr().out  # the table on stdout as well
+    result = json.loads((d / "report" / "judge-bench.json").read_text())
+    assert (d / "report" / "judge-bench.md").read_text() == (d / "bench.md").read_text()
     assert result["gold_scale"] == [1, 4] and result["judges"][0]["n"] == 6
     assert result["judges"][0]["cost"]["usd_per_1k"] == 0.0 and result["judges"][0]["cost"]["usd_per_1k_batch"] is None
     assert "| Cohen's kappa |" in (d / "bench.md").read_text() and "about 0.29" in (d / "bench.md").read_text()
-    assert "<table>" in (d / "bench.html").read_text()
-    assert "wrote" in capsys.readouterr().err
+    assert "<table>" in (d / "bench.html").read_text() and (d / "report" / "judge-bench.html").is_file()
 
 
 def test_figures_are_labeller_agrees_on_the_same_labels(tmp_path, capsys):
@@ -175,7 +176,7 @@ def test_figures_are_labeller_agrees_on_the_same_labels(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["judge-bench", "--gold", str(d / "qrels.txt"), "--queries", str(d / "queries.jsonl"), "--corpus",
               str(d / "corpus.jsonl"), "--judge", "offline:lexical", "--cache", str(d / "c"), "--labels-dir", str(kept),
-              "--bootstrap", "300", "--seed", "4", "--json", "-"])
+              "--bootstrap", "300", "--seed", "4", "--json"])
     bench_result = json.loads(capsys.readouterr().out)["judges"][0]
     with pytest.raises(SystemExit):
         main(["agree", "--labels", bench_result["labels"], "--gold", str(d / "qrels.txt"), "--bootstrap", "300",

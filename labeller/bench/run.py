@@ -53,6 +53,7 @@ class BenchOptions(BaseModel):
     label_options: LabelOptions = Field(default_factory=LabelOptions)
     labels_dir: Path | None = None  # keep each judge's labels here (default: a temporary directory)
     outputs: dict[str, Path] = Field(default_factory=dict)  # flag -> report file, checked before anything is sent
+    report_dir: Path | None = None  # --report DIR, checked as a directory too
 
 
 def _check(options: BenchOptions) -> None:
@@ -79,7 +80,8 @@ def _check(options: BenchOptions) -> None:
                             field="run")
     inputs = existing_files([options.gold, options.queries, options.corpus, *options.runs, options.prices,
                              options.rubric])
-    check_outputs(inputs=inputs, files=dict(options.outputs), dirs={"--labels-dir": options.labels_dir})
+    check_outputs(inputs=inputs, files=dict(options.outputs), dirs={"--labels-dir": options.labels_dir,
+                                                                         "--report": options.report_dir})
 
 
 def gold_pairs(gold: GradeFile) -> list[Pair]:

@@ -53,23 +53,22 @@ def judge_bench(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds to wait for one reply.")] = 60.0,
     labels_dir: Annotated[Optional[Path], typer.Option("--labels-dir", help="Keep each judge's labels in this "
                                                                             "directory.")] = None,
-    md: Annotated[Optional[Path], typer.Option("--md", help="Write the Markdown table to this file (default: "
-                                                            "stdout).")] = None,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="Write every figure as JSON to this file "
-                                                                    "('-': stdout).")] = None,
+    md: Annotated[Optional[Path], typer.Option("--md", help="Also write the Markdown table to this file.")] = None,
     html: Annotated[Optional[Path], typer.Option("--html", help="Write a self-contained HTML page.")] = None,
+    report: Annotated[Optional[Path], typer.Option("--report", help="Directory for judge-bench.md, judge-bench.json "
+                                                                    "and judge-bench.html.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure instead of the "
+                                                         "Markdown table.")] = False,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
 ) -> None:
     from labeller.bench import BenchOptions
-    from labeller.bench.output import write_outputs
+    from labeller.bench.output import output_files, write_outputs
     from labeller.bench.run import judge_bench as bench
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
 
-    to_stdout = json_out is not None and str(json_out) == "-"
-    outputs = {"--md": md, "--json": None if to_stdout else json_out, "--html": html}
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus, need_qrels=gold is None)
         result = bench(BenchOptions(
@@ -78,11 +77,10 @@ def judge_bench(
             from_scale=from_scale, clip_to_gold=clip_to_gold, relevant_from=relevant_from, resamples=resamples,
             seed=seed, confidence=confidence, cache=cache, base_url=base_url, prices=prices, timeout=timeout,
             label_options=LabelOptions(concurrency=concurrency, max_cost=max_cost), labels_dir=labels_dir,
-            outputs={k: v for k, v in outputs.items() if v is not None}))
+            outputs=output_files(md, html, report), report_dir=report))
     for warning in result.warnings:
         typer.echo(f"labeller: warning: {warning}", err=True)
-    shown, written = write_outputs(result, md=md, json_out=json_out, html=html)
-    if shown is not None:
-        typer.echo(shown)
+    shown, written = write_outputs(result, as_json=as_json, md=md, html=html, report=report)
+    typer.echo(shown)
     for path in written:  # stderr: stdout may be the JSON
         typer.echo(f"wrote {path}", err=True)
