@@ -142,6 +142,9 @@ class FakeAPI:
     noise: float = 0.0  # at temperature > 0: probability that a reply's grade is off the planted one
     noise_spread: int = 1  # how far off: 1..noise_spread grades, up or down
     noise_seed: int = 0
+    # model name -> function of the planted grade giving the grade that model answers (a judge that drifted
+    # after a model update, or a noisy one); models not named answer the planted grade.
+    model_grades: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -310,6 +313,8 @@ class FakeAPI:
         """The planted grade (moved per model by model_offsets/model_noise), or (at temperature > 0, with
         probability `noise`) a grade near it."""
         grade = model_grade(user, model, self.model_offsets, self.model_noise)
+        if model in self.model_grades:
+            grade = self.model_grades[model](expected_grade(user))
         if temperature <= 0 or not self.noise:
             return grade
         with self._lock:

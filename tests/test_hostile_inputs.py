@@ -149,6 +149,8 @@ def regression_config(root: Path, judge: str = "", evaluate: str = 'metrics = ["
         '[output]\ndir = "out"\n', encoding="utf-8")
 
 
+BENCH = ["judge-bench", "--gold", "gold.jsonl", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl",
+         "--rubric", "rubric.md"]
 RUN_ARGS = ["run", "regression.toml"]
 RUN_OUT = ("out/history", "out/pairs.jsonl", "out/labels.jsonl", "out/trend.html", "out/latest.md")
 
@@ -540,6 +542,16 @@ CASES: list[Case] = [
     Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
         regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
                                                                  {"query_id": "q2", "text": "bounty [[grade:2]]"}]))),
+    # judge drift: a damaged drift sample stops the run before anything is paid, and is left as it was
+    Case("run-damaged-drift-sample", [*RUN_ARGS, *OPENAI], stderr="drift.json", outputs=("out/pairs.jsonl",
+                                                                                          "out/labels.jsonl"),
+         setup=lambda d: (regression_config(d), (d / "out").mkdir(), (d / "out" / "drift.json").write_text("{oops"))),
+    Case("run-drift-min-kappa-out-of-range", [*RUN_ARGS, *OPENAI, "--set", "drift.min_kappa=2"],
+         stderr="drift.min_kappa", setup=regression_config, outputs=RUN_OUT),
+    Case("run-drift-sample-negative", [*RUN_ARGS, *OPENAI, "--set", "drift.sample=-1"], stderr="drift.sample",
+         setup=regression_config, outputs=RUN_OUT),
+    Case("run-drift-fail-not-a-boolean", [*RUN_ARGS, *OPENAI, "--set", "drift.fail=maybe"], stderr="drift.fail",
+         setup=regression_config, outputs=RUN_OUT),
     # batch --------------------------------------------------------------------------------
     Case("batch-list-without-a-store", ["batch", "list", "--cache", "nowhere"], stderr="nowhere",
          outputs=("nowhere",)),
@@ -614,6 +626,33 @@ CASES: list[Case] = [
                                                "labels.jsonl"], stderr="is an input"),
     Case("annotate-serve-gold-is-the-sample", [*ANNOTATE_SERVE, "--gold", "sample.jsonl"], setup=_frozen,
          stderr="is an input"),
+    # judge-bench --------------------------------------------------------------------------
+    # Every input is read and every output checked before the first judge request: nothing is paid for bad input.
+    Case("judge-bench-judge-given-twice", [*BENCH, *OPENAI, "--judge", "openai:gpt-4.1-mini"], stderr="given twice"),
+    Case("judge-bench-unknown-judge", [*BENCH, "--judge", "openia:gpt-4.1-mini"], stderr="openia"),
+    Case("judge-bench-gold-pair-with-unknown-doc", [*BENCH, *OPENAI], stderr="gold.jsonl",
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [*GOLD, {**GOLD[0], "doc_id": "d9"}])),
+    Case("judge-bench-zero-based-gold-without-from-scale", [*BENCH, *OPENAI], stderr="--from-scale",
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [{**g, "grade": g["grade"] - 1} for g in GOLD])),
+    Case("judge-bench-one-run", [*BENCH, *OPENAI, "--run", "run.trec"], stderr="at least two runs"),
+    Case("judge-bench-missing-second-run", [*BENCH, *OPENAI, "--run", "run.trec", "--run", "nope.trec"],
+         stderr="nope.trec"),
+    Case("judge-bench-bad-metric", [*BENCH, *OPENAI, "--run", "run.trec", "--run", "baseline.trec", "--metric",
+                                    "ndcg@x"], stderr="ndcg@x"),
+    Case("judge-bench-md-is-the-gold", [*BENCH, *OPENAI, "--md", "gold.jsonl"], stderr="is an input"),
+    Case("judge-bench-html-under-a-file", [*BENCH, *OPENAI, "--html", "corpus.jsonl/b.html"],
+         stderr="not a directory"),
+    Case("judge-bench-report-holds-the-gold", ["judge-bench", "--gold", "judge-bench.md", *BENCH[3:], *OPENAI,
+                                               "--report", "."], stderr="is an input",
+         setup=lambda d: (d / "gold.jsonl").rename(d / "judge-bench.md"),
+         outputs=("judge-bench.json", "judge-bench.html")),
+    Case("judge-bench-labels-dir-is-a-file", [*BENCH, *OPENAI, "--labels-dir", "pairs.jsonl"],
+         stderr="not a directory"),
+    Case("judge-bench-relevant-from-out-of-scale", [*BENCH, *OPENAI, "--relevant-from", "7", "--md", "b.md"],
+         stderr="--relevant-from 7", outputs=("b.md",)),
+    # the second judge's key is missing: found before the first judge sends anything
+    Case("judge-bench-second-judge-without-key", [*BENCH, *OPENAI, "--judge", "anthropic:claude-haiku-4-5"],
+         stderr="ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": ""}),
 ]
 
 

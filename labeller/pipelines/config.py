@@ -102,6 +102,15 @@ class EvaluateConfig(Section):
     require_significance: Annotated[bool, Field(strict=True)] = False
 
 
+class DriftConfig(Section):
+    """regression: re-ask a fixed sample of pairs when the judge, model or rubric changes (labeller.pipelines.drift)."""
+
+    sample: Annotated[int, Field(strict=True, ge=0)] = 50  # pairs of the first run's pool; 0: no drift check
+    min_kappa: Annotated[Number, Field(ge=-1, le=1)] = 0.6  # quadratic kappa of old vs new verdicts below this: drift
+    fail: Annotated[bool, Field(strict=True)] = True  # a drift fails the run (exit 1); false: reported only
+    accept: Annotated[bool, Field(strict=True)] = False  # make the new judge the reference even though it drifted
+
+
 class PipelineConfig(Section):
     pipeline: Literal["label_slice", "validate_prompt", "regression"]
     description: str = ""
@@ -117,6 +126,7 @@ class PipelineConfig(Section):
     # regression
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    drift: DriftConfig = Field(default_factory=DriftConfig)
 
     @property
     def cache_dir(self) -> str | Path:
@@ -130,7 +140,7 @@ _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inp
           ("output", "dir"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:

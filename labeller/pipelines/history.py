@@ -47,6 +47,9 @@ class HistoryRow(BaseModel):
     rescored_judged: float | None = None
     rescored_baseline_judged: float | None = None
     rescored_labels: str | None = None  # digest of the labels the rescored columns are computed on
+    # Judge drift (labeller.pipelines.drift), apart from `regression`: None when the judge did not change.
+    judge_drift: bool | None = None
+    drift_kappa: float | None = None  # quadratic kappa of the old and new judge's verdicts on the drift sample
 
 
 def history_path(out: Path) -> Path:

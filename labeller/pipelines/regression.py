@@ -27,17 +27,19 @@ from labeller.io.trec import read_known_run
 from labeller.labelling import LabelRun
 from labeller.pipelines.todays_run import safe_name, system_name
 from labeller.pipelines.config import PipelineConfig
+from labeller.pipelines.drift import DriftCheck, check_drift, markdown_section, read_sample, sample_path, summary_line
 from labeller.pipelines.history import RUNS_DIR, HistoryRow, history_path, read_history, store_run, write_history
 from labeller.pipelines.rescore import Figure, figures, pool, rescore, stored_rankings
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import failure_lines, label, load_inputs, retrieve, save_run, write_pairs
 from labeller.pipelines.trend import history_markdown, pool_note, trend_page
-from labeller.reports.ci import evaluation_checks
+from labeller.reports.ci import Check, evaluation_checks
 
 
 def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False) -> PipelineResult:
     out = cfg.output.dir
     history = read_history(history_path(out))  # a damaged history stops the job before anything is paid
+    drift_sample = read_sample(sample_path(out))  # so does a damaged drift sample
     now = datetime.now(timezone.utc)
     stamp = _unused_stamp(out, now.strftime("%Y-%m-%dT%H%M%SZ"))
     queries, corpus = load_inputs(cfg)
@@ -54,6 +56,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     stored, missing = stored_rankings(out, history)
     pairs, left_out = pool([today, baseline, *stored.values()], depth, queries, corpus)
     labelled = label(cfg, write_pairs(pairs, out / "pairs.jsonl"), out / "labels.jsonl")
+    drift, drift_requests = check_drift(cfg, out, drift_sample, labelled.labels, now.isoformat())
+    drift_failed = drift.drifted and not drift.accepted and cfg.drift.fail
     ev = evaluate(EvaluateOptions(runs=[evaluated], labels=labelled.out_path, baseline=baseline_path,
                                   metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
                                   average=cfg.evaluate.average, alpha=cfg.evaluate.alpha,
@@ -72,7 +76,9 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                        baseline_value=base_scores.metrics.get(s.name) if base_scores else None,
                        rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
                        regression=gate_failed, run_file=today_file, baseline_file=baseline_file,
-                       judged=mine[s.name].judged, baseline_judged=theirs[s.name].judged) for s in specs]
+                       judged=mine[s.name].judged, baseline_judged=theirs[s.name].judged,
+                       judge_drift=drift.drifted if drift.status == "checked" else None,
+                       drift_kappa=drift.kappa_quadratic) for s in specs]
     earlier = len(history)
     history, rescored = rescore(history + rows, {**stored, today_file: today, baseline_file: baseline}, judgments,
                                 specs, ev.settings, depth)
@@ -82,29 +88,43 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                                pool_size=len(stored), left_out=left_out)
     summary.append(_history_line(history, earlier_rows=earlier, rescored_rows=rescored, today_rows=len(rows),
                                  missing=missing))
-    summary += [pool_note(specs), _verdict(ev),
+    summary += [pool_note(specs), _verdict(ev), summary_line(drift, cfg.drift.fail),
                 *[f"BELOW FLOOR: {f.metric} {f.value if f.value is None else round(f.value, 4)} < {f.floor}."
                   for f in ev.floors if not f.passed],
                 *failure_lines(labelled)]
-    if promote and not gate_failed:
+    if promote and not gate_failed and not drift_failed:
         shutil.copyfile(evaluated, baseline_path)
         summary.append(f"Promoted today's run to the baseline ({baseline_path}).")
 
     report_dir = out / "reports" / stamp
     report = write_report(ev, report_dir)
-    text = markdown(ev) + "\n" + history_markdown(history, specs)
+    text = markdown(ev) + "\n" + markdown_section(drift, cfg.drift.fail) + "\n" + history_markdown(history, specs)
     write_text(report_dir / "summary.md", text)
     write_text(out / "latest.md", text)
     trend = write_text(out / "trend.html", trend_page(history, specs, f"config retriever {system_name(cfg)} · "
                                                                       f"judge {cfg.judge.spec}"))
-    failed = gate_failed or bool(labelled.failures)
+    failed = gate_failed or bool(labelled.failures) or drift_failed
     return PipelineResult(pipeline="regression", config=config_path, status="failed" if failed else "passed",
-                          summary=summary, judge_requests=labelled.stats.requests,
+                          summary=summary, judge_requests=labelled.stats.requests + drift_requests,
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},
-                          figures={**ev.metrics, **{f"judged@{s.k or depth}": mine[s.name].judged for s in specs}},
-                          checks=evaluation_checks(ev, "regression")).with_labelling_check(labelled.stats.failed,
+                          figures={**ev.metrics, **{f"judged@{s.k or depth}": mine[s.name].judged for s in specs},
+                                   **({"drift_kappa_quadratic": drift.kappa_quadratic}
+                                      if drift.status == "checked" else {})},
+                          judge_drift=drift.model_dump(mode="json"),
+                          checks=[*evaluation_checks(ev, "regression"), *_drift_checks(drift, drift_failed)]
+                          ).with_labelling_check(labelled.stats.failed,
                                                                                          labelled.stats.requested)
+
+
+def _drift_checks(drift: DriftCheck, failed: bool) -> list[Check]:
+    """The judge-drift check, apart from the metric gates (only when the judge changed)."""
+    if drift.status != "checked":
+        return []
+    status = "fail" if failed else "pass"
+    return [Check(suite="regression", name="judge drift", status=status,
+                  message=f"quadratic kappa {drift.kappa_quadratic} of old vs new verdicts on {drift.n} sample pairs "
+                          f"(min {drift.min_kappa})")]
 
 
 def _retrieve(name: str, queries, corpus, depth: int, path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,7 @@ class PipelineResult(BaseModel):
     judge_requests: int = 0  # requests sent to the judge in this run (0 when everything came from the cache)
     figures: dict[str, float | int | str | None] = Field(default_factory=dict)
     checks: list[Check] = Field(default_factory=list)  # the gated figures, for JUnit XML and job summaries
+    judge_drift: dict[str, Any] | None = None  # regression: the drift check (labeller.pipelines.drift.DriftCheck)
 
     def with_labelling_check(self, failed: int, requested: int) -> PipelineResult:
         """Add the check every pipeline shares: every pair got a label."""
