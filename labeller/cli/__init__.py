@@ -22,6 +22,7 @@ from labeller.cli import acceptance as _acceptance, canaries as _canaries, serve
 from labeller.cli import run as _run  # noqa: E402,F401
 from labeller.cli import batch as _batch  # noqa: E402,F401
 from labeller.cli import annotate as _annotate  # noqa: E402,F401
+from labeller.cli import probe as _probe  # noqa: E402,F401
 
 
 def _secrets() -> list[str | None]:
