@@ -210,3 +210,40 @@ def test_the_offline_judge_probes_the_bundled_sample_with_no_key(tmp_path, capsy
     assert results["stuffing"]["mean_shift"] > 0.5 and results["stuffing"]["verdict"] == "fail"
     assert results["near-duplicate"]["mean_abs_shift"] == 0 and results["near-duplicate"]["verdict"] == "pass"
     assert done.value.code == 1
+
+
+def test_the_python_api_takes_dataframes_and_gates_like_the_cli(tmp_path, keyed):
+    import pandas as pd
+
+    import labeller
+
+    root = inputs(tmp_path)
+    frame = lambda name: pd.read_json(root / name, lines=True)  # noqa: E731
+    with FakeAPI(long_document=300, length_bias=1) as api:
+        report = labeller.probe(frame("gold.jsonl"), queries=frame("queries.jsonl"), corpus=frame("corpus.jsonl"),
+                                judge="openai:gpt-4.1-mini", base_url=api.openai_url, cache=tmp_path / "c",
+                                probes=["length", "near-duplicate"], threshold={"length": 0.7, "*": 0.2})
+        assert not report.passed and api.total > 0
+        figures = {r.probe: r for r in report.probes}
+        assert figures["length"].mean_shift == pytest.approx(0.75) and figures["length"].verdict == "fail"
+        assert figures["near-duplicate"].verdict == "pass" and figures["near-duplicate"].threshold == 0.2
+        api.reset()
+        again = labeller.probe(root / "gold.jsonl", queries=root / "queries.jsonl", corpus=root / "corpus.jsonl",
+                               judge="openai:gpt-4.1-mini", base_url=api.openai_url, cache=tmp_path / "c",
+                               probes="length", threshold=0.8)
+        assert again.passed and api.total == 0
+    from labeller.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="unknown probe 'speed'"):
+        labeller.probe(root / "gold.jsonl", queries=root / "queries.jsonl", corpus=root / "corpus.jsonl",
+                       threshold={"speed": 1})
+
+
+def test_a_judge_that_punishes_length_fails_too(tmp_path, keyed, capsys):
+    """The gate reads the size of the shift: a bias downwards is a bias."""
+    root = inputs(tmp_path)
+    with FakeAPI(long_document=300, length_bias=-1) as api:
+        code, report = run_json(api, root, capsys, "--probes", "length")
+    length = by_probe(report)["length"]
+    assert code == 1 and length["verdict"] == "fail"
+    assert length["mean_shift"] == pytest.approx(clipped_shift([1, 2, 4, 5], -1)) == pytest.approx(-0.75)
