@@ -452,6 +452,9 @@ CASES: list[Case] = [
          setup=lambda d: write_jsonl(d / "labels.jsonl", [{**LABELS[0], "grade": 7}])),
     _probe_case("unknown-judge", [*PROBE_BASE, "--labels", "labels.jsonl", "--judge", "nosuch:model"],
          stderr="nosuch"),
+    # Every document is labelled for both queries: no other query's text to pad with; refused unsent.
+    _probe_case("length-with-nothing-to-pad-with", [*PROBE, "--probes", "length"],
+                stderr="probe 'length' has nothing to pad (q1, d1) with"),
     # run / demo ---------------------------------------------------------------------------
     Case("run-missing-config", ["run", "nope.toml"], stderr="nope.toml"),
     Case("demo-unknown-judge", ["demo", "--out", "demo-out", "--judge", "nosuch:model"], stderr="nosuch",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 
+from labeller.errors import BadInputError
 from labeller.probes.base import Context, Probe, field_text, shown_text_field, with_field
 from labeller.records import Doc, Query
 
@@ -38,4 +39,8 @@ class LengthProbe(Probe):
             if piece:
                 pieces.append(piece)
                 length += len(piece) + 2
+        if len(pieces) == 1:
+            raise BadInputError(f"probe 'length' has nothing to pad ({query.query_id}, {doc.doc_id}) with: every "
+                                "other document is labelled for this query too; add documents of other queries "
+                                "to the corpus, or leave length out of --probes")
         return with_field(doc, name, "\n\n".join(pieces), self.name)
