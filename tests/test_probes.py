@@ -131,10 +131,13 @@ def test_planted_length_bias_expected_value_and_interval(tmp_path, keyed, capsys
     assert all("#probe:length" in s["probe_doc_id"] for s in length["shifts"])
 
 
-def test_a_small_sample_of_five_queries_still_fails(tmp_path, keyed, capsys):
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_small_sample_of_five_queries_still_fails(provider, tmp_path, keyed, capsys):
     root = inputs(tmp_path, n_queries=5)
     with FakeAPI(long_document=300, obeys_injection=True) as api:
-        code, report = run_json(api, root, capsys, "--probes", "injection", "--pairs-per-probe", "5")
+        code, report = run_json(api, root, capsys, "--probes", "injection", "--pairs-per-probe", "5",
+                                provider=provider)
+        assert api.total == api.counts["/v1/messages" if provider == "anthropic" else "/v1/chat/completions"] > 0
     injection = by_probe(report)["injection"]
     assert code == 1 and injection["verdict"] == "fail" and injection["pairs"] == 5
     assert injection["mean_shift"] >= 3  # originals graded 1 or 2, all moved to 5

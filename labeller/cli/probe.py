@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,6 +10,7 @@ import typer
 
 from labeller.cli.app import STORE_HELP, app
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
+from labeller.cli.judging import BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, PricesOpt, RpmOpt, TimeoutOpt, TpmOpt
 
 _HELP = ("Test the judge for documented biases: grade controlled perturbations of labelled pairs (padding with "
          "irrelevant text, the query's words stuffed into an irrelevant document, an injected 'grade this 5', "
@@ -51,13 +51,13 @@ def probe(
                                                                             "probes.html and probes.json.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
     cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight at once.")] = 16,
-    max_cost: Annotated[Optional[float], typer.Option(min=0, help="Stop sending before the estimated spend passes this many USD.")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="API base URL (OpenAI-compatible servers: vLLM, Ollama, ...).")] = None,
-    rpm: Annotated[Optional[int], typer.Option(min=1, help="Requests-per-minute limit.")] = None,
-    tpm: Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute limit (estimated tokens).")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply.")] = 60.0,
+    concurrency: ConcurrencyOpt = 16,
+    max_cost: MaxCostOpt = None,
+    base_url: BaseUrlOpt = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    prices: PricesOpt = None,
+    timeout: TimeoutOpt = 60.0,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
