@@ -183,7 +183,10 @@ def test_copies_never_reach_the_corpus_and_reports_are_written(tmp_path, keyed, 
     capsys.readouterr()
     assert code == 1 and (root / "corpus.jsonl").read_bytes() == before
     assert json.loads((root / "out" / "probes.json").read_text())["passed"] is False
-    assert "| stuffing | FAIL |" in (root / "out" / "probes.md").read_text()
+    markdown = (root / "out" / "probes.md").read_text()
+    assert "| stuffing | FAIL |" in markdown
+    table = [line for line in markdown.splitlines() if line.startswith("|")]
+    assert len(table) == 2 + 4 and len({line.count("|") for line in table}) == 1  # one column per cell
     assert "Judge bias probes: FAIL" in (root / "out" / "probes.html").read_text()
 
 

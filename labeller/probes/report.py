@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markupsafe import escape
+
 from labeller.agreement.bootstrap import Interval
 from labeller.io.tables import write_text
 from labeller.probes.models import ProbeReport, ProbeResult
 from labeller.reports import bar_chart, page, table
 
-HEADER = ["probe", "verdict", "pairs", "failed", "queries", "mean shift", "interval", "mean |shift|", "interval",
+HEADER = ["probe", "verdict", "pairs", "failed", "queries", "mean shift", "interval", "mean abs shift", "interval",
           "changed", "threshold"]
 
 
@@ -22,7 +24,7 @@ def _ci(ci: Interval) -> str:
 
 
 def row(r: ProbeResult) -> list[str]:
-    changed = "-" if r.share_changed is None else f"{r.share_changed:.0%}"
+    changed = "-" if r.share_changed is None else f"{r.share_changed:.1%}"
     return [r.probe, r.verdict.upper(), str(r.graded), str(r.failed), str(r.queries), _num(r.mean_shift),
             _ci(r.mean_shift_interval), _num(r.mean_abs_shift), _ci(r.mean_abs_shift_interval), changed,
             f"{r.threshold:g}" + (" (abs)" if r.gated == "mean_abs_shift" else "")]
@@ -43,7 +45,7 @@ def markdown_report(report: ProbeReport) -> str:
     lines += ["", f"**{'PASS' if report.passed else 'FAIL'}**: a probe fails when its mean shift (near-duplicate: "
                   "mean absolute shift) is beyond its threshold.", ""]
     for r in report.probes:
-        lines += [f"## {r.probe}: {r.verdict.upper()}", "", r.what + ".", ""] + [f"- {reason}" for reason in r.reasons]
+        lines += [f"## {r.probe}: {r.verdict.upper()}", "", r.what[:1].upper() + r.what[1:] + ".", ""] + [f"- {reason}" for reason in r.reasons]
         lines.append("")
     return "\n".join(lines)
 
@@ -54,7 +56,8 @@ def html_report(report: ProbeReport) -> str:
                                                        [r.mean_shift or 0.0 for r in report.probes])))]
     for r in report.probes:
         moved = [s for s in r.shifts if s.shift]
-        body = f"<p>{r.what}.</p>" + "".join(f"<p>{reason}</p>" for reason in r.reasons)
+        body = f"<p>{escape(r.what[:1].upper() + r.what[1:])}.</p>"
+        body += "".join(f"<p>{escape(reason)}</p>" for reason in r.reasons)
         if moved:
             body += str(table(["query", "document", "reference", "original", "perturbed", "shift"],
                               [[s.query_id, s.doc_id, s.reference, s.original, s.perturbed, f"{s.shift:+d}"]
