@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from labeller.agreement.bootstrap import Interval
 from labeller.io.tables import write_text
@@ -51,7 +51,9 @@ def markdown_report(report: ProbeReport) -> str:
 
 
 def html_report(report: ProbeReport) -> str:
-    sections = [("Probes", str(table(HEADER, [row(r) for r in report.probes], numeric=range(2, 10)))),
+    rows = [[cell if i != 1 else Markup(f'<span class="{"ok" if r.verdict == "pass" else "bad"}">{cell}</span>')
+             for i, cell in enumerate(row(r))] for r in report.probes]
+    sections = [("Probes", str(table(HEADER, rows, numeric=range(2, 10)))),
                 ("Mean shift per probe", str(bar_chart([r.probe for r in report.probes],
                                                        [r.mean_shift or 0.0 for r in report.probes])))]
     for r in report.probes:
