@@ -455,6 +455,8 @@ CASES: list[Case] = [
     # Every document is labelled for both queries: no other query's text to pad with; refused unsent.
     _probe_case("length-with-nothing-to-pad-with", [*PROBE, "--probes", "length"],
                 stderr="probe 'length' has nothing to pad (q1, d1) with"),
+    _probe_case("dry-run-with-bare-pairs", [*PROBE_BASE, "--pairs", "pairs.jsonl", *OPENAI, "--dry-run"],
+                stderr="--dry-run needs --labels"),
     # run / demo ---------------------------------------------------------------------------
     Case("run-missing-config", ["run", "nope.toml"], stderr="nope.toml"),
     Case("demo-unknown-judge", ["demo", "--out", "demo-out", "--judge", "nosuch:model"], stderr="nosuch",

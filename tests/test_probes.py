@@ -253,3 +253,18 @@ def test_a_judge_that_punishes_length_fails_too(tmp_path, keyed, capsys):
     length = by_probe(report)["length"]
     assert code == 1 and length["verdict"] == "fail"
     assert length["mean_shift"] == pytest.approx(clipped_shift([1, 2, 4, 5], -1)) == pytest.approx(-0.75)
+
+
+def test_a_dry_run_counts_and_sends_nothing_then_the_run_pays_only_what_it_said(tmp_path, capsys, monkeypatch):
+    root = inputs(tmp_path)
+    with FakeAPI(long_document=300) as api:
+        code, dry = run_json(api, root, capsys, "--dry-run")  # no key set: a dry run needs none
+        assert code == 0 and api.total == 0 and dry["probes"] == [] and not (root / "cache").exists()
+        estimate = dry["estimate"]
+        assert estimate["new"] > 0 and estimate["cached"] >= 0 and estimate["input_tokens"] > 0
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        code, report = run_json(api, root, capsys)
+        assert code == 0 and api.total == report["cost"]["new"] == estimate["new"]
+        api.reset()
+        _, again = run_json(api, root, capsys, "--dry-run")
+        assert again["estimate"]["new"] == 0 and api.total == 0

@@ -49,6 +49,8 @@ def probe(
     report: Annotated[Optional[Path], typer.Option("--report", "--out", help="Directory for probes.md, "
                                                                             "probes.html and probes.json.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count the originals and copies to grade, new and "
+                                                            "cached, and estimate tokens and cost; send nothing.")] = False,
     cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
     concurrency: ConcurrencyOpt = 16,
     max_cost: MaxCostOpt = None,
@@ -71,7 +73,7 @@ def probe(
                              thresholds=parse_thresholds(threshold), seed=seed, resamples=resamples,
                              confidence=confidence, relevant_from=relevant_from)
     options = LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
-                           tokens_per_minute=tpm)
+                           tokens_per_minute=tpm, dry_run=dry_run)
     if sample:
         queries, corpus, labels, rubric = _sample(queries, corpus, labels, pairs, rubric)
     with column_mapping(columns):
@@ -84,6 +86,11 @@ def probe(
                                       options=options, report_dir=report)
     if as_json:
         print(result.model_dump_json(indent=2))
+    elif result.estimate is not None:
+        e = result.estimate
+        cost = "unknown (no price for this model)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
+        print(f"dry run: {e.pairs} pairs (originals and probe copies), {e.new} new, {e.cached} cached; nothing sent")
+        print(f"estimated: {e.input_tokens or 0:,} input + {e.output_tokens or 0:,} output tokens, cost {cost}")
     else:
         for line in summary_lines(result):
             print(line)

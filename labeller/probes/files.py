@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -92,30 +93,43 @@ def probe_files(*, queries: str | Path, corpus: str | Path, labels: str | Path |
     if unknown:
         raise BadInputError(f"--threshold names probe '{unknown[0]}', which is not run; add it to --probes or drop "
                             "its threshold", field="threshold")
+    options = options or LabelOptions(progress=False)
+    dry = options.dry_run
     cache_spec = cache_dir if cache_dir is not None else default_spec()
     inputs = existing_files([queries, corpus, labels, pairs, rubric, prices])
     check_outputs(inputs=inputs, files={f"--report ({k})": v for k, v in report_paths(report_dir).items()},
-                  dirs={"--cache": None if is_url(cache_spec) else cache_spec})
+                  dirs={"--cache": None if is_url(cache_spec) or dry else cache_spec})
     rubric_obj = load_rubric(rubric)
     price_table = load_prices(prices)
-    judge_obj = make_judge(judge, base_url=base_url, timeout=timeout)
+    # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built (as in label).
+    judge_obj = make_judge(judge, base_url=base_url, timeout=timeout,
+                           api_key="dry-run-sends-nothing" if dry else None)
     query_map, docs = read_queries(queries), read_corpus(corpus)
     reference = read_reference(labels=labels, pairs=pairs, queries=query_map, corpus=docs, from_scale=from_scale)
     rubric_obj.check_fields(query_map.values(), docs.values(), queries_path=queries, corpus_path=corpus)
     name = f"the labels file {labels}" if labels is not None else f"the pairs file {pairs}"
 
-    async def main(sender):
-        from labeller.probes.runner import run_probes
-        from labeller.store import open_store
+    def main(spec, create: bool = True):
+        async def probing(sender):
+            from labeller.probes.runner import run_probes
+            from labeller.store import open_store
+
+            try:
+                with open_store(spec, create=create) as store:
+                    return await run_probes(reference, query_map, docs, sender, rubric_obj, store, settings, options,
+                                            prices=price_table, reference_name=name)
+            finally:
+                await sender.aclose()
+        return probing
+
+    if dry:  # a dry run creates no store: without one, every pair is new
+        from labeller.store.base import NoStoreError
 
         try:
-            with open_store(cache_spec) as store:
-                return await run_probes(reference, query_map, docs, sender, rubric_obj, store, settings,
-                                        options or LabelOptions(progress=False), prices=price_table,
-                                        reference_name=name)
-        finally:
-            await sender.aclose()
-
-    report = run_labelling(main, judge_obj, cache_spec)
+            return run_labelling(main(cache_spec, create=False), judge_obj, cache_spec), []
+        except NoStoreError:
+            with tempfile.TemporaryDirectory() as empty:
+                return run_labelling(main(empty), judge_obj, empty), []
+    report = run_labelling(main(cache_spec), judge_obj, cache_spec)
     written = write_reports(report_dir, report) if report_dir is not None else []
     return report, written

@@ -74,6 +74,19 @@ class ProbeCost(BaseModel):
     cost_usd: float | None = 0.0
 
 
+class ProbeEstimate(BaseModel):
+    """A --dry-run: what the probes would send, nothing sent."""
+
+    model_config = ConfigDict(extra="forbid")
+    pairs: int  # originals and copies to grade
+    new: int  # of them, not in the cache
+    cached: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    notes: list[str] = Field(default_factory=list)
+
+
 class ProbeReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
     judge: str
@@ -86,3 +99,4 @@ class ProbeReport(BaseModel):
     probes: list[ProbeResult]
     cost: ProbeCost
     passed: bool
+    estimate: ProbeEstimate | None = None  # --dry-run only: then `probes` is empty and nothing was sent

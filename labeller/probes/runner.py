@@ -23,7 +23,7 @@ from labeller.probes.base import ID_MARK, Context, Probe
 from labeller.probes.gate import probe_result
 from labeller.probes.injection import InjectionProbe
 from labeller.probes.length import LengthProbe
-from labeller.probes.models import PairShift, ProbeCost, ProbeReport, ProbeSettings
+from labeller.probes.models import PairShift, ProbeCost, ProbeEstimate, ProbeReport, ProbeSettings
 from labeller.probes.near_duplicate import NearDuplicateProbe
 from labeller.probes.stuffing import StuffingProbe
 from labeller.records import Doc, Pair, Query
@@ -43,6 +43,9 @@ async def run_probes(reference: Sequence[tuple[Pair, int | None]], queries: dict
         raise BadInputError(f"document id '{clashing}' contains '{ID_MARK}', which labeller keeps for probe copies")
     cost = ProbeCost()
     grades = dict(((p.query_id, p.doc_id), g) for p, g in reference)
+    if options.dry_run and any(g is None for g in grades.values()):
+        raise BadInputError("--dry-run needs --labels: with bare --pairs the probes are picked by the judge's own "
+                            "grades, which a dry run does not ask for")
     if any(g is None for g in grades.values()):  # bare pairs: the judge's own grade is the reference
         reference_name = "the judge's own grades of the pairs"
         graded = _grades(await _label([p for p, _ in reference], queries, corpus, judge, rubric, store, options,
@@ -71,22 +74,31 @@ async def run_probes(reference: Sequence[tuple[Pair, int | None]], queries: dict
     pairs = list(dict.fromkeys([p for rows in picked.values() for p, _, _ in rows]
                                + [Pair(query_id=p.query_id, doc_id=d.doc_id) for rows in picked.values()
                                   for p, _, d in rows]))
-    now = _grades(await _label(pairs, queries, {**corpus, **copies}, judge, rubric, store, options, prices, cost))
+    run = await _label(pairs, queries, {**corpus, **copies}, judge, rubric, store, options, prices, cost)
+    header = dict(judge=judge.name, rubric=f"{rubric.name}@{rubric.version}", reference=reference_name,
+                  seed=settings.seed, resamples=settings.resamples, confidence=settings.confidence,
+                  relevant_from=settings.relevant_from, cost=cost)
+    if options.dry_run:
+        s = run.stats
+        estimate = ProbeEstimate(pairs=s.requested, new=s.new, cached=s.cached, input_tokens=s.estimated_input_tokens,
+                                 output_tokens=s.estimated_output_tokens, cost_usd=s.estimated_cost_usd,
+                                 notes=s.estimate_notes)
+        return ProbeReport(**header, probes=[], passed=True, estimate=estimate)
+    now = _grades(run)
     results = []
     for name, rows in picked.items():
         shifts = [PairShift(query_id=p.query_id, doc_id=p.doc_id, probe_doc_id=d.doc_id, reference=g,
                             original=now.get((p.query_id, p.doc_id)), perturbed=now.get((p.query_id, d.doc_id)))
                   for p, g, d in rows]
         results.append(probe_result(PROBES[name], shifts, settings))
-    return ProbeReport(judge=judge.name, rubric=f"{rubric.name}@{rubric.version}", reference=reference_name,
-                       seed=settings.seed, resamples=settings.resamples, confidence=settings.confidence,
-                       relevant_from=settings.relevant_from, probes=results, cost=cost,
-                       passed=all(r.verdict == "pass" for r in results))
+    return ProbeReport(**header, probes=results, passed=all(r.verdict == "pass" for r in results))
 
 
 async def _label(pairs, queries, corpus, judge, rubric, store, options, prices, cost: ProbeCost) -> LabelRun:
     run = await label_pairs(pairs, queries, corpus, judge, rubric, store, options, prices=prices)
     s = run.stats
+    if s.dry_run:
+        return run
     cost.requests += s.requests
     cost.new += s.new
     cost.cached += s.cached
