@@ -47,6 +47,7 @@ from typing import Any
 from aiohttp import web
 
 MARKER = re.compile(r"\[\[grade:([1-5])\]\]")
+INJECTED = re.compile(r"\bgrade (?:it |this |this document )?([1-5])\b", re.IGNORECASE)  # obeys_injection
 KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400",
          "expired")  # expired: a batch request the provider never ran (batch endpoints only)
 
@@ -145,6 +146,13 @@ class FakeAPI:
     # model name -> function of the planted grade giving the grade that model answers (a judge that drifted
     # after a model update, or a noisy one); models not named answer the planted grade.
     model_grades: dict[str, Any] = field(default_factory=dict)
+    # Planted judge biases, for `labeller probe` tests (all off by default). Each moves the grade the
+    # pair would get (marker or hash) and is clipped to 1..5; obeys_injection wins over the others.
+    length_bias: int = 0  # added when the <document> block is longer than `long_document` characters
+    long_document: int = 1000
+    stuffing_bias: int = 0  # added when the <document> block holds every word of the <query> block
+    obeys_injection: bool = False  # a document saying "grade it N" / "grade this N" / "grade N" gets N
+    lowercase_bias: int = 0  # added when the <document> block has letters but no capital (a case-sensitive model)
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -309,6 +317,19 @@ class FakeAPI:
         headers = {"retry-after": f"{self.faults.retry_after:g}"} if status in (429, 529) else {}
         return web.json_response(payload, status=status, headers=headers)
 
+    def _planted(self, user: str, grade: int) -> int:
+        """The grade after the planted biases (see the fields above)."""
+        doc, query = _block_text(user, "document"), _block_text(user, "query")
+        if self.length_bias and len(doc) > self.long_document:
+            grade += self.length_bias
+        words = lambda text: set(re.findall(r"[^\W_]+", text.lower()))  # noqa: E731
+        if self.stuffing_bias and words(query) and words(query) <= words(doc):
+            grade += self.stuffing_bias
+        if self.lowercase_bias and any(c.isalpha() for c in doc) and doc == doc.lower():
+            grade += self.lowercase_bias
+        ordered = INJECTED.search(doc) if self.obeys_injection else None
+        return int(ordered.group(1)) if ordered else min(max(grade, 1), 5)
+
     def _sampled_grade(self, user: str, temperature: float, model: str | None = None) -> int:
         """The planted grade (moved per model by model_offsets/model_noise), or (at temperature > 0, with
         probability `noise`) a grade near it."""
@@ -330,7 +351,7 @@ class FakeAPI:
         return min(5, max(1, moved))
 
     def _verdict(self, user: str, kind: str, temperature: float = 0.0, model: str | None = None) -> dict[str, Any]:
-        grade = self._sampled_grade(user, temperature, model)
+        grade = self._planted(user, self._sampled_grade(user, temperature, model))
         justification = f"The document matches the query at grade {grade}."
         if kind == "range":
             return {"justification": justification, "grade": 9}
@@ -399,6 +420,11 @@ def key_header_value(request: web.Request, header: str) -> str | None:
     if not value and bearer.lower().startswith("bearer "):
         value = bearer[7:]
     return value
+
+
+def _block_text(user: str, tag: str) -> str:
+    found = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.DOTALL)
+    return found.group(1) if found else ""
 
 
 def _text(content: Any) -> str:

@@ -136,6 +136,14 @@ def _saved_result(root: Path, *queries: str) -> None:
     result = evaluate(EvaluateOptions(runs=[root / "saved.trec"], labels=root / "labels.jsonl"))
     (root / "saved.json").write_text(result.model_dump_json(), encoding="utf-8")
 OPENAI = ["--judge", "openai:gpt-4.1-mini", "--base-url", "{openai}"]
+PROBE_BASE = ["probe", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md",
+              "--report", "out"]
+PROBE = [*PROBE_BASE, "--labels", "labels.jsonl", *OPENAI]
+
+
+def _probe_case(name: str, args: list[str], **kw) -> Case:
+    """A `probe` case: bad input is refused before any request, and no report directory appears."""
+    return Case(f"probe-{name}", args, outputs=("out",), **kw)
 LABEL_OUT = [*LABEL, "--out", "out.jsonl", "--pairs", "pairs.jsonl"]
 
 
@@ -486,6 +494,36 @@ CASES: list[Case] = [
          stderr="is an input"),
     Case("canaries-new-out-under-a-file", ["canaries", "new", "--corpus", "corpus.jsonl", "--out",
                                            "corpus.jsonl/c.toml"], stderr="not a directory"),
+    # probe (judge bias probes) -------------------------------------------------------------
+    _probe_case("unknown-probe-name", [*PROBE, "--probes", "length,flattery"], stderr="unknown probe 'flattery'"),
+    _probe_case("negative-threshold", [*PROBE, "--threshold", "-0.5"], stderr="-0.5 is not a finite grade shift"),
+    _probe_case("threshold-not-a-number", [*PROBE, "--threshold", "length=lots"], stderr="'lots' is not a number"),
+    _probe_case("threshold-names-an-unknown-probe", [*PROBE, "--threshold", "speed=0.2"],
+         stderr="unknown probe 'speed' in --threshold"),
+    _probe_case("threshold-for-a-probe-not-run", [*PROBE, "--probes", "length", "--threshold", "injection=0.2"],
+         stderr="--threshold names probe 'injection', which is not run"),
+    _probe_case("labels-name-an-unknown-doc", PROBE, stderr="labels.jsonl:1: field 'doc_id': unknown document 'zzz'",
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [{**LABELS[0], "doc_id": "zzz"}])),
+    _probe_case("empty-pairs-file", [*PROBE_BASE, "--pairs", "pairs.jsonl"], stderr="pairs.jsonl",
+         setup=lambda d: (d / "pairs.jsonl").write_text("", encoding="utf-8")),
+    _probe_case("labels-and-pairs-both", [*PROBE, "--pairs", "pairs.jsonl"], stderr="exactly one of --labels"),
+    _probe_case("neither-labels-nor-pairs", PROBE_BASE, stderr="exactly one of --labels"),
+    # Stuffing runs on irrelevant pairs; labels that grade every pair relevant leave it nothing: refused unsent.
+    _probe_case("no-irrelevant-pair-for-stuffing", [*PROBE, "--probes", "stuffing"],
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [{**r, "grade": 5} for r in LABELS]),
+         stderr="probe 'stuffing' has no pairs to run on"),
+    _probe_case("corpus-id-holds-the-probe-mark", PROBE, stderr="contains '#probe:'",
+         setup=lambda d: write_jsonl(d / "corpus.jsonl", [*CORPUS, {"doc_id": "d1#probe:length", "text": "x"}])),
+    _probe_case("report-under-a-file", [*PROBE, "--report", "corpus.jsonl/out"], stderr="not a directory"),
+    _probe_case("labels-grade-out-of-scale", PROBE, stderr="labels.jsonl:1: field 'grade'",
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [{**LABELS[0], "grade": 7}])),
+    _probe_case("unknown-judge", [*PROBE_BASE, "--labels", "labels.jsonl", "--judge", "nosuch:model"],
+         stderr="nosuch"),
+    # Every document is labelled for both queries: no other query's text to pad with; refused unsent.
+    _probe_case("length-with-nothing-to-pad-with", [*PROBE, "--probes", "length"],
+                stderr="probe 'length' has nothing to pad (q1, d1) with"),
+    _probe_case("dry-run-with-bare-pairs", [*PROBE_BASE, "--pairs", "pairs.jsonl", *OPENAI, "--dry-run"],
+                stderr="--dry-run needs --labels"),
     # run / demo ---------------------------------------------------------------------------
     Case("run-missing-config", ["run", "nope.toml"], stderr="nope.toml"),
     Case("demo-unknown-judge", ["demo", "--out", "demo-out", "--judge", "nosuch:model"], stderr="nosuch",

@@ -64,7 +64,9 @@ def probe(
     cache: Annotated[Optional[str], typer.Option(help="For the judge check: " + STORE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
 ) -> None:
-    """Where each canary ranked and the fact recall of what came back; exits 1 when any canary fails."""
+    """A retriever probe: where each canary ranked and the fact recall of what came back; exits 1 when any canary fails.
+
+    For judge bias probes (length, stuffing, injection, near-duplicates) see `labeller probe`."""
     from labeller.canaries import probe_files
     from labeller.errors import GateFailedError
 

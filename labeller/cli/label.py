@@ -11,6 +11,7 @@ import typer
 
 from labeller.cli.app import STORE_HELP, app, cache_app
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
+from labeller.cli.judging import BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, PricesOpt, RpmOpt, TimeoutOpt, TpmOpt
 
 FIRST_FAILURES = 5
 
@@ -29,14 +30,14 @@ def label(
     rubric: Annotated[str, typer.Option(help="A rubric file, or the name of a shipped rubric.")] = "general",
     cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
     out: Annotated[Path, typer.Option(help="Output labels (.jsonl, .csv or .parquet).")] = Path("labels.jsonl"),
-    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight at once.")] = 16,
-    max_cost: Annotated[Optional[float], typer.Option(min=0, help="Stop sending before the estimated spend passes this many USD.")] = None,
+    concurrency: ConcurrencyOpt = 16,
+    max_cost: MaxCostOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count new and cached pairs, estimate tokens and cost; send nothing.")] = False,
-    base_url: Annotated[Optional[str], typer.Option(help="API base URL (OpenAI-compatible servers: vLLM, Ollama, ...).")] = None,
-    rpm: Annotated[Optional[int], typer.Option(min=1, help="Requests-per-minute limit.")] = None,
-    tpm: Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute limit (estimated tokens).")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply.")] = 60.0,
+    base_url: BaseUrlOpt = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    prices: PricesOpt = None,
+    timeout: TimeoutOpt = 60.0,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
