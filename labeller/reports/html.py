@@ -31,7 +31,7 @@ th{background:#f3f5f8} td.num{text-align:right;font-variant-numeric:tabular-nums
 .banner{font-size:1.05rem;border-left:5px solid;padding:.5rem .9rem;margin:.8rem 0;background:#f7f8fa}
 .banner.ok{border-color:#17703a} .banner.bad{border-color:#b3261e} .banner .detail{color:#1d232b;font-weight:400}
 .legend{display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;margin:.4rem 0;font-size:.9rem} .legend-item{display:inline-flex;align-items:center;gap:.3rem}
-.panels{display:flex;flex-wrap:wrap;gap:.5rem 1rem} .note{color:#5a6472;font-size:.9rem}
+.panels{display:flex;flex-wrap:wrap;gap:.5rem 1rem} .note{color:#5a6472;font-size:.9rem} .query-group table{width:100%}
 </style></head><body>
 <h1>{{ title }}</h1>{% if subtitle %}<p class="sub">{{ subtitle }}</p>{% endif %}
 {% for heading, body in sections %}<section>{% if heading %}<h2>{{ heading }}</h2>{% endif %}{{ body }}</section>

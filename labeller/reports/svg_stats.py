@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
 
-from labeller.reports.svg import FAIL_RED, PALETTE, marker, style, svg
+from labeller.reports.svg import FAIL_RED, PALETTE, legend, marker, style, svg
 
 
 class Estimate(BaseModel):
@@ -19,6 +19,18 @@ class Estimate(BaseModel):
     value: float | None
     low: float | None = None
     high: float | None = None
+
+
+def nice_ticks(low: float, high: float, most: int = 7) -> list[float]:
+    """Round tick values (steps of 1, 2 or 5 times a power of ten) inside [low, high]."""
+    import math
+
+    span = high - low or 1.0
+    raw = span / most
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
 
 
 def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float] | None = None,
@@ -42,10 +54,9 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
         return label_w + (right - label_w) * (v - low) / (high - low)
 
     parts = []
-    for i in range(6):
-        v = low + (high - low) * i / 5
+    for v in nice_ticks(low, high):
         parts.append(f'<line x1="{x_of(v):.1f}" y1="{top - 6}" x2="{x_of(v):.1f}" y2="{height - 28}" stroke="#e3e6ea"/>'
-                     f'<text x="{x_of(v):.1f}" y="{height - 12}" text-anchor="middle" font-size="11">{v:+.2f}</text>')
+                     f'<text x="{x_of(v):.1f}" y="{height - 12}" text-anchor="middle" font-size="11">{v:g}</text>')
     for n, (x, text) in enumerate(reference_lines):
         parts.append(f'<line class="reference" x1="{x_of(x):.1f}" y1="{top - 10}" x2="{x_of(x):.1f}" '
                      f'y2="{height - 28}" stroke="#444" stroke-dasharray="4 3"/><text x="{x_of(x) + 3:.1f}" '
@@ -67,9 +78,12 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
             if e.value is not None:
                 span = f" ({e.low:+.3f} to {e.high:+.3f})" if e.low is not None and e.high is not None else ""
                 group.append(marker(kind, x_of(e.value), y, colour, 5, f"{figure}, {e.side}: {e.value:+.3f}{span}"))
+                end = x_of(e.high if e.high is not None else e.value)
+                group.append(f'<text class="value" x="{end + 6:.1f}" y="{y + 4}" font-size="10" fill="{colour}">'
+                             f"{e.value:.3f}</text>")
             parts.append(f'<g class="estimate" data-figure="{escape(figure)}" data-side="{escape(e.side)}">'
                          f'{"".join(group)}</g>')
-    return svg(width, height, parts, "estimates with confidence intervals")
+    return Markup(legend(sides) + svg(width, height, parts, "estimates with confidence intervals"))
 
 
 def histogram(title: str, values: Sequence[float], *, bins: int = 10, value_range: tuple[float, float] = (0.0, 1.0),
