@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 from labeller.agreement.disagreements import Disagreement, disagreements_csv, grouped
 from labeller.io.tables import write_text
 from labeller.records import Doc, Query
-from labeller.reports import NO_TEXTS, banner, display_path, heatmap, page, table, with_text
+from labeller.reports import NO_TEXTS, Estimate, banner, display_path, heatmap, interval_chart, page, table, with_text
 
 if TYPE_CHECKING:
     from labeller.agreement.run import AgreeResult
@@ -101,6 +101,15 @@ def _gate_lines(result: AgreeResult) -> list[str]:
     return lines
 
 
+def gate_change_chart(gate) -> Markup:
+    """The gate's new − old with its interval, against 0 and the failing line −max_drop."""
+    return interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
+                                    low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
+                          reference_lines=[(0.0, "0: no change"),
+                                           (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
+                                                            "lies left of this line")])
+
+
 def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
     out = ["# Agreement of judge labels with human gold", "",
            f"Labels `{display_path(result.labels)}` against gold `{display_path(result.gold)}`.", "",
@@ -159,7 +168,9 @@ def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[
         sections.insert(0, ("", banner(g.verdict == "pass", f"prompt-change gate: {g.change}",
                                        f"{g.metric} new {_num(g.new)}" + (f", old {_num(g.old)}" if g.old is not None
                                                                           else ""))))
-        sections.append(("Prompt-change gate", body + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
+        chart = gate_change_chart(g) if g.difference is not None else Markup("")
+        sections.append(("Prompt-change gate", body + chart
+                         + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
     grades = [str(g) for g in result.confusion.grades]
     sections.append(("Confusion matrix", heatmap(result.confusion.matrix, grades, grades, "human grade", "judge grade")))
     for direction, group in grouped(entries).items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from labeller.records import Doc, Label, Query
+from labeller.agreement.report import gate_change_chart
 from labeller.reports import NO_TEXTS, Estimate, banner, interval_chart, page, table, with_text
 
 if TYPE_CHECKING:
@@ -55,11 +56,7 @@ def prompt_page(*, result: AgreeResult, old_result: AgreeResult, old_name: str, 
                 f"({conf}% CI {_n(gate.ci and gate.ci.low, '+')} to {_n(gate.ci and gate.ci.high, '+')}): "
                 f"{gate.change}")
     estimates = _estimates(f"old: {old_name}", old_result) + _estimates(f"new: {new_name}", result)
-    change = interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
-                                      low=gate.ci and gate.ci.low, high=gate.ci and gate.ci.high)],
-                            reference_lines=[(0.0, "0: no change"),
-                                             (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
-                                                              "lies left of this line")])
+    change = gate_change_chart(gate)
     by_pair = {(lb.query_id, lb.doc_id): lb for lb in new_labels}
     texts_note = "" if queries and corpus else f'<p class="note">{NO_TEXTS}</p>'
     sections = [

@@ -116,7 +116,10 @@ def display_path(path: str | os.PathLike | None) -> str:
     from labeller.shipped import shipped_dir
 
     p = Path(path)
-    resolved = p.resolve() if p.is_absolute() or p.exists() else p
+    try:
+        resolved = p.resolve() if p.is_absolute() or p.exists() else p
+    except OSError:  # a name the file system refuses (too long, ...): shown as given
+        return str(path)
     bases = [(shipped_dir(name), f"labeller:{name}/") for name in SHIPPED] + [(Path.cwd().resolve(), "")]
     for base, prefix in bases:
         try:

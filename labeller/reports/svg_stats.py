@@ -47,7 +47,7 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
     pad = (high - low) * 0.05 or 0.05
     low, high = low - pad, high + pad
     label_w, right, row_h = 190, width - 30, 16 * len(sides) + 14
-    top = 18 + 11 * len(reference_lines)
+    top = 20 + 13 * len(reference_lines)
     height = top + row_h * len(figures) + 34
 
     def x_of(v: float) -> float:
@@ -60,7 +60,7 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
     for n, (x, text) in enumerate(reference_lines):
         parts.append(f'<line class="reference" x1="{x_of(x):.1f}" y1="{top - 10}" x2="{x_of(x):.1f}" '
                      f'y2="{height - 28}" stroke="#444" stroke-dasharray="4 3"/><text x="{x_of(x) + 3:.1f}" '
-                     f'y="{top - 16 + 11 * n}" font-size="10">{escape(text)}</text>')
+                     f'y="{top - 8 - 13 * (len(reference_lines) - 1 - n)}" font-size="10">{escape(text)}</text>')
     for r, figure in enumerate(figures):
         y0 = top + r * row_h
         parts.append(f'<text x="{label_w - 10}" y="{y0 + row_h / 2 + 4:.1f}" text-anchor="end" font-size="12">'
