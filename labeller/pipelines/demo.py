@@ -25,7 +25,7 @@ def run_demo(out_dir: str | Path = "out/demo", *, judge: str | None = None,
     for r in results:
         links = "".join(f'<li><a href="{_rel(path, out)}">{title}</a></li>' for title, path in r.reports.items()
                         if path.endswith(".html"))
-        sections.append((r.pipeline, str(banner(r.status == "passed", r.pipeline)) + paragraphs(r.summary)
+        sections.append(("", str(banner(r.status == "passed", r.pipeline)) + paragraphs(r.summary)
                          + f"<ul>{links}</ul>"))
     judge_name = judge or "offline:lexical (a lexical-overlap heuristic, not an LLM)"
     index = write_text(out / "index.html", page("labeller demo on the bundled bookkeeping sample", sections,
