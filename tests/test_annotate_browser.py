@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -19,30 +18,11 @@ from pathlib import Path
 
 import pytest
 from annotate_helpers import CORPUS, QUERIES, frozen_sample, label_rows
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-
-def _unavailable(reason: str):
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs Debian's chromium)")
-    pytest.skip(reason)
-
+from browser_helpers import launched_chromium
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (it is in the dev extra)")
-    executable = shutil.which("chromium")
-    if executable is None:
-        _unavailable("chromium is not on PATH (apt-get install -y chromium)")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 def _free_port() -> int:

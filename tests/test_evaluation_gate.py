@@ -38,7 +38,7 @@ def test_gate_fires_on_a_shuffled_run(files, capsys):
     code, out, err = cli(*gate_args(files, "shuffled"), "--threshold", "ndcg@10=0.02", capsys=capsys)
     assert code == 1
     assert "regression gate failed: ndcg@10 of shuffled dropped" in err
-    assert "**Regression gate: FAILED**" in out and "❌ regression" in out
+    assert "**Regression gate: FAILED**" in out and "FAIL: regression" in out
 
 
 def test_gate_stays_quiet_on_an_unchanged_run(files, capsys):

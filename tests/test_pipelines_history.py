@@ -202,7 +202,10 @@ def test_an_empty_history_still_draws_its_trend_page():
     from labeller.pipelines.trend import history_markdown, trend_page
 
     html = trend_page([], parse_metrics(["ndcg@10", "mrr@10"]), "no runs")
-    assert html.count("<svg") == 2 and "0 runs recorded" in html
+    # one empty panel per metric (axes only), besides the legend's samples
+    import re
+    assert re.findall(r'<svg[^>]*aria-label="([^"]+)"', html).count("ndcg@10") == 1 and "0 runs recorded" in html
+    assert re.findall(r'<svg[^>]*aria-label="([^"]+)"', html).count("mrr@10") == 1
     assert "Pool-dependent: ndcg@10" in history_markdown([], parse_metrics(["ndcg@10"]))
 
 

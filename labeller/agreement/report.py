@@ -16,7 +16,8 @@ from labeller.agreement.disagreements import Disagreement, disagreements_csv, gr
 from labeller.agreement.uncertainty import html_section as uncertainty_html
 from labeller.agreement.uncertainty import markdown_lines as uncertainty_markdown
 from labeller.io.tables import write_text
-from labeller.reports.html import heatmap, page, table
+from labeller.records import Doc, Query
+from labeller.reports import NO_TEXTS, Estimate, banner, display_path, heatmap, interval_chart, page, table, with_text
 
 if TYPE_CHECKING:
     from labeller.agreement.run import AgreeResult
@@ -29,10 +30,14 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _ci(interval) -> str:
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
+
+
+def _ci(interval, sign: str = "") -> str:
     if interval is None or interval.low is None:
         return "n/a"
-    return f"{interval.low:.3f} to {interval.high:.3f}"
+    return f"{interval.low:{sign}.3f} to {interval.high:{sign}.3f}"
 
 
 def generosity_sentence(result: AgreeResult) -> str:
@@ -89,7 +94,8 @@ def _gate_lines(result: AgreeResult) -> list[str]:
     if g is None:
         return []
     lines = [f"Verdict: **{g.verdict.upper()}** ({g.change}). Metric: {g.metric}, new {_num(g.new)}"
-             + (f", old {_num(g.old)}, new - old {_num(g.difference)} (CI {_ci(g.ci)})" if g.old is not None else "")
+             + (f", old {_num(g.old)}, new - old {_signed(g.difference)} (CI {_ci(g.ci, '+')})" if g.old is not None
+                else "")
              + "; fails when " + (f"{g.metric} is below --min-kappa {g.min_kappa:g} or when " if g.min_kappa is not None else "")
              + f"the upper end of the CI of new - old is below -{g.max_drop:g}."]
     lines += [f"- {r}" for r in g.reasons]
@@ -99,8 +105,18 @@ def _gate_lines(result: AgreeResult) -> list[str]:
     return lines
 
 
+def gate_change_chart(gate) -> Markup:
+    """The gate's new − old with its interval, against 0 and the failing line −max_drop."""
+    return interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
+                                    low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
+                          reference_lines=[(0.0, "0: no change"),
+                                           (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
+                                                            "lies left of this line")])
+
+
 def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
-    out = ["# Agreement of judge labels with human gold", "", f"Labels `{result.labels}` against gold `{result.gold}`.", "",
+    out = ["# Agreement of judge labels with human gold", "",
+           f"Labels `{display_path(result.labels)}` against gold `{display_path(result.gold)}`.", "",
            generosity_sentence(result), ""]
     out += [f"- **{k}**: {v}" for k, v in headline(result)] + [""]
     out += [f"> warning: {w}" for w in result.warnings] + ([""] if result.warnings else [])
@@ -136,17 +152,30 @@ def _card(e: Disagreement) -> str:
             f'<div class="kv">{body}</div></div>')
 
 
-def html_report(result: AgreeResult, entries: list[Disagreement]) -> str:
+def _pair_cells(query_id: str, doc_id: str, queries: dict[str, Query] | None, corpus: dict[str, Doc] | None) -> list:
+    query, doc = (queries or {}).get(query_id), (corpus or {}).get(doc_id)
+    return [with_text(query_id, query.text if query else None), with_text(doc_id, doc.text if doc else None)]
+
+
+def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[str, Query] | None = None,
+                corpus: dict[str, Doc] | None = None) -> str:
     summary = (Markup(f"<p><b>{escape(generosity_sentence(result))}</b></p>")
                + table(["figure", "value"], headline(result))
                + Markup("".join(f'<p class="bad">warning: {escape(w)}</p>' for w in result.warnings)))
+    texts_note = "" if queries and corpus else f'<p class="note">{escape(NO_TEXTS)}</p>'
     sections = [("Summary", summary)]
     if result.gate:
         cls = "ok" if result.gate.verdict == "pass" else "bad"
         lines = _gate_lines(result)
         body = Markup(f'<p class="{cls}">{escape(lines[0].replace("**", ""))}</p>' + "".join(
             f"<p>{escape(line)}</p>" for line in lines[1:]))
-        sections.append(("Prompt-change gate", body + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
+        g = result.gate
+        sections.insert(0, ("", banner(g.verdict == "pass", f"prompt-change gate: {g.change}",
+                                       f"{g.metric} new {_num(g.new)}" + (f", old {_num(g.old)}" if g.old is not None
+                                                                          else ""))))
+        chart = gate_change_chart(g) if g.difference is not None else Markup("")
+        sections.append(("Prompt-change gate", body + chart
+                         + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
     if result.uncertainty:
         sections.append(("Agreement by judge uncertainty (--samples)", uncertainty_html(result.uncertainty)))
     grades = [str(g) for g in result.confusion.grades]
@@ -157,30 +186,37 @@ def html_report(result: AgreeResult, entries: list[Disagreement]) -> str:
                          Markup(f'<div class="group" id="{direction.replace(" ", "-")}">{cards}</div>')))
     sides = result.one_side_only
     if sides.labels_only or sides.gold_only:
-        listed = [["labels only", p.query_id, p.doc_id] for p in sides.labels_only_pairs[:SHOWN]]
-        listed += [["gold only", p.query_id, p.doc_id] for p in sides.gold_only_pairs[:SHOWN]]
+        listed = [["labels only", *_pair_cells(p.query_id, p.doc_id, queries, corpus)]
+                  for p in sides.labels_only_pairs[:SHOWN]]
+        listed += [["gold only", *_pair_cells(p.query_id, p.doc_id, queries, corpus)]
+                   for p in sides.gold_only_pairs[:SHOWN]]
         sections.append(("Pairs on one side only", Markup(
             f"<p>{sides.labels_only} labelled pairs have no gold grade and {sides.gold_only} gold pairs have no "
-            f"label; they are not in the figures above (first {SHOWN} of each listed; all are in --json).</p>")
-            + table(["side", "query_id", "doc_id"], listed)))
+            f"label; they are not in the figures above (first {SHOWN} of each listed; all are in --json).</p>"
+            + texts_note) + table(["side", "query", "document"], listed)))
     if result.gate:
-        flipped = Markup('<div id="flipped"></div>')
+        flipped = Markup('<div id="flipped"></div>' + texts_note)
         for name, changes in (("Fixed", result.gate.fixed), ("Broken", result.gate.broken)):
             if changes:
                 flipped += Markup(f"<h3>{name} (first {min(len(changes), SHOWN)} of {len(changes)})</h3>") + table(
-                    ["query_id", "doc_id", "human", "old", "new"],
-                    [[c.query_id, c.doc_id, c.gold, c.old, c.new] for c in changes[:SHOWN]], (2, 3, 4))
+                    ["query", "document", "human", "old", "new"],
+                    [[*_pair_cells(c.query_id, c.doc_id, queries, corpus), c.gold, c.old, c.new]
+                     for c in changes[:SHOWN]], (2, 3, 4))
         sections.append(("Pairs the change flipped", flipped))
     per_grade = [[g.grade, _num(g.precision), _num(g.recall), g.judge_count, g.gold_count] for g in result.per_grade]
     sections += [("All figures", table(["figure", "value", f"{int(result.bootstrap.confidence * 100)}% CI"],
                                        figure_rows(result))
                   + table(["grade", "judge precision", "judge recall", "judge count", "human count"], per_grade, (1, 2, 3, 4)))]
-    subtitle = f"labels {result.labels} · gold {result.gold} · bootstrap over queries, {result.bootstrap.resamples} resamples"
+    subtitle = (f"labels {display_path(result.labels)} · gold {display_path(result.gold)} · bootstrap over queries, "
+                f"{result.bootstrap.resamples} resamples")
     return page("Judge agreement with human gold", sections, subtitle)
 
 
-def write_reports(directory: str | Path, result: AgreeResult, entries: list[Disagreement]) -> list[Path]:
+def write_reports(directory: str | Path, result: AgreeResult, entries: list[Disagreement],
+                  queries: dict[str, Query] | None = None, corpus: dict[str, Doc] | None = None) -> list[Path]:
+    """agreement.md, agreement.html and disagreements.csv; `queries` and `corpus` put texts beside ids."""
     directory = Path(directory)
     md, html, csv = (directory / name for name in FILES)
-    return [write_text(md, markdown_report(result, entries)), write_text(html, html_report(result, entries)),
+    return [write_text(md, markdown_report(result, entries)),
+            write_text(html, html_report(result, entries, queries, corpus)),
             write_text(csv, disagreements_csv(entries))]

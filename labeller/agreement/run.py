@@ -126,7 +126,7 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     from labeller.agreement.report import write_reports
 
     entries = find_disagreements(alignment, min_diff, query_map, doc_map)
-    files = write_reports(report_dir, result, entries)
+    files = write_reports(report_dir, result, entries, query_map, doc_map)
     return result.model_copy(update={"reports": [str(f) for f in files]})
 
 

@@ -132,7 +132,8 @@ def evaluate(
     else:
         print(per_query_text(result) if per_query else markdown(result), end="")
     if report is not None:
-        print(f"report: {write_report(result, report)}", file=sys.stderr)
+        with column_mapping(columns):  # the queries' texts go beside their ids in the page
+            print(f"report: {write_report(result, report, queries)}", file=sys.stderr)
     for warning in outcome_warnings(result):
         print(f"labeller: warning: {warning}", file=sys.stderr)
     for path in write_ci_outputs(evaluation_checks(result), title="Gated checks",

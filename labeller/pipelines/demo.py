@@ -9,7 +9,7 @@ from labeller.io.tables import write_text
 from labeller.pipelines import run_pipeline
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import paragraphs
-from labeller.reports import page
+from labeller.reports import banner, page
 from labeller.shipped import shipped_dir
 
 DEMO_PIPELINES = ("label_slice", "validate_prompt", "regression")
@@ -25,7 +25,8 @@ def run_demo(out_dir: str | Path = "out/demo", *, judge: str | None = None,
     for r in results:
         links = "".join(f'<li><a href="{_rel(path, out)}">{title}</a></li>' for title, path in r.reports.items()
                         if path.endswith(".html"))
-        sections.append((f"{r.pipeline}: {r.status}", paragraphs(r.summary) + f"<ul>{links}</ul>"))
+        sections.append(("", str(banner(r.status == "passed", r.pipeline)) + paragraphs(r.summary)
+                         + f"<ul>{links}</ul>"))
     judge_name = judge or "offline:lexical (a lexical-overlap heuristic, not an LLM)"
     index = write_text(out / "index.html", page("labeller demo on the bundled bookkeeping sample", sections,
                                                  subtitle=f"judge: {judge_name}"))

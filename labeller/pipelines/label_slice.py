@@ -10,7 +10,8 @@ from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import (cost_text, failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve,
                                      save_run, write_pairs)
-from labeller.reports import bar_chart, page, table
+from labeller.pipelines.slice_report import rubric_name, slice_page
+from labeller.reports import display_path
 
 
 def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
@@ -37,14 +38,10 @@ def run_label_slice(cfg: PipelineConfig, config_path: str) -> PipelineResult:
         "Grade distribution: " + ", ".join(f"{g}: {grades.get(g, 0)}" for g in range(1, 6)) + ".",
         *failure_lines(run),
     ]
-    html = page(f"label_slice: {cfg.retriever.name} top {cfg.retriever.depth}", [
-        ("Summary", paragraphs(summary)),
-        ("Grade distribution", bar_chart([f"grade {g}" for g in range(1, 6)], [grades.get(g, 0) for g in range(1, 6)],
-                                         value_format="{:.0f}")),
-        ("Labels (first 200)", table(["query", "doc", "grade", "justification", "cached"],
-                                     [[lb.query_id, lb.doc_id, lb.grade, lb.justification[:160], lb.from_cache]
-                                      for lb in run.labels[:200]], numeric=(2,))),
-    ], subtitle=f"rubric {run.labels[0].rubric if run.labels else cfg.judge.rubric} · config {config_path}")
+    html = slice_page(f"label_slice: {cfg.retriever.name} top {cfg.retriever.depth}", summary, run.labels,
+                      len(run.failures), queries, corpus,
+                      subtitle=f"rubric {rubric_name(run.labels, cfg.judge.rubric)} · judge {cfg.judge.spec} · "
+                               f"config {display_path(config_path)}")
     report = write_text(out / "report.html", html)
     return PipelineResult(pipeline="label_slice", config=config_path, status="failed" if run.failures else "passed",
                           summary=summary,

@@ -97,7 +97,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
         summary.append(f"Promoted today's run to the baseline ({baseline_path}).")
 
     report_dir = out / "reports" / stamp
-    report = write_report(ev, report_dir)
+    report = write_report(ev, report_dir, queries)
     text = markdown(ev) + "\n" + markdown_section(drift, cfg.drift.fail) + "\n" + history_markdown(history, specs)
     write_text(report_dir / "summary.md", text)
     write_text(out / "latest.md", text)

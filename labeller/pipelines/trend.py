@@ -12,7 +12,7 @@ from labeller.evaluation.metrics import MetricSpec
 from labeller.pipelines.history import HistoryRow
 from labeller.pipelines.rescore import POOL_DEPENDENT
 from labeller.pipelines.steps import paragraphs
-from labeller.reports import line_chart, page, table
+from labeller.reports import line_panel, page, small_multiples, table
 
 
 class RunPoint(BaseModel):
@@ -52,7 +52,15 @@ def pool_note(specs: list[MetricSpec]) -> str:
 
 
 def _label(when: str) -> str:
-    return when[:16].replace("T", " ")
+    """A run's time to the second, UTC: "2026-12-01 12:01:05"."""
+    return when[:19].replace("T", " ")
+
+
+def run_labels(points: list[RunPoint]) -> list[str]:
+    """One label per run, never two alike: the time to the second, and the run's number when two runs
+    share a second (the axis and the table must tell every run apart)."""
+    times = [_label(p.run_at) for p in points]
+    return [f"{t} #{n}" if times.count(t) > 1 else t for n, t in enumerate(times, start=1)]
 
 
 def _pair(rescored: float | None, recorded: float | None) -> str:
@@ -64,9 +72,9 @@ def _pair(rescored: float | None, recorded: float | None) -> str:
 
 def _table_rows(points: list[RunPoint], metrics: list[str]) -> list[list[object]]:
     rows = []
-    for p in reversed(points):  # newest first
+    for number, label, p in reversed(list(zip(range(1, len(points) + 1), run_labels(points), points))):  # newest first
         first = next(iter(p.rows.values()))
-        cells: list[object] = [_label(p.run_at), p.retriever, "FAILED" if p.failed else "ok"]
+        cells: list[object] = [number, label, p.retriever, "FAILED" if p.failed else "ok"]
         for m in metrics:
             r = p.rows.get(m)
             cells += [_pair(r.rescored_value, r.value), _pair(r.rescored_baseline_value, r.baseline_value)] if r \
@@ -76,33 +84,44 @@ def _table_rows(points: list[RunPoint], metrics: list[str]) -> list[list[object]
     return rows
 
 
+SERIES = {"rescored on today's labels": "rescored_value", "as recorded (labels of its day)": "value",
+          "baseline, rescored": "rescored_baseline_value"}
+
+
+def trend_panels(points: list[RunPoint], metrics: list[str]) -> str:
+    """One panel per metric (no metric hides another), each with the run rescored, as recorded and the
+    baseline, told apart by colour, marker and dash; the axis gives date, time and run number."""
+    labels = run_labels(points)
+    axis = [[label[:10], label[11:], f"run {n}"] for n, label in enumerate(labels, start=1)]
+    failed = [p.failed for p in points]
+    tips = [f"run {n}, {label} UTC, {p.retriever}{', FAILED the gate' if p.failed else ''}"
+            for n, (label, p) in enumerate(zip(labels, points), start=1)]
+    panels = [line_panel(m, axis, {name: [getattr(p.rows[m], column) if m in p.rows else None for p in points]
+                                   for name, column in SERIES.items()}, marked=failed, point_titles=tips,
+                         ringed=list(SERIES)[:2])
+              for m in metrics]
+    return str(small_multiples(panels, list(SERIES)))
+
+
 def trend_page(history: list[HistoryRow], specs: list[MetricSpec], subtitle: str) -> str:
     points = runs(history)
-    metrics = metrics_of(history)
-    labels = [_label(p.run_at) for p in points]
-    failed = [p.failed for p in points]
-
-    def series(column: str) -> dict[str, list[float | None]]:
-        return {m: [getattr(p.rows[m], column) if m in p.rows else None for p in points] for m in metrics}
-
+    metrics = metrics_of(history) or [s.name for s in specs]  # no run yet: empty panels, not no chart
     unscored = sum(1 for p in points if all(r.rescored_value is None for r in p.rows.values()))
     notes = [f"{len(points)} runs recorded in history.parquet; their runs are kept in history/runs/. Runs that "
-             "failed the gate are circled in red.", pool_note(specs)]
+             "failed the gate are ringed in red and marked FAILED in the table; times are UTC.", pool_note(specs)]
     if unscored:
         notes.append(f"{unscored} runs have no rescored value: their run file is not in history/runs/ (recorded "
                      "before runs were kept, or removed), or nothing could be averaged.")
     k_note = "judged@k: the share of a run's top k that has a label (k: the first metric's cutoff)"
-    header = ["run at (UTC)", "retriever", "gate"]
+    header = ["run", "run at (UTC)", "retriever", "gate"]
     for m in metrics:
         header += [f"{m} rescored (recorded)", f"baseline {m} rescored (recorded)"]
     header.append("judged@k rescored (recorded)")
     sections = [
-        ("Metrics over time, rescored on today's labels",
-         line_chart(labels, series("rescored_value"), y_range=(0.0, 1.0), marked=failed)),
-        ("Metrics over time, as recorded (each run on the labels of its day)",
-         line_chart(labels, series("value"), y_range=(0.0, 1.0), marked=failed)),
+        ("Metrics over time, one panel per metric: rescored on today's labels and as recorded",
+         trend_panels(points, metrics)),
         ("", paragraphs(notes)),
-        ("Runs", paragraphs([k_note]) + str(table(header, _table_rows(points, metrics)))),
+        ("Runs", paragraphs([k_note]) + str(table(header, _table_rows(points, metrics), numeric=(0,)))),
     ]
     return page("regression: metric trend", sections, subtitle=subtitle)
 
@@ -115,9 +134,10 @@ def history_markdown(history: list[HistoryRow], specs: list[MetricSpec], limit: 
               "judged@k rescored (recorded)"]
     lines = ["### History (rescored on today's labels)", "", pool_note(specs), "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for p in reversed(points):
+    labels = run_labels(runs(history))[-limit:]
+    for label, p in reversed(list(zip(labels, points))):
         first = next(iter(p.rows.values()))
-        cells = [_label(p.run_at), p.retriever, "FAILED" if p.failed else "ok",
+        cells = [label, p.retriever, "FAILED" if p.failed else "ok",
                  *(_pair(p.rows[m].rescored_value, p.rows[m].value) if m in p.rows else "–" for m in metrics),
                  _pair(first.rescored_judged, first.judged)]
         lines.append("| " + " | ".join(cells) + " |")

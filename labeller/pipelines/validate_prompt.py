@@ -8,13 +8,15 @@ the annotation page wrote for that sample.
 from __future__ import annotations
 
 from labeller.errors import ConfigError
-from labeller.io.inputs import read_gold
+from labeller.io.inputs import read_corpus, read_gold, read_queries
 from labeller.io.tables import write_text
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
-from labeller.pipelines.steps import failure_lines, label, paragraphs, write_pairs
+from labeller.pipelines.prompt_report import prompt_page
+from labeller.pipelines.slice_report import rubric_name
+from labeller.pipelines.steps import failure_lines, label, write_pairs
 from labeller.records import Pair
-from labeller.reports import page, table
+from labeller.reports import display_path
 from labeller.reports.ci import prompt_gate_check
 
 
@@ -49,14 +51,14 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
         f"Judge requests sent: {old.stats.requests + new.stats.requests}.",
         *failure_lines(old, new),
     ]
-    changes = [[c.query_id, c.doc_id, c.gold, c.old, c.new, "fixed"] for c in gate.fixed] + \
-              [[c.query_id, c.doc_id, c.gold, c.old, c.new, "broken"] for c in gate.broken]
-    html = page("validate_prompt: old against new rubric", [
-        ("Verdict", paragraphs(summary)),
-        ("Pairs that flipped", table(["query", "doc", "human", "old", "new", "change"], changes, numeric=(2, 3, 4))),
-        ("Reports", '<p><a href="agreement/agreement.html">Agreement of the new rubric with gold '
-                    "(confusion heatmap, disagreements)</a></p>"),
-    ], subtitle=f"old {cfg.old_rubric} · new {cfg.new_rubric} · gold {cfg.inputs.gold.name}")
+    old_result = agree_files(old.out_path, cfg.inputs.gold, relevant_from=cfg.gate.relevant_from)  # old's intervals
+    queries = read_queries(cfg.inputs.queries) if cfg.inputs.queries else None
+    corpus = read_corpus(cfg.inputs.corpus) if cfg.inputs.corpus else None
+    html = prompt_page(result=result, old_result=old_result, old_name=rubric_name(old.labels, cfg.old_rubric),
+                       new_name=rubric_name(new.labels, cfg.new_rubric), summary=summary, new_labels=new.labels,
+                       queries=queries, corpus=corpus,
+                       subtitle=f"judge {cfg.judge.spec} · gold {display_path(cfg.inputs.gold)} · config "
+                                f"{display_path(config_path)}")
     report = write_text(out / "report.html", html)
     return PipelineResult(pipeline="validate_prompt", config=config_path,
                           status="passed" if gate.verdict == "pass" and not (old.failures or new.failures)

@@ -34,8 +34,10 @@ def evaluation_checks(ev, suite: str = "evaluate") -> list[Check]:
             # a regression fails; so does a comparison with nothing comparable (the gate fails on it);
             # a drop no test could judge under --require-significance passes, with the gate's note
             status: Status = "fail" if c.verdict in ("regression", "not-comparable") else "pass"
-            figures = (f"baseline {_num(c.baseline)}, run {_num(c.run_value)}, drop {_num(c.drop)} "
-                       f"(threshold {c.threshold}), p {_num(c.p_value)} (alpha {ev.gate.alpha})")
+            delta = None if c.drop is None else -c.drop  # one sign everywhere: run - baseline, a drop is negative
+            figures = (f"baseline {_num(c.baseline)}, run {_num(c.run_value)}, delta (run - baseline) "
+                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), p {_num(c.p_value)} "
+                       f"(alpha {ev.gate.alpha})")
             note = f"; {c.note}" if getattr(c, "note", None) else ""
             checks.append(Check(suite=suite, name=f"{c.metric} of {c.run}: regression gate", status=status,
                                 message=f"{c.verdict}: {figures}{note}"))
@@ -56,8 +58,8 @@ def prompt_gate_check(gate, suite: str = "validate_prompt") -> Check:
                  else "fail", message="; ".join([f"{gate.verdict} ({gate.change}): {figures}", *gate.reasons]))
 
 
-def _num(value: float | None) -> str:
-    return "undefined" if value is None else f"{value:.4f}"
+def _num(value: float | None, sign: bool = False) -> str:
+    return "undefined" if value is None else f"{value:+.4f}" if sign else f"{value:.4f}"
 
 
 def junit_xml(checks: list[Check], name: str = "labeller") -> str:

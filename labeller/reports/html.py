@@ -6,7 +6,9 @@ Charts are returned as `Markup` so jinja2 does not escape them twice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from jinja2 import Environment
 from markupsafe import Markup, escape
@@ -24,6 +26,12 @@ th{background:#f3f5f8} td.num{text-align:right;font-variant-numeric:tabular-nums
 .heat td{width:3.2rem;height:2.4rem;text-align:center;font-weight:600} .excerpt{color:#39424e;font-size:.9rem;max-width:38rem}
 .card{border:1px solid #dde2e8;border-radius:6px;padding:.6rem .9rem;margin:.6rem 0;background:#fbfcfd}
 .kv{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem} code{background:#f1f3f6;padding:0 .25rem;border-radius:3px}
+.id{font-family:ui-monospace,monospace;font-size:.85rem;white-space:nowrap} .excerpt.block{display:block}
+.status{display:inline-flex;align-items:center;gap:.25rem;font-weight:700;letter-spacing:.02em} .status .mark{flex:none}
+.banner{font-size:1.05rem;border-left:5px solid;padding:.5rem .9rem;margin:.8rem 0;background:#f7f8fa}
+.banner.ok{border-color:#17703a} .banner.bad{border-color:#b3261e} .banner .detail{color:#1d232b;font-weight:400}
+.legend{display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;margin:.4rem 0;font-size:.9rem} .legend-item{display:inline-flex;align-items:center;gap:.3rem}
+.panels{display:flex;flex-wrap:wrap;gap:.5rem 1rem} .note{color:#5a6472;font-size:.9rem} .query-group table{width:100%}
 </style></head><body>
 <h1>{{ title }}</h1>{% if subtitle %}<p class="sub">{{ subtitle }}</p>{% endif %}
 {% for heading, body in sections %}<section>{% if heading %}<h2>{{ heading }}</h2>{% endif %}{{ body }}</section>
@@ -72,71 +80,53 @@ def heatmap(matrix: Sequence[Sequence[int]], row_labels: Sequence[str], col_labe
                   f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
-def bar_chart(labels: Sequence[str], values: Sequence[float], *, width: int = 760, bar_height: int = 18,
-              value_format: str = "{:+.3f}") -> Markup:
-    """Horizontal bars around zero: positive green to the right, negative red to the left."""
-    span = max((abs(v) for v in values), default=0) or 1.0
-    label_w, mid = 180, 180 + (width - 180) // 2
-    half = (width - label_w) // 2 - 50
-    parts = []
-    for i, (label, value) in enumerate(zip(labels, values)):
-        y = i * (bar_height + 6) + 4
-        length = abs(value) / span * half
-        x = mid if value >= 0 else mid - length
-        colour = "#17703a" if value > 0 else "#b3261e" if value < 0 else "#888"
-        text_x = mid + length + 4 if value >= 0 else mid - length - 4
-        anchor = "start" if value >= 0 else "end"
-        parts.append(
-            f'<text x="{label_w - 8}" y="{y + bar_height - 5}" text-anchor="end" font-size="12">{escape(label[:28])}</text>'
-            f'<rect x="{x:.1f}" y="{y}" width="{max(length, 1):.1f}" height="{bar_height}" fill="{colour}"/>'
-            f'<text x="{text_x:.1f}" y="{y + bar_height - 5}" text-anchor="{anchor}" font-size="11">'
-            f"{escape(value_format.format(value))}</text>")
-    height = len(labels) * (bar_height + 6) + 8
-    axis = f'<line x1="{mid}" y1="0" x2="{mid}" y2="{height}" stroke="#555" stroke-width="1"/>'
-    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">'
-                  f"{''.join(parts)}{axis}</svg>")
+def excerpt(text: str | None, limit: int = 120) -> str:
+    """The first `limit` characters of a text on one line (whitespace collapsed), with an ellipsis if cut."""
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def line_chart(x_labels: Sequence[str], series: dict[str, Sequence[float]], *, width: int = 760,
-               height: int = 280, y_range: tuple[float, float] | None = None,
-               marked: Sequence[bool] = ()) -> Markup:
-    """One line per series over shared x labels (e.g. dates), with a legend and gridlines.
+def with_text(identifier: str, text: str | None, limit: int = 120) -> Markup:
+    """An id with an excerpt of its text beside it (escaped); the id alone when the text is not known."""
+    shown = f'<span class="id">{escape(identifier)}</span>'
+    if text:
+        shown += f' <span class="excerpt block">{escape(excerpt(text, limit))}</span>'
+    return Markup(shown)
 
-    `y_range` fixes the axis (e.g. (0, 1) for metrics, so small wiggles don't look like cliffs);
-    `marked[i]` draws a red ring around every point at x i (e.g. runs that failed a gate).
-    """
-    palette = ["#1f5fa8", "#c2571a", "#17703a", "#7b3fa0", "#b3261e", "#4b5563"]
-    values = [v for vs in series.values() for v in vs if v is not None]
-    low, high = y_range or ((min(values), max(values)) if values else (0.0, 1.0))
-    if high - low < 1e-9:
-        low, high = low - 0.05, high + 0.05
-    left, right, top, bottom = 56, width - 150, 16, height - 40
-    n = max(len(x_labels), 1)
 
-    def xy(i: int, v: float) -> tuple[float, float]:
-        x = left + (right - left) * (i / (n - 1) if n > 1 else 0.5)
-        return x, bottom - (bottom - top) * (v - low) / (high - low)
+NO_TEXTS = ("Query and document texts are not shown: this report was built without the queries and corpus "
+            "files (pass --queries and --corpus to see them beside the ids).")
 
-    parts = [f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#555"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#555"/>']
-    for i in range(5):
-        value = low + (high - low) * i / 4
-        _, y = xy(0, value)
-        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e3e6ea"/>'
-                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{value:.2f}</text>')
-    step = max(1, n // 8)
-    for i in range(0, len(x_labels), step):  # no labels (empty history): axes only, no IndexError
-        x, _ = xy(i, low)
-        parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" font-size="10">{escape(x_labels[i])}</text>')
-    for k, (name, vs) in enumerate(series.items()):
-        colour = palette[k % len(palette)]
-        points = [xy(i, v) for i, v in enumerate(vs) if v is not None]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
-        parts += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>' for x, y in points]
-        parts += [f'<circle cx="{xy(i, v)[0]:.1f}" cy="{xy(i, v)[1]:.1f}" r="7" fill="none" stroke="#b3261e" '
-                  f'stroke-width="2"/>' for i, v in enumerate(vs) if v is not None and i < len(marked) and marked[i]]
-        parts.append(f'<rect x="{right + 14}" y="{top + k * 18}" width="12" height="12" fill="{colour}"/>'
-                     f'<text x="{right + 30}" y="{top + k * 18 + 10}" font-size="12">{escape(name)}</text>')
-    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">'
-                  f"{''.join(parts)}</svg>")
+
+def banner(passed: bool, headline: str, detail: str = "") -> Markup:
+    """The page's answer in one line: PASS or FAIL (plain text with an SVG mark), then why."""
+    from labeller.reports.svg import status_mark
+
+    rest = f' <span class="detail">{escape(detail)}</span>' if detail else ""
+    return Markup(f'<div class="banner {"ok" if passed else "bad"}" data-status="{"pass" if passed else "fail"}">'
+                  f"{status_mark(passed)} {escape(headline)}{rest}</div>")
+
+
+def display_path(path: str | os.PathLike | None) -> str:
+    """A file name as a reader can use it: relative to the working directory when it lies below it, a
+    shipped file by its name (never the site-packages or checkout path labeller happens to be installed
+    at), otherwise as given."""
+    if path is None or str(path) == "":
+        return ""
+    from labeller.shipped import shipped_dir
+
+    p = Path(path)
+    try:
+        resolved = p.resolve() if p.is_absolute() or p.exists() else p
+    except OSError:  # a name the file system refuses (too long, ...): shown as given
+        return str(path)
+    bases = [(shipped_dir(name), f"labeller:{name}/") for name in SHIPPED] + [(Path.cwd().resolve(), "")]
+    for base, prefix in bases:
+        try:
+            return prefix + resolved.relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)
+
+
+SHIPPED = ("pipelines", "rubrics", "gold")  # shipped with labeller: named, not located
