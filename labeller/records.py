@@ -57,6 +57,8 @@ class Label(Record):
     latency_s: float | None = None
     created_at: str
     from_cache: bool = False
+    served_model: str | None = None  # the model the server said answered (response.model); None: not reported
+    system_fingerprint: str | None = None  # the server's backend fingerprint, when it gives one
 
 
 class LabelFailure(Record):

@@ -35,7 +35,11 @@ def label(
     rpm: Annotated[Optional[int], typer.Option(min=1, help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute limit (estimated tokens).")] = None,
     prices: Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply.")] = 60.0,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply, time queued in a local "
+                                                         "server included (see docs/local-servers.md).")] = 60.0,
+    output_mode: Annotated[Optional[str], typer.Option(help="How the openai provider asks for the verdict: json_schema "
+                                                            "(default), json_object, tool or text; see "
+                                                            "docs/local-servers.md.")] = None,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
@@ -58,17 +62,19 @@ def label(
                                                           requests_per_minute=rpm, tokens_per_minute=tpm,
                                                           dry_run=dry_run, batch=batch, poll_interval=poll_interval,
                                                           batch_max_requests=batch_max_requests,
-                                                          batch_max_bytes=batch_max_bytes), prices, timeout)
+                                                          batch_max_bytes=batch_max_bytes), prices, timeout,
+               output_mode)
 
 
-def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout) -> None:
+def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_url, options, prices, timeout,
+           output_mode=None) -> None:
     from labeller.errors import LabellerError
     from labeller.labelling import label_job
 
     try:
         result = label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs, run_path=run, depth=depth,
                            judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out, base_url=base_url,
-                           options=options, prices_path=prices, timeout=timeout)
+                           options=options, prices_path=prices, timeout=timeout, output_mode=output_mode)
     except LabellerError as exc:
         if getattr(exc, "run", None) is not None:
             _summary(exc.run)  # type: ignore[attr-defined]

@@ -52,7 +52,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
               rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
               out_path: str | Path = "labels.jsonl", base_url: str | None = None,
               options: LabelOptions | None = None, prices_path: str | Path | None = None,
-              timeout: float = 60.0) -> LabelRun:
+              timeout: float = 60.0, output_mode: str | None = None) -> LabelRun:
     """Load and check every input, label, write labels (and failures) atomically.
 
     Nothing is sent until every input has been read and validated. Raises after writing:
@@ -67,7 +67,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     rubric_obj: Rubric = load_rubric(rubric)
     prices: PriceTable = load_prices(prices_path)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
-    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout,
+    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout, output_mode=output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
