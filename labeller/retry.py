@@ -86,7 +86,7 @@ class CircuitBreaker:
     watch ends for good at the first verdict or malformed reply: the server takes the request.
     """
 
-    def __init__(self, threshold: int, refusal_threshold: int = RetryPolicy().refusal_threshold) -> None:
+    def __init__(self, threshold: int, refusal_threshold: int = 4) -> None:
         self.threshold, self.streak = threshold, 0
         self.refusal_threshold, self.refusals, self.refusal = refusal_threshold, 0, ""
         self.answered = False  # a verdict or a malformed reply came back: the request's form is fine

@@ -167,6 +167,7 @@ class Case:
     subprocess: bool = False  # run as a real process (signals, stdin)
     env: dict[str, str] = field(default_factory=dict)
     latency: float = 0.0  # seconds the fake server waits before each reply (> --timeout: every attempt times out)
+    emulate: str = ""  # the local server the fake plays for this case ("llama-cpp-python", "ollama"; fakeapi.py)
     check: Callable[[Path, str, FakeAPI], None] | None = None  # more assertions: (workspace, stderr, server)
 
 
@@ -291,6 +292,20 @@ CASES: list[Case] = [
     Case("label-batch-with-a-judge-that-has-no-batch-api",
          [*LABEL, "--pairs", "pairs.jsonl", "--judge", "offline:lexical", "--batch", "--out", "out.jsonl"],
          stderr="batch API", outputs=("out.jsonl", ".labeller-cache")),
+    # issue 10: structured-output modes for local servers; an unknown one is refused before anything is sent
+    Case("label-unknown-output-mode", [*LABEL_OUT, *OPENAI, "--output-mode", "xml"],
+         stderr="unknown output mode 'xml'; expected one of json_schema, json_object, tool, text",
+         outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-output-mode-for-anthropic", [*LABEL_OUT, "--judge", "anthropic:claude-haiku-4-5", "--output-mode",
+                                             "tool"], stderr="applies to the openai provider",
+         outputs=("out.jsonl", ".labeller-cache")),
+    # issue 10: llama-cpp-python answers json_schema with HTTP 500 "Input should be 'text' or 'json_object'";
+    # each pair was retried 6 times (288 requests for 48 pairs) and the error said only "HTTP 500 from OpenAI"
+    Case("label-systematic-500-refusal-stops-early", [*LABEL_OUT, *OPENAI], exit=1, emulate="llama-cpp-python",
+         stderr="Input should be 'text' or 'json_object'", mutable=(".labeller-cache",), requests=None,
+         check=lambda d, err, api: _stopped_early(err, api)),
+    Case("label-llama-cpp-python-with-json-object", [*LABEL_OUT, *OPENAI, "--output-mode", "json_object"], exit=0,
+         error_line=False, emulate="llama-cpp-python", mutable=(".labeller-cache",), requests=6),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),
@@ -475,6 +490,9 @@ CASES: list[Case] = [
     Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
         regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
                                                                  {"query_id": "q2", "text": "bounty [[grade:2]]"}]))),
+    # issue 10: [judge] output_mode, checked with the config before anything runs
+    Case("run-config-unknown-output-mode", RUN_ARGS, setup=lambda d: regression_config(d, judge='output_mode = "xml"'),
+         stderr="regression.toml: field 'judge.output_mode': unknown output mode 'xml'", outputs=("out",)),
     # batch --------------------------------------------------------------------------------
     Case("batch-list-without-a-store", ["batch", "list", "--cache", "nowhere"], stderr="nowhere",
          outputs=("nowhere",)),
@@ -586,6 +604,11 @@ def _timed_out_attempts_reported(err: str, api: FakeAPI) -> None:
     assert "may bill" in err and api.answers["ok"] == 2  # both timed out on our side, after sending
 
 
+def _stopped_early(err: str, api: FakeAPI) -> None:
+    assert api.total <= 6 and "try --output-mode json_object" in err, (api.total, err)  # one wave at most, not 36
+    assert "the first 4 answers were all the same error" in err
+
+
 def _no_secret_anywhere(root: Path, err: str, secrets: tuple[str, ...]) -> None:
     for secret in secrets:
         assert secret not in err, err
@@ -651,11 +674,11 @@ def test_hostile_input(case: Case, server, tmp_path, monkeypatch, capsys):
     args = [a.replace("{openai}", server.openai_url).replace("{anthropic}", server.url)
             .replace("{credentials}", credentials) for a in case.args]
 
-    server.latency = case.latency
+    server.latency, server.emulate = case.latency, case.emulate
     try:
         code, err = _run(case, root, args, capsys)
     finally:
-        server.latency = 0.0
+        server.latency, server.emulate = 0.0, ""
 
     assert code == case.exit, f"exit {code}, expected {case.exit}; stderr:\n{err}"
     assert "Traceback" not in err, err

@@ -65,6 +65,7 @@ class OpenAIJudge(Judge):
         self.output_mode = check_output_mode(output_mode)
         # Any host but OpenAI's own: a local or self-hosted server (see the module docstring).
         self.local = urlsplit(url).hostname != OPENAI_HOST
+        self.service = f"the OpenAI-compatible server at {self.base_url}" if self.local else "OpenAI"  # in errors
         caps = {"max_completion_tokens": max_output_tokens, **({"max_tokens": max_output_tokens} if self.local else {})}
         self._settings = {"temperature": self.temperature, **caps,
                           **request_fields(self.output_mode, min_length=self.local)}
@@ -106,7 +107,7 @@ class OpenAIJudge(Judge):
                 **self._settings}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        with refusal_hint(self.output_mode), sdk_errors(openai, self, service="OpenAI", key_variable=KEY_VARIABLE,
+        with refusal_hint(self.output_mode), sdk_errors(openai, self, service=self.service, key_variable=KEY_VARIABLE,
                                                         reply_kind="a chat completion"):
             completion = await self._client.chat.completions.create(**self.request(prompt))
         return self._read(completion)

@@ -96,10 +96,11 @@ def server_message(body: object, fallback: str) -> str:
 
 def classify_status(status: int, headers: Mapping[str, str] | None, message: str, *, provider: str,
                     key_variable: str, model: str, base_url: str,
-                    secret: str | list[str] | None) -> Exception:
-    """The exception to raise for an HTTP error reply. The key(s) are scrubbed from any server text."""
+                    secret: str | list[str] | None, label: str | None = None) -> Exception:
+    """The exception to raise for an HTTP error reply. The key(s) are scrubbed from any server text.
+    `label` names who answered (default: the provider's own API)."""
     message = redact(message, secret if isinstance(secret, list) else [secret])[:300]
-    label = "OpenAI" if provider == "openai" else "Anthropic"
+    label = label or ("OpenAI" if provider == "openai" else "Anthropic")
     if status in _TRANSIENT_STATUSES or status >= 500:
         # A 5xx may come after the model ran (and was billed); a 429 or 408 comes before it. The server's
         # own words are kept: "Input should be 'text' or 'json_object'" says what to change.
@@ -111,7 +112,8 @@ def classify_status(status: int, headers: Mapping[str, str] | None, message: str
         return JudgeError(f"{label} refused the request (HTTP 403); check that the key in {key_variable} "
                           f"may use model '{model}'")
     if status == 404:
-        return JudgeError(f"{label} at {base_url} does not know model '{model}' (HTTP 404): {message}")
+        where = label if base_url in label else f"{label} at {base_url}"
+        return JudgeError(f"{where} does not know model '{model}' (HTTP 404): {message}")
     if status in _PAIR_STATUSES:
         return RejectedRequestError(f"{label} rejected the request (HTTP {status}): {message}")
     return JudgeError(f"{label} rejected the request (HTTP {status}): {message}")
@@ -140,7 +142,7 @@ def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_k
     except sdk.APIStatusError as exc:
         raise classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
                               provider=judge.provider, key_variable=key_variable, model=judge.model,
-                              base_url=judge.base_url, secret=judge.secrets()) from None
+                              base_url=judge.base_url, secret=judge.secrets(), label=service) from None
     except sdk.APITimeoutError as exc:
         if _cause_named(exc, "ConnectTimeout"):
             raise TransientError(f"could not connect to {judge.base_url} within {judge.timeout:g}s",

@@ -60,7 +60,7 @@ class _Run:
                                 unconfirmed_cost_usd=0.0 if price is not None else None)
         self.counter = TokenCounter(judge.provider, judge.model)
         self.spending = Spending(self.stats, price, options.max_cost, self.counter, judge.max_output_tokens)
-        self.breaker = CircuitBreaker(options.retry.breaker_threshold)
+        self.breaker = CircuitBreaker(options.retry.breaker_threshold, options.retry.refusal_threshold)
         limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
         metered = MeteredJudge(judge, self.spending)
         self.sender = _RateLimitedJudge(metered, limits, self.counter) if limits.active else metered
