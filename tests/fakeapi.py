@@ -23,7 +23,7 @@ Local OpenAI-compatible servers are emulated by knobs (all off by default):
 - `reply_tokens`: the output tokens the model wants to write (a looping small model: thousands); a
   reply past the cap the server reads ends with finish_reason "length";
 - `text_fence`: a request with neither response_format nor tools gets its JSON in a ```json fence with prose.
-GET /v1/models is not counted as a judge request (`model_lists` counts it); without `served_model` it is 404.
+An emulated refusal is recorded with the answer "refused". GET /v1/models is not counted as a judge request (`model_lists` counts it); without `served_model` it is 404.
 
 The provider batch APIs (OpenAI files + batches, Anthropic message batches) are served by the same
 server; see tests/fakebatch.py (`batch_delay`, `batch_expire`, `batch_script`, `batched`).
@@ -255,6 +255,8 @@ class FakeAPI:
         kind = self._next_kind()
         text = json.dumps(body, ensure_ascii=False) if self.poison else ""
         kind = next((bad for marker, bad in self.poison.items() if marker in text), kind)
+        if kind == "ok" and request.path == "/v1/chat/completions" and self._local_refusal(body) is not None:
+            kind = "refused"  # an emulated server that does not take this request's form (answered 500)
         if self.api_key is not None and key_header_value(request, key_header) != self.api_key:
             kind = "401"
         with self._lock:
@@ -269,9 +271,8 @@ class FakeAPI:
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         body, kind = await self._receive(request, "authorization")
-        refusal = self._local_refusal(body or {})
-        if refusal is not None and kind == "ok":
-            return web.json_response(refusal, status=500)
+        if kind == "refused":
+            return web.json_response(self._local_refusal(body), status=500)
         if not kind.isdigit() and kind != "drop":
             return web.json_response(self._openai_reply(body or {}, kind))
         return self._error(kind, anthropic=False)
@@ -287,9 +288,10 @@ class FakeAPI:
             entry["meta"] = self.served_meta
         return web.json_response({"object": "list", "data": [entry]})
 
-    def _local_refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+    def _local_refusal(self, body: Any) -> dict[str, Any] | None:
         """llama-cpp-python's answer to a response_format it does not take (its request model allows only
         'text' and 'json_object'), as its server sends it: HTTP 500 with pydantic's message."""
+        body = body if isinstance(body, dict) else {}
         kind = (body.get("response_format") or {}).get("type") if isinstance(body.get("response_format"), dict) else None
         if self.emulate != "llama-cpp-python" or kind in (None, "text", "json_object"):
             return None

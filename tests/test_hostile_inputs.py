@@ -490,9 +490,14 @@ CASES: list[Case] = [
     Case("run-nothing-comparable", [*RUN_ARGS, *OPENAI], exit=1, error_line=False, requests=6, setup=lambda d: (
         regression_config(d), write_jsonl(d / "queries.jsonl", [{"query_id": "q1", "text": "spinach [[grade:2]]"},
                                                                  {"query_id": "q2", "text": "bounty [[grade:2]]"}]))),
-    # issue 10: [judge] output_mode, checked with the config before anything runs
+    # issue 10: [judge] output_mode, checked with the config before anything runs, and sent as configured
     Case("run-config-unknown-output-mode", RUN_ARGS, setup=lambda d: regression_config(d, judge='output_mode = "xml"'),
          stderr="regression.toml: field 'judge.output_mode': unknown output mode 'xml'", outputs=("out",)),
+    Case("run-config-output-mode-reaches-llama-cpp-python", ["run", "slice.toml", *OPENAI], exit=0, error_line=False,
+         emulate="llama-cpp-python", requests=None, mutable=("out",), setup=_config(
+             'pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\ncorpus = "corpus.jsonl"\n'
+             '[judge]\nrubric = "rubric.md"\noutput_mode = "json_object"\n[output]\ndir = "out"\n', "slice.toml"),
+         check=lambda d, err, api: _all_json_object(api)),
     # batch --------------------------------------------------------------------------------
     Case("batch-list-without-a-store", ["batch", "list", "--cache", "nowhere"], stderr="nowhere",
          outputs=("nowhere",)),
@@ -602,6 +607,11 @@ def _tags_as_json(api: FakeAPI) -> None:
 
 def _timed_out_attempts_reported(err: str, api: FakeAPI) -> None:
     assert "may bill" in err and api.answers["ok"] == 2  # both timed out on our side, after sending
+
+
+def _all_json_object(api: FakeAPI) -> None:
+    assert api.total and api.answers["refused"] == 0, api.answers
+    assert {r.body["response_format"]["type"] for r in api.requests} == {"json_object"}
 
 
 def _stopped_early(err: str, api: FakeAPI) -> None:
