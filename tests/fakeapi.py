@@ -22,6 +22,8 @@ Local OpenAI-compatible servers are emulated by knobs (all off by default):
   `GET /v1/models` report the served model (with `served_meta`), `fingerprint` a system_fingerprint;
 - `reply_tokens`: the output tokens the model wants to write (a looping small model: thousands); a
   reply past the cap the server reads ends with finish_reason "length";
+- `slots=N` (llama-server --parallel N): N requests are computed at once, each taking `latency`; the others
+  queue, and the wait counts against the client's timeout;
 - `text_fence`: a request with neither response_format nor tools gets its JSON in a ```json fence with prose.
 An emulated refusal is recorded with the answer "refused". GET /v1/models is not counted as a judge request (`model_lists` counts it); without `served_model` it is 404.
 
@@ -134,6 +136,7 @@ class FakeAPI:
     fingerprint: str | None = None  # system_fingerprint in every chat completion
     reply_tokens: int = 20  # output tokens the fake model writes, before any cap
     text_fence: bool = False
+    slots: int = 0  # requests computed at once (llama-server --parallel); 0: no limit
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -151,6 +154,7 @@ class FakeAPI:
         self.batch_script: list[int] = []  # HTTP statuses for the next batch-management calls (e.g. [500, 429])
         self.batched: Counter[str] = Counter()  # custom_id -> times it was submitted in a batch
         self.model_lists = 0  # GET /v1/models answered (not judge requests: not in counts or total)
+        self._slot_gate: asyncio.Semaphore | None = None  # made in the server's loop on first use
         from fakebatch import FakeBatches
 
         self.batches = FakeBatches(self)
@@ -263,7 +267,12 @@ class FakeAPI:
             self.counts[request.path] += 1
             self.answers[kind] += 1
             self.requests.append(Recorded(request.path, {k.lower(): v for k, v in request.headers.items()}, body, kind))
-        if self.latency:
+        if self.slots:  # a local server with N slots: the others wait in its queue, then take `latency` each
+            if self._slot_gate is None:
+                self._slot_gate = asyncio.Semaphore(self.slots)
+            async with self._slot_gate:
+                await asyncio.sleep(self.latency)
+        elif self.latency:
             await asyncio.sleep(self.latency)
         if kind == "drop" and request.transport:
             request.transport.close()

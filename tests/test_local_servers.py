@@ -12,7 +12,7 @@ import pytest
 import fakeapi
 from fakeapi import FakeAPI, expected_grade
 
-from labeller.errors import ConfigError, JudgeError
+from labeller.errors import ConfigError, JudgeError, LabellingFailedError
 from labeller.judges.base import MalformedReplyError, TransientError
 from labeller.judges.openai import OpenAIJudge
 from labeller.judges.output_modes import FORMAT_INSTRUCTION
@@ -275,3 +275,39 @@ def test_a_local_timeout_says_what_to_tune():
         with pytest.raises(TransientError) as caught:
             grade_once(OpenAIJudge("m", base_url=server.openai_url, api_key=KEY, timeout=0.2))
     assert "within 0.2s" in caught.value.reason and "set --concurrency to its slot count" in caught.value.reason
+
+
+def test_concurrency_above_the_servers_slots_times_out_and_pays_again(tmp_path):
+    """A 2-slot server at 0.2 s a reply and a 0.5 s timeout: with 8 in flight, requests queued past the
+    timeout are given up on after sending (maybe computed, maybe paid) and sent again; with 2 in flight
+    (concurrency = slots) none is."""
+    def run(concurrency: int) -> tuple[int, int]:
+        root = tmp_path / f"c{concurrency}"
+        root.mkdir()
+        paths = write_inputs(root, 8)
+        with FakeAPI(slots=2, latency=0.2) as server:
+            try:
+                result = label_job(queries_path=paths["queries"], corpus_path=paths["corpus"],
+                                   pairs_path=paths["pairs"], judge_spec="openai:local-model", cache_dir=root / "cache",
+                                   out_path=root / "l.jsonl", base_url=server.openai_url, timeout=0.5,
+                                   options=LabelOptions(concurrency=concurrency, progress=False,
+                                                        retry=RetryPolicy(initial_wait=0.01, max_wait=0.02)))
+            except LabellingFailedError as exc:  # a pair that timed out 6 times: still a count of what happened
+                result = exc.run  # type: ignore[attr-defined]
+            return result.stats.unconfirmed_attempts, server.total
+
+    assert run(2) == (0, 8)
+    timed_out, sent = run(8)
+    assert timed_out > 0 and sent > 8, "queued requests timed out after sending and were sent again"
+
+
+def test_the_python_api_takes_the_output_mode(tmp_path):
+    import labeller
+
+    paths = write_inputs(tmp_path, 3)
+    with FakeAPI(emulate="llama-cpp-python", served_model="smol.gguf") as server:
+        frame = labeller.label(paths["pairs"], queries=paths["queries"], corpus=paths["corpus"],
+                               judge="openai:smol", base_url=server.openai_url, cache=str(tmp_path / "cache"),
+                               output_mode="json_object", progress=False)
+        assert server.answers["refused"] == 0 and server.total == 3
+    assert list(frame["grade"]) == [1, 2, 3] and set(frame["served_model"]) == {"smol.gguf"}

@@ -16,7 +16,7 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           cache: str | Path = ".labeller-cache", out: str | Path | None = None, base_url: str | None = None,
           concurrency: int = 16, max_cost: float | None = None, dry_run: bool = False, timeout: float = 60.0,
           prices: str | Path | None = None, columns: dict[str, str] | str | None = None,
-          errors: str = "raise", progress: bool | None = None):
+          errors: str = "raise", progress: bool | None = None, output_mode: str | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `pairs`, `queries`, `corpus` and `run` are DataFrames, lists of row dicts or file paths (a run may be a
@@ -26,14 +26,15 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     not grade raise LabellingFailedError (its `.run` holds what was done) unless `errors="keep"`, which
     returns the labels with the failures in `frame.attrs["failures"]`. A dry run returns an empty frame
     with the estimate in `frame.attrs["stats"]`. Usable inside a running event loop (Jupyter): the
-    labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form.
+    labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form. `output_mode`
+    (json_schema, json_object, tool, text) is `--output-mode` for a local server (docs/local-servers.md).
     """
     if errors not in ("raise", "keep"):
         raise ValueError(f"errors={errors!r}; expected 'raise' or 'keep'")
     arguments = dict(pairs=pairs, queries=queries, corpus=corpus, judge=judge, rubric=rubric, run=run, depth=depth,
                      cache=cache, out=out, base_url=base_url, concurrency=concurrency, max_cost=max_cost,
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
-                     progress=progress)
+                     progress=progress, output_mode=output_mode)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -55,7 +56,7 @@ def _label_checked(pairs, options):
 
 def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general", run=None, depth=None,
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
-           timeout=60.0, prices=None, columns=None, errors="raise", progress=None):
+           timeout=60.0, prices=None, columns=None, errors="raise", progress=None, output_mode=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions, label_job
 
@@ -67,7 +68,8 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                                pairs_path=None if pairs is None else held.add(pairs, "pairs"),
                                run_path=None if run is None else held.add(run, "run"), depth=depth,
                                judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out_path,
-                               base_url=base_url, options=options, prices_path=prices, timeout=timeout)
+                               base_url=base_url, options=options, prices_path=prices, timeout=timeout,
+                               output_mode=output_mode)
         except LabellingFailedError as exc:
             if errors == "raise":
                 raise
