@@ -167,6 +167,8 @@ def test_local_servers_get_max_tokens_and_openai_does_not(api):
     assert "max_tokens" not in openai_body and openai_body["max_completion_tokens"] == 400
     schema = openai_body["response_format"]["json_schema"]["schema"]["properties"]["justification"]
     assert "minLength" not in schema, "OpenAI's strict mode does not list minLength; it gets the retry note instead"
+    azure = OpenAIJudge("m", base_url="https://team.openai.azure.com/openai/v1", api_key=KEY).request(PROMPT)
+    assert "max_tokens" not in azure, "Azure OpenAI follows OpenAI's rules"
 
 
 @pytest.mark.parametrize("server_kind", ["ollama", "llama-cpp-python"])

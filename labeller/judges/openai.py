@@ -8,7 +8,7 @@ key is handed to the SDK and never printed, logged, stored or put into an error 
 How the verdict is asked for is the output mode (labeller.judges.output_modes): a strict json_schema
 (the default), json_object with a schema, a forced tool call, or plain text.
 
-A server that is not OpenAI's own API (any other host) also gets:
+A server that is not OpenAI's own API (any host but api.openai.com and Azure OpenAI's) also gets:
 - `max_tokens` beside `max_completion_tokens`: llama-cpp-python and Ollama read only max_tokens, and a
   small model that loops then runs to the end of its context. OpenAI's API does not get it: it
   deprecated max_tokens, and its reasoning models refuse a request that has it;
@@ -40,6 +40,7 @@ from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"
+AZURE_SUFFIX = ".openai.azure.com"  # Azure OpenAI: the same API rules as OpenAI's own (no max_tokens for o-series)
 KEY_VARIABLE = KEY_VARIABLES["openai"]
 POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
 
@@ -63,8 +64,9 @@ class OpenAIJudge(Judge):
         self.timeout, self.temperature, self.max_output_tokens = timeout, float(temperature), max_output_tokens
         self._secret = key
         self.output_mode = check_output_mode(output_mode)
-        # Any host but OpenAI's own: a local or self-hosted server (see the module docstring).
-        self.local = urlsplit(url).hostname != OPENAI_HOST
+        # Any host but OpenAI's own (or Azure OpenAI's): a local or self-hosted server (see the module docstring).
+        host = urlsplit(url).hostname or ""
+        self.local = host != OPENAI_HOST and not host.endswith(AZURE_SUFFIX)
         self.service = f"the OpenAI-compatible server at {self.base_url}" if self.local else "OpenAI"  # in errors
         caps = {"max_completion_tokens": max_output_tokens, **({"max_tokens": max_output_tokens} if self.local else {})}
         self._settings = {"temperature": self.temperature, **caps,
