@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -70,11 +71,14 @@ class PairRejectedError(RetryExhaustedError):
 
 
 class CircuitOpenError(JudgeError):
-    """The judge's server could not be reached by many attempts in a row: the run stops, nothing more is sent."""
+    """The judge's server could not be reached by many attempts in a row, or refused the first requests of
+    the run all the same way: the run stops, nothing more is sent."""
 
 
 # Statuses that say "not now" rather than "not like this": never read as a refusal of the request's form.
 _BUSY_STATUSES = {408, 409, 425, 429, 503, 529}
+# Request ids, timestamps and counts in a server's message do not make two refusals different.
+_VARYING = re.compile(r"[0-9a-f]{6,}|\d+", re.IGNORECASE)
 
 
 class CircuitBreaker:
@@ -125,8 +129,9 @@ class CircuitBreaker:
         status = exc.status if isinstance(exc, TransientError) and exc.kind == "status" else None
         if status is None or status in _BUSY_STATUSES:
             return
-        if exc.reason != self.refusal:
-            self.refusal, self.refusals = exc.reason, 0
+        signature = _VARYING.sub("#", exc.reason)
+        if signature != self.refusal:
+            self.refusal, self.refusals = signature, 0
         self.refusals += 1
         if self.refusals >= self.refusal_threshold:
             self.error = CircuitOpenError(f"the first {self.refusals} answers were all the same error and no verdict "

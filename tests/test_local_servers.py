@@ -313,3 +313,16 @@ def test_the_python_api_takes_the_output_mode(tmp_path):
                                output_mode="json_object", progress=False)
         assert server.answers["refused"] == 0 and server.total == 3
     assert list(frame["grade"]) == [1, 2, 3] and set(frame["served_model"]) == {"smol.gguf"}
+
+
+def test_refusals_that_differ_only_in_a_request_id_are_the_same_refusal():
+    from labeller.retry import CircuitBreaker
+
+    breaker = CircuitBreaker(8, refusal_threshold=3)
+    for request_id in ("req_3f9a8c7d21", "req_77aa01be9c", "req_0c0ffee123"):
+        breaker.record(TransientError(f"HTTP 500 from X: bad response_format (request {request_id})", status=500))
+    assert breaker.error is not None and "bad response_format" in str(breaker.error)
+    other = CircuitBreaker(8, refusal_threshold=3)
+    for message in ("out of memory", "bad response_format", "out of memory"):
+        other.record(TransientError(f"HTTP 500 from X: {message}", status=500))
+    assert other.error is None, "different errors are not one systematic refusal"

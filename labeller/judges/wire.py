@@ -104,7 +104,8 @@ def classify_status(status: int, headers: Mapping[str, str] | None, message: str
     if status in _TRANSIENT_STATUSES or status >= 500:
         # A 5xx may come after the model ran (and was billed); a 429 or 408 comes before it. The server's
         # own words are kept: "Input should be 'text' or 'json_object'" says what to change.
-        return TransientError(f"HTTP {status} from {label}" + (f": {message}" if message else ""), retry_after_seconds(headers), kind="status",
+        said = f": {message}" if message else ""
+        return TransientError(f"HTTP {status} from {label}{said}", retry_after_seconds(headers), kind="status",
                               maybe_billed=status >= 500, status=status)
     if status == 401:
         return JudgeError(f"{label} rejected the API key (HTTP 401); check {key_variable}")
@@ -148,8 +149,8 @@ def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_k
             raise TransientError(f"could not connect to {judge.base_url} within {judge.timeout:g}s",
                                  kind="unreachable") from None
         sent = not _cause_named(exc, "PoolTimeout")  # waiting for a free connection: nothing was sent
-        raise TransientError(f"no reply from {service} within {judge.timeout:g}s{_queue_hint(judge)}", kind="timeout",
-                             maybe_billed=sent) from None
+        raise TransientError(f"no reply from {service} within {judge.timeout:g}s{_queue_hint(judge)}",
+                             kind="timeout", maybe_billed=sent) from None
     except sdk.APIConnectionError as exc:
         if _cause_named(exc, "ConnectError"):
             raise TransientError(f"could not connect to {judge.base_url}", kind="unreachable") from None
