@@ -58,6 +58,8 @@ class Label(Record):
     latency_s: float | None = None
     created_at: str
     from_cache: bool = False
+    served_model: str | None = None  # the model the server said answered (response.model); None: not reported
+    system_fingerprint: str | None = None  # the server's backend fingerprint, when it gives one
     # Self-consistency (`--samples N`, N > 1; labeller.labelling.samples): `grade` is the aggregate of
     # the samples that succeeded, in sample order; agreement is the share of them equal to `grade`.
     samples: int | None = None  # N asked; len(sample_grades) < N when some samples failed

@@ -10,16 +10,26 @@
 Every attempt counts against max_attempts, whatever went wrong, so one pair can never cost more
 than max_attempts requests.
 
-A run shares one CircuitBreaker across its pairs: when `breaker_threshold` attempts in a row could
-not even connect (a closed port, a dead server, a wrong host), with no reply from the server in
-between, it opens, every retry loop of the run stops at once (sleeping ones are woken) with
-CircuitOpenError, and the run stops instead of spending seconds of backoff on every pair.
+A malformed reply is retried with a short corrective note at the end of the system text (what was
+wrong with the last reply): at temperature 0 the same prompt would get the same reply again. The note
+is not part of the cache key, which the engine computes from the pair's own prompt: the verdict is
+still the answer to that prompt.
+
+A run shares one CircuitBreaker across its pairs. It opens, every retry loop of the run stops at once
+(sleeping ones are woken) with CircuitOpenError, and the run stops instead of paying for every pair:
+- when `breaker_threshold` attempts in a row could not even connect (a closed port, a dead server, a
+  wrong host), with no reply from the server in between;
+- when the first `refusal_threshold` answers of the run are the same HTTP error, whatever its status
+  (llama-cpp-python answers a json_schema request with HTTP 500 "Input should be 'text' or
+  'json_object'"), before any verdict came back: the request itself is wrong, and the error says what
+  the server said. Rate limits and "busy/loading" statuses (429, 503, 529) are not counted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -41,6 +51,7 @@ class RetryPolicy(BaseModel):
     max_wait: float = Field(default=30.0, ge=0)
     max_retry_after: float = Field(default=60.0, ge=0)
     breaker_threshold: int = Field(default=8, ge=1)  # attempts in a row that could not connect: stop the run
+    refusal_threshold: int = Field(default=4, ge=1)  # the same error for the first N answers, no verdict: stop
 
 
 class RetryExhaustedError(Exception):
@@ -60,18 +71,29 @@ class PairRejectedError(RetryExhaustedError):
 
 
 class CircuitOpenError(JudgeError):
-    """The judge's server could not be reached by many attempts in a row: the run stops, nothing more is sent."""
+    """The judge's server could not be reached by many attempts in a row, or refused the first requests of
+    the run all the same way: the run stops, nothing more is sent."""
+
+
+# Statuses that say "not now" rather than "not like this": never read as a refusal of the request's form.
+_BUSY_STATUSES = {408, 409, 425, 429, 503, 529}
+# Request ids, timestamps and counts in a server's message do not make two refusals different.
+_VARYING = re.compile(r"[0-9a-f]{6,}|\d+", re.IGNORECASE)
 
 
 class CircuitBreaker:
-    """Counts attempts in a row that could not connect, across every pair of a run.
+    """Counts attempts in a row that could not connect, across every pair of a run, and watches the
+    first answers of the run for one refusal repeated.
 
-    A reply of any kind (a verdict, a malformed one, an HTTP error) resets the count; timeouts and
-    dropped connections leave it as it is (the server was there, or may have been).
+    A reply of any kind (a verdict, a malformed one, an HTTP error) resets the connect count; timeouts
+    and dropped connections leave it as it is (the server was there, or may have been). The refusal
+    watch ends for good at the first verdict or malformed reply: the server takes the request.
     """
 
-    def __init__(self, threshold: int) -> None:
+    def __init__(self, threshold: int, refusal_threshold: int = 4) -> None:
         self.threshold, self.streak = threshold, 0
+        self.refusal_threshold, self.refusals, self.refusal = refusal_threshold, 0, ""
+        self.answered = False  # a verdict or a malformed reply came back: the request's form is fine
         self.error: CircuitOpenError | None = None
         self._opened: asyncio.Event | None = None
 
@@ -86,6 +108,7 @@ class CircuitBreaker:
             raise self.error
 
     def record(self, exc: BaseException | None) -> None:
+        self._watch_refusals(exc)
         if isinstance(exc, TransientError) and exc.kind in ("timeout", "dropped"):
             return
         if not (isinstance(exc, TransientError) and exc.kind == "unreachable"):
@@ -95,6 +118,24 @@ class CircuitBreaker:
         if self.streak >= self.threshold and self.error is None:
             self.error = CircuitOpenError(f"{exc.reason}, {self.streak} attempts in a row; the server looks down, "
                                           "so nothing more was sent")
+            self.opened.set()
+
+    def _watch_refusals(self, exc: BaseException | None) -> None:
+        if self.answered or self.error is not None:
+            return
+        if exc is None or isinstance(exc, MalformedReplyError):
+            self.answered = True
+            return
+        status = exc.status if isinstance(exc, TransientError) and exc.kind == "status" else None
+        if status is None or status in _BUSY_STATUSES:
+            return
+        signature = _VARYING.sub("#", exc.reason)
+        if signature != self.refusal:
+            self.refusal, self.refusals = signature, 0
+        self.refusals += 1
+        if self.refusals >= self.refusal_threshold:
+            self.error = CircuitOpenError(f"the first {self.refusals} answers were all the same error and no verdict "
+                                          f"came back: {exc.reason}; nothing more was sent")
             self.opened.set()
 
     async def sleep(self, seconds: float) -> None:
@@ -134,11 +175,20 @@ class _Stop:
         return state.attempt_number >= self.policy.max_attempts or self.malformed >= self.policy.max_malformed
 
 
+def corrected(prompt: JudgePrompt, reason: str) -> JudgePrompt:
+    """The prompt for the attempt after a malformed reply: the same, with what was wrong said at the end of
+    the system text (the pair's user text is untouched; the rubric prefix stays cacheable)."""
+    note = (f"\n\nYour previous reply to this pair could not be used ({reason}). Reply again in the required "
+            "format, with a non-empty justification and an integer grade.")
+    return prompt.model_copy(update={"system": prompt.system + note})
+
+
 async def generate_with_retry(judge: Judge, prompt: JudgePrompt, policy: RetryPolicy,
                               breaker: CircuitBreaker | None = None) -> tuple[JudgeReply, int]:
     """Grade one prompt under the policy. Returns (reply, attempts used) or raises RetryExhaustedError,
     CircuitOpenError when the run's breaker opened, or whatever fatal error the judge raised."""
     attempts, spent_in, spent_out = 0, 0, 0
+    sent = prompt
     retrying = AsyncRetrying(
         stop=_Stop(policy), wait=_Wait(policy),
         retry=retry_if_exception_type((TransientError, MalformedReplyError)), reraise=True,
@@ -151,10 +201,11 @@ async def generate_with_retry(judge: Judge, prompt: JudgePrompt, policy: RetryPo
                     breaker.check()
                 attempts = attempt.retry_state.attempt_number
                 try:
-                    reply = await judge.generate(prompt)
+                    reply = await judge.generate(sent)
                 except Exception as exc:
                     if isinstance(exc, MalformedReplyError):
                         spent_in, spent_out = spent_in + exc.input_tokens, spent_out + exc.output_tokens
+                        sent = corrected(prompt, exc.reason)
                     if breaker is not None:
                         breaker.record(exc)
                     raise

@@ -20,6 +20,20 @@ of concurrent requests, and a prompt asked again gets a fresh draw. Temperature 
 Every request is recorded (path, headers, JSON body, what was answered), so tests can count
 requests and check where the API key travelled.
 
+Local OpenAI-compatible servers are emulated by knobs (all off by default):
+- `emulate="llama-cpp-python"`: `response_format: json_schema` gets HTTP 500 "Input should be 'text' or
+  'json_object'" (as its server answers); `json_object` with a schema is taken; only `max_tokens` caps
+  the reply (max_completion_tokens is ignored);
+- `emulate="ollama"`: only `max_tokens` caps the reply;
+- `served_model="name.gguf"` (llama-server): any model name is answered, `response.model` and
+  `GET /v1/models` report the served model (with `served_meta`), `fingerprint` a system_fingerprint;
+- `reply_tokens`: the output tokens the model wants to write (a looping small model: thousands); a
+  reply past the cap the server reads ends with finish_reason "length";
+- `slots=N` (llama-server --parallel N): N requests are computed at once, each taking `latency`; the others
+  queue, and the wait counts against the client's timeout;
+- `text_fence`: a request with neither response_format nor tools gets its JSON in a ```json fence with prose.
+An emulated refusal is recorded with the answer "refused". GET /v1/models is not counted as a judge request (`model_lists` counts it); without `served_model` it is 404.
+
 The provider batch APIs (OpenAI files + batches, Anthropic message batches) are served by the same
 server; see tests/fakebatch.py (`batch_delay`, `batch_expire`, `batch_script`, `batched`).
 
@@ -49,7 +63,8 @@ from aiohttp import web
 MARKER = re.compile(r"\[\[grade:([1-5])\]\]")
 INJECTED = re.compile(r"\bgrade (?:it |this |this document )?([1-5])\b", re.IGNORECASE)  # obeys_injection
 KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400",
-         "expired")  # expired: a batch request the provider never ran (batch endpoints only)
+         "expired",  # expired: a batch request the provider never ran (batch endpoints only)
+         "empty")  # a verdict whose justification is "" (scripted only)
 
 
 def expected_grade(user_prompt: str) -> int:
@@ -153,6 +168,13 @@ class FakeAPI:
     stuffing_bias: int = 0  # added when the <document> block holds every word of the <query> block
     obeys_injection: bool = False  # a document saying "grade it N" / "grade this N" / "grade N" gets N
     lowercase_bias: int = 0  # added when the <document> block has letters but no capital (a case-sensitive model)
+    emulate: str = ""  # "", "llama-cpp-python" or "ollama": see the module docstring
+    served_model: str | None = None  # llama-server: the model it serves whatever the name asked for
+    served_meta: dict[str, Any] | None = None  # llama-server's /v1/models "meta" (n_params, size, ...)
+    fingerprint: str | None = None  # system_fingerprint in every chat completion
+    reply_tokens: int = 20  # output tokens the fake model writes, before any cap
+    text_fence: bool = False
+    slots: int = 0  # requests computed at once (llama-server --parallel); 0: no limit
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -170,6 +192,8 @@ class FakeAPI:
         self._runner: web.AppRunner | None = None
         self.batch_script: list[int] = []  # HTTP statuses for the next batch-management calls (e.g. [500, 429])
         self.batched: Counter[str] = Counter()  # custom_id -> times it was submitted in a batch
+        self.model_lists = 0  # GET /v1/models answered (not judge requests: not in counts or total)
+        self._slot_gate: asyncio.Semaphore | None = None  # made in the server's loop on first use
         from fakebatch import FakeBatches
 
         self.batches = FakeBatches(self)
@@ -252,6 +276,7 @@ class FakeAPI:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         self.batches.routes(app)
         return app
@@ -273,13 +298,20 @@ class FakeAPI:
         kind = self._next_kind()
         text = json.dumps(body, ensure_ascii=False) if self.poison else ""
         kind = next((bad for marker, bad in self.poison.items() if marker in text), kind)
+        if kind == "ok" and request.path == "/v1/chat/completions" and self._local_refusal(body) is not None:
+            kind = "refused"  # an emulated server that does not take this request's form (answered 500)
         if self.api_key is not None and key_header_value(request, key_header) != self.api_key:
             kind = "401"
         with self._lock:
             self.counts[request.path] += 1
             self.answers[kind] += 1
             self.requests.append(Recorded(request.path, {k.lower(): v for k, v in request.headers.items()}, body, kind))
-        if self.latency:
+        if self.slots:  # a local server with N slots: the others wait in its queue, then take `latency` each
+            if self._slot_gate is None:
+                self._slot_gate = asyncio.Semaphore(self.slots)
+            async with self._slot_gate:
+                await asyncio.sleep(self.latency)
+        elif self.latency:
             await asyncio.sleep(self.latency)
         if kind == "drop" and request.transport:
             request.transport.close()
@@ -287,9 +319,39 @@ class FakeAPI:
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         body, kind = await self._receive(request, "authorization")
+        if kind == "refused":
+            return web.json_response(self._local_refusal(body), status=500)
         if not kind.isdigit() and kind != "drop":
             return web.json_response(self._openai_reply(body or {}, kind))
         return self._error(kind, anthropic=False)
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        if self.served_model is None:
+            return web.json_response({"error": {"message": "Not Found", "type": "not_found_error"}}, status=404)
+        with self._lock:
+            self.model_lists += 1
+        entry: dict[str, Any] = {"id": self.served_model, "object": "model", "created": int(time.time()),
+                                 "owned_by": "llamacpp"}
+        if self.served_meta is not None:
+            entry["meta"] = self.served_meta
+        return web.json_response({"object": "list", "data": [entry]})
+
+    def _local_refusal(self, body: Any) -> dict[str, Any] | None:
+        """llama-cpp-python's answer to a response_format it does not take (its request model allows only
+        'text' and 'json_object'), as its server sends it: HTTP 500 with pydantic's message."""
+        body = body if isinstance(body, dict) else {}
+        kind = (body.get("response_format") or {}).get("type") if isinstance(body.get("response_format"), dict) else None
+        if self.emulate != "llama-cpp-python" or kind in (None, "text", "json_object"):
+            return None
+        message = ("[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                   "'msg': \"Input should be 'text' or 'json_object'\", 'input': '" + str(kind) + "'}]")
+        return {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
+
+    def _output_cap(self, body: dict[str, Any]) -> int | None:
+        """The output cap this server reads: llama-cpp-python and Ollama read only max_tokens."""
+        if self.emulate in ("llama-cpp-python", "ollama"):
+            return body.get("max_tokens")
+        return body.get("max_completion_tokens") or body.get("max_tokens")
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         body, kind = await self._receive(request, "x-api-key")
@@ -357,6 +419,8 @@ class FakeAPI:
             return {"justification": justification, "grade": 9}
         if kind == "missing":
             return {"justification": justification}
+        if kind == "empty":
+            return {"justification": "", "grade": grade}
         return {"justification": justification, "grade": grade}
 
     def _tokens(self, system: str, user: str) -> tuple[int, int]:
@@ -381,16 +445,30 @@ class FakeAPI:
             content = '{"justification": "The document is relevant", "grade": '
         elif kind == "refusal":
             content, refusal = None, "I'm sorry, I can't help with that."
-        completion_tokens = 20
-        return {
+        completion_tokens, finish = self.reply_tokens, "stop"
+        cap = self._output_cap(body)
+        if cap is not None and completion_tokens > cap:  # the model ran until the cap the server read
+            completion_tokens, finish, content = cap, "length", (content or "")[: max(cap, 1)]
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+        choice = (body.get("tool_choice") or {}) if isinstance(body.get("tool_choice"), dict) else {}
+        if choice.get("type") == "function" and content is not None and finish == "stop" and kind != "malformed":
+            name = (choice.get("function") or {}).get("name", "")
+            message = {"role": "assistant", "content": None, "refusal": None,
+                       "tool_calls": [{"id": f"call_{self.total}", "type": "function",
+                                       "function": {"name": name, "arguments": content}}]}
+        elif self.text_fence and "response_format" not in body and "tools" not in body and content and finish == "stop":
+            message["content"] = f"Here is my verdict.\n```json\n{content}\n```"
+        reply = {
             "id": f"chatcmpl-{self.total}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "unknown"),
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": content, "refusal": refusal}}],
+            "model": self.served_model or body.get("model", "unknown"),
+            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None, "message": message}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens,
                       "prompt_tokens_details": {"cached_tokens": cached}},
         }
+        if self.fingerprint is not None:
+            reply["system_fingerprint"] = self.fingerprint
+        return reply
 
     def _anthropic_reply(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
         system = _text(body.get("system"))

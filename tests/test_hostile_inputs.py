@@ -177,6 +177,7 @@ class Case:
     subprocess: bool = False  # run as a real process (signals, stdin)
     env: dict[str, str] = field(default_factory=dict)
     latency: float = 0.0  # seconds the fake server waits before each reply (> --timeout: every attempt times out)
+    emulate: str = ""  # the local server the fake plays for this case ("llama-cpp-python", "ollama"; fakeapi.py)
     check: Callable[[Path, str, FakeAPI], None] | None = None  # more assertions: (workspace, stderr, server)
 
 
@@ -352,6 +353,20 @@ CASES: list[Case] = [
          stderr="sends no temperature", outputs=("out.jsonl", ".labeller-cache")),
     Case("label-temperature-out-of-range", [*LABEL_OUT, *OPENAI, "--samples", "3", "--temperature", "9"],
          stderr="--temperature 9.0 is out of range", outputs=("out.jsonl", ".labeller-cache")),
+    # issue 10: structured-output modes for local servers; an unknown one is refused before anything is sent
+    Case("label-unknown-output-mode", [*LABEL_OUT, *OPENAI, "--output-mode", "xml"],
+         stderr="unknown output mode 'xml'; expected one of json_schema, json_object, tool, text",
+         outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-output-mode-for-anthropic", [*LABEL_OUT, "--judge", "anthropic:claude-haiku-4-5", "--output-mode",
+                                             "tool"], stderr="applies to the openai provider",
+         outputs=("out.jsonl", ".labeller-cache")),
+    # issue 10: llama-cpp-python answers json_schema with HTTP 500 "Input should be 'text' or 'json_object'";
+    # each pair was retried 6 times (288 requests for 48 pairs) and the error said only "HTTP 500 from OpenAI"
+    Case("label-systematic-500-refusal-stops-early", [*LABEL_OUT, *OPENAI], exit=1, emulate="llama-cpp-python",
+         stderr="Input should be 'text' or 'json_object'", mutable=(".labeller-cache",), requests=None,
+         check=lambda d, err, api: _stopped_early(err, api)),
+    Case("label-llama-cpp-python-with-json-object", [*LABEL_OUT, *OPENAI, "--output-mode", "json_object"], exit=0,
+         error_line=False, emulate="llama-cpp-python", mutable=(".labeller-cache",), requests=6),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),
@@ -590,6 +605,14 @@ CASES: list[Case] = [
          setup=regression_config, outputs=RUN_OUT),
     Case("run-drift-fail-not-a-boolean", [*RUN_ARGS, *OPENAI, "--set", "drift.fail=maybe"], stderr="drift.fail",
          setup=regression_config, outputs=RUN_OUT),
+    # issue 10: [judge] output_mode, checked with the config before anything runs, and sent as configured
+    Case("run-config-unknown-output-mode", RUN_ARGS, setup=lambda d: regression_config(d, judge='output_mode = "xml"'),
+         stderr="regression.toml: field 'judge.output_mode': unknown output mode 'xml'", outputs=("out",)),
+    Case("run-config-output-mode-reaches-llama-cpp-python", ["run", "slice.toml", *OPENAI], exit=0, error_line=False,
+         emulate="llama-cpp-python", requests=None, mutable=("out",), setup=_config(
+             'pipeline = "label_slice"\n[inputs]\nqueries = "queries.jsonl"\ncorpus = "corpus.jsonl"\n'
+             '[judge]\nrubric = "rubric.md"\noutput_mode = "json_object"\n[output]\ndir = "out"\n', "slice.toml"),
+         check=lambda d, err, api: _all_json_object(api)),
     # batch --------------------------------------------------------------------------------
     Case("batch-list-without-a-store", ["batch", "list", "--cache", "nowhere"], stderr="nowhere",
          outputs=("nowhere",)),
@@ -735,6 +758,16 @@ def _timed_out_attempts_reported(err: str, api: FakeAPI) -> None:
     assert "may bill" in err and api.answers["ok"] == 2  # both timed out on our side, after sending
 
 
+def _all_json_object(api: FakeAPI) -> None:
+    assert api.total and api.answers["refused"] == 0, api.answers
+    assert {r.body["response_format"]["type"] for r in api.requests} == {"json_object"}
+
+
+def _stopped_early(err: str, api: FakeAPI) -> None:
+    assert api.total <= 6 and "try --output-mode json_object" in err, (api.total, err)  # one wave at most, not 36
+    assert "the first 4 answers were all the same error" in err
+
+
 def _no_secret_anywhere(root: Path, err: str, secrets: tuple[str, ...]) -> None:
     for secret in secrets:
         assert secret not in err, err
@@ -800,11 +833,11 @@ def test_hostile_input(case: Case, server, tmp_path, monkeypatch, capsys):
     args = [a.replace("{openai}", server.openai_url).replace("{anthropic}", server.url)
             .replace("{credentials}", credentials) for a in case.args]
 
-    server.latency = case.latency
+    server.latency, server.emulate = case.latency, case.emulate
     try:
         code, err = _run(case, root, args, capsys)
     finally:
-        server.latency = 0.0
+        server.latency, server.emulate = 0.0, ""
 
     assert code == case.exit, f"exit {code}, expected {case.exit}; stderr:\n{err}"
     assert "Traceback" not in err, err

@@ -19,7 +19,7 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           errors: str = "raise", progress: bool | None = None, judges: list[str] | None = None,
           escalate_to: str | None = None, escalate_below: float | None = None, escalate_near_cut: bool = True,
           relevant_from: int = 3, gold: Source | None = None, samples: int = 1, aggregate: str = "median",
-          temperature: float | None = None):
+          temperature: float | None = None, output_mode: str | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `judges=[A, B, ...]` (instead of `judge`) labels with a jury: one row per pair with the median grade and
@@ -36,7 +36,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     with the estimate in `frame.attrs["stats"]`. `samples=N` (with `temperature` above 0 for an OpenAI-compatible
     judge) asks the judge N times per pair: the frame then has samples, sample_grades, sample_agreement,
     sample_spread and aggregate columns (labeller.labelling.samples). Usable inside a running event loop (Jupyter): the
-    labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form.
+    labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form. `output_mode`
+    (json_schema, json_object, tool, text) is `--output-mode` for a local server (docs/local-servers.md).
     """
     if errors not in ("raise", "keep"):
         raise ValueError(f"errors={errors!r}; expected 'raise' or 'keep'")
@@ -45,7 +46,7 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
                      progress=progress, judges=judges, escalate_to=escalate_to, escalate_below=escalate_below,
                      escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold, samples=samples,
-                     aggregate=aggregate, temperature=temperature)
+                     aggregate=aggregate, temperature=temperature, output_mode=output_mode)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -69,7 +70,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
            timeout=60.0, prices=None, columns=None, errors="raise", progress=None, judges=None, escalate_to=None,
            escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None, samples=1, aggregate="median",
-           temperature=None):
+           temperature=None, output_mode=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
     from labeller.labelling.several import label_any
@@ -84,7 +85,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                 pairs_path=None if pairs is None else held.add(pairs, "pairs"),
                 run_path=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric, cache_dir=cache,
                 out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
-                temperature=temperature),
+                temperature=temperature, output_mode=output_mode),
                 gold_path=None if gold is None else held.add(gold, "gold"), escalate_to=escalate_to,
                 below=escalate_below, near_cut=escalate_near_cut, relevant_from=relevant_from)
         except LabellingFailedError as exc:

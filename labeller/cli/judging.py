@@ -14,4 +14,5 @@ BaseUrlOpt = Annotated[Optional[str], typer.Option(help="API base URL (OpenAI-co
 RpmOpt = Annotated[Optional[int], typer.Option(min=1, help="Requests-per-minute limit.")]
 TpmOpt = Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute limit (estimated tokens).")]
 PricesOpt = Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")]
-TimeoutOpt = Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply.")]
+TimeoutOpt = Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply, time queued in a local "
+                                                         "server included (see docs/local-servers.md).")]

@@ -38,6 +38,9 @@ def label(
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
     timeout: TimeoutOpt = 60.0,
+    output_mode: Annotated[Optional[str], typer.Option(help="How the openai provider asks for the verdict: json_schema "
+                                                            "(default), json_object, tool or text; see "
+                                                            "docs/local-servers.md.")] = None,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
@@ -79,7 +82,7 @@ def label(
         inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
                       pairs_path=pairs or qrels, run_path=run, depth=depth, rubric=rubric, cache_dir=cache,
                       out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
-                      temperature=temperature)
+                      temperature=temperature, output_mode=output_mode)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
                                          relevant_from=relevant_from, gold_path=gold), as_json)
 

@@ -36,12 +36,14 @@ class TransientError(Exception):
 
     `maybe_billed`: the provider may have charged for the attempt though no usage came back
     (timeouts, drops, 5xx); the budget counts such an attempt at its worst case.
+    `status`: the HTTP status of a "status" failure, for the run's refusal watch (labeller.retry).
     """
 
     def __init__(self, reason: str, retry_after: float | None = None, *, kind: str = "status",
-                 maybe_billed: bool = False) -> None:
+                 maybe_billed: bool = False, status: int | None = None) -> None:
         super().__init__(reason)
         self.reason, self.retry_after, self.kind, self.maybe_billed = reason, retry_after, kind, maybe_billed
+        self.status = status
 
 
 class MalformedReplyError(Exception):
@@ -65,6 +67,8 @@ class JudgeReply(BaseModel):
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
+    served_model: str | None = None  # the model the server says answered (response.model)
+    system_fingerprint: str | None = None  # the backend configuration the server reports, when it does
 
 
 class Judge(ABC):
@@ -86,6 +90,12 @@ class Judge(ABC):
     def decoding_settings(self) -> dict[str, Any]:
         """The settings actually sent that change a verdict (temperature, max tokens, ...). Part of the cache key."""
         return {}
+
+    async def served_identity(self) -> str | None:
+        """What the server says it serves under this judge's name (its /v1/models entry), asked once at the
+        start of a run; part of the cache key when known, so another model behind the same URL and name
+        does not get this one's verdicts. None: the server does not say (or is a provider's own API)."""
+        return None
 
     @abstractmethod
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:

@@ -1,9 +1,19 @@
-"""The OpenAI judge: chat completions with a strict JSON-schema structured output, via the official SDK.
+"""The OpenAI judge: chat completions with a structured output, via the official SDK.
 
-Works with any OpenAI-compatible server (vLLM, Ollama, LM Studio, ...) through `base_url` or
-OPENAI_BASE_URL. OpenAI's own API always needs OPENAI_API_KEY; for another server named by base_url
-with no key set, the registry passes a placeholder (local servers accept any key). The key is handed to
-the SDK and never printed, logged, stored or put into an error message.
+Works with any OpenAI-compatible server (llama-server, llama-cpp-python, vLLM, Ollama, LiteLLM, ...)
+through `base_url` or OPENAI_BASE_URL. OpenAI's own API always needs OPENAI_API_KEY; for another server
+named by base_url with no key set, the registry passes a placeholder (local servers accept any key). The
+key is handed to the SDK and never printed, logged, stored or put into an error message.
+
+How the verdict is asked for is the output mode (labeller.judges.output_modes): a strict json_schema
+(the default), json_object with a schema, a forced tool call, or plain text.
+
+A server that is not OpenAI's own API (any host but api.openai.com and Azure OpenAI's) also gets:
+- `max_tokens` beside `max_completion_tokens`: llama-cpp-python and Ollama read only max_tokens, and a
+  small model that loops then runs to the end of its context. OpenAI's API does not get it: it
+  deprecated max_tokens, and its reasoning models refuse a request that has it;
+- `minLength: 1` on the justification in the schema (grammar-based servers enforce it);
+- a `GET /v1/models` at the start of a run (served_identity), whose answer joins the cache key.
 
 Token usage follows OpenAI's convention: input_tokens counts every prompt token, cached ones
 included; cached_input_tokens is the cached part.
@@ -12,20 +22,25 @@ included; cached_input_tokens is the cached part.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
 
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.output_modes import check_output_mode, refusal_hint, reply_payload, request_fields, system_text
 from labeller.judges.registry import KEY_VARIABLES
+from labeller.judges.served import served_identity
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import (VERDICT_NAME, parse_verdict, sdk_errors,
-                                  verdict_schema)
+from labeller.judges.wire import parse_verdict, sdk_errors
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
+AZURE_SUFFIX = ".openai.azure.com"  # Azure OpenAI: the same API rules as OpenAI's own (no max_tokens for o-series)
 KEY_VARIABLE = KEY_VARIABLES["openai"]
 POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
 
@@ -34,7 +49,8 @@ class OpenAIJudge(Judge):
     provider = "openai"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, temperature: float = 0.0, max_output_tokens: int = 400) -> None:
+                 timeout: float = 60.0, temperature: float = 0.0, max_output_tokens: int = 400,
+                 output_mode: str | None = None) -> None:
         key = api_key or os.environ.get(KEY_VARIABLE)
         if not key:
             raise MissingKeyError(KEY_VARIABLE, self.provider)
@@ -47,8 +63,16 @@ class OpenAIJudge(Judge):
         url, query = split_query(url)
         self.timeout, self.temperature, self.max_output_tokens = timeout, float(temperature), max_output_tokens
         self._secret = key
-        self._response_format = {"type": "json_schema",
-                                 "json_schema": {"name": VERDICT_NAME, "strict": True, "schema": verdict_schema()}}
+        self.output_mode = check_output_mode(output_mode)
+        # Any host but OpenAI's own (or Azure OpenAI's): a local or self-hosted server (see the module docstring).
+        host = urlsplit(url).hostname or ""
+        self.local = host != OPENAI_HOST and not host.endswith(AZURE_SUFFIX)
+        self.service = f"the OpenAI-compatible server at {self.base_url}" if self.local else "OpenAI"  # in errors
+        caps = {"max_completion_tokens": max_output_tokens, **({"max_tokens": max_output_tokens} if self.local else {})}
+        self._settings = {"temperature": self.temperature, **caps,
+                          **request_fields(self.output_mode, min_length=self.local)}
+        self._served: str | None = None
+        self._warned = False
         pool = httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
         self._client = openai.AsyncOpenAI(
@@ -60,8 +84,14 @@ class OpenAIJudge(Judge):
         return list(self._secrets)
 
     def decoding_settings(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_completion_tokens": self.max_output_tokens,
-                "response_format": self._response_format}
+        return dict(self._settings)
+
+    async def served_identity(self) -> str | None:
+        """The /v1/models entry of a local server for this judge's model, asked once (None for OpenAI's API)."""
+        if self.local and self._served is None:
+            self._served = await served_identity(self._client, self.model, timeout=min(self.timeout, 10.0),
+                                                 warn=self._warn)
+        return self._served or None
 
     @property
     def client(self) -> openai.AsyncOpenAI:
@@ -74,14 +104,21 @@ class OpenAIJudge(Judge):
         The stable part (system text: preamble, rubric, worked examples) comes first and the pair
         last, so OpenAI's automatic prompt caching covers the rubric prefix (from 1,024 tokens)."""
         return {"model": self.model,
-                "messages": [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
-                "temperature": self.temperature, "max_completion_tokens": self.max_output_tokens,
-                "response_format": self._response_format}
+                "messages": [{"role": "system", "content": system_text(self.output_mode, prompt.system)},
+                             {"role": "user", "content": prompt.user}],
+                **self._settings}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
-        with sdk_errors(openai, self, service="OpenAI", key_variable=KEY_VARIABLE, reply_kind="a chat completion"):
+        with refusal_hint(self.output_mode), sdk_errors(openai, self, service=self.service, key_variable=KEY_VARIABLE,
+                                                        reply_kind="a chat completion"):
             completion = await self._client.chat.completions.create(**self.request(prompt))
         return self._read(completion)
+
+    def _warn(self, text: str) -> None:
+        """One warning per judge on stderr: which model answered is worth saying once, not per pair."""
+        if not self._warned:
+            self._warned = True
+            print(f"labeller: warning: {text}", file=sys.stderr)
 
     def read_body(self, body: Any) -> JudgeReply:
         """A verdict from a chat-completion body as JSON (a batch output line, a vLLM run-batch output)."""
@@ -107,10 +144,13 @@ class OpenAIJudge(Judge):
             raise MalformedReplyError(f"reply cut off at {self.max_output_tokens} output tokens", **spent)
         if choice.finish_reason == "content_filter":
             raise MalformedReplyError("reply withheld by the content filter", **spent)
-        if not choice.message.content:
-            raise MalformedReplyError("malformed reply: empty content", **spent)
-        verdict = parse_verdict(choice.message.content, **spent)
-        return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out, cached_input_tokens=cached)
+        verdict = parse_verdict(reply_payload(self.output_mode, choice.message, spent), **spent)
+        served = completion.model or None
+        if self.local and served and served != self.model:  # OpenAI answers with a dated snapshot name: normal
+            self._warn(f"asked for model '{self.model}', the server at {self.base_url} answered as '{served}'; "
+                       "labels record the served model (served_model)")
+        return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out, cached_input_tokens=cached,
+                          served_model=served, system_fingerprint=getattr(completion, "system_fingerprint", None))
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -56,18 +56,27 @@ def require_api_key(spec: str, base_url: str | None = None) -> None:
 
 
 def make_judge(spec: str, *, base_url: str | None = None, timeout: float = 60.0, temperature: float = 0.0,
-               max_output_tokens: int = 400, api_key: str | None = None) -> Judge:
-    """Build the judge a `--judge` value names. Raises ConfigError for an unknown name.
+               max_output_tokens: int = 400, api_key: str | None = None, output_mode: str | None = None) -> Judge:
+    """Build the judge a `--judge` value names. Raises ConfigError for an unknown name or output mode.
 
     `api_key` overrides the provider's environment variable (a dry run passes a placeholder: it sends nothing).
+    `output_mode` (json_schema, json_object, tool, text; labeller.judges.output_modes) is how the openai
+    provider asks for the verdict; the other providers have one way each and refuse another mode.
     """
     provider, model = parse_judge_spec(spec)
+    if output_mode is not None:
+        from labeller.judges.output_modes import DEFAULT_OUTPUT_MODE, check_output_mode
+
+        output_mode = check_output_mode(output_mode)
+        if provider != "openai" and output_mode != DEFAULT_OUTPUT_MODE:
+            raise ConfigError(f"--output-mode {output_mode} applies to the openai provider (any OpenAI-compatible "
+                              f"server); {provider} judges have one way to ask for a verdict", field="output_mode")
     api_key = api_key or local_server_key(provider, base_url)
     if provider == "openai":
         from labeller.judges.openai import OpenAIJudge
 
         return OpenAIJudge(model, base_url=base_url, timeout=timeout, temperature=temperature,
-                           max_output_tokens=max_output_tokens, api_key=api_key)
+                           max_output_tokens=max_output_tokens, api_key=api_key, output_mode=output_mode)
     if provider == "anthropic":
         from labeller.judges.anthropic import AnthropicJudge
 

@@ -25,17 +25,23 @@ _TRANSIENT_STATUSES = {408, 409, 425, 429}
 _PAIR_STATUSES = {400, 413, 422}
 
 
-def verdict_schema() -> dict[str, Any]:
+def verdict_schema(*, min_length: bool = False) -> dict[str, Any]:
     """The JSON schema of a Verdict, justification BEFORE grade so the model reasons first.
 
     Written out rather than taken from pydantic: strict structured outputs need every property
     required, additionalProperties false, and the grade as an enum (min/max are not honoured everywhere).
+    `min_length` adds `minLength: 1` to the justification, as Verdict requires: grammar-based servers
+    (llama.cpp, vLLM) enforce it; OpenAI's and Anthropic's strict modes do not list it among the
+    keywords they take, so it is left out there and an empty justification is retried with a note.
     """
     fields = Verdict.model_fields
+    justification: dict[str, Any] = {"type": "string", "description": fields["justification"].description}
+    if min_length:
+        justification["minLength"] = 1
     return {
         "type": "object",
         "properties": {
-            "justification": {"type": "string", "description": fields["justification"].description},
+            "justification": justification,
             "grade": {"type": "integer", "enum": list(range(GRADE_MIN, GRADE_MAX + 1)),
                       "description": fields["grade"].description},
         },
@@ -90,24 +96,37 @@ def server_message(body: object, fallback: str) -> str:
 
 def classify_status(status: int, headers: Mapping[str, str] | None, message: str, *, provider: str,
                     key_variable: str, model: str, base_url: str,
-                    secret: str | list[str] | None) -> Exception:
-    """The exception to raise for an HTTP error reply. The key(s) are scrubbed from any server text."""
+                    secret: str | list[str] | None, label: str | None = None) -> Exception:
+    """The exception to raise for an HTTP error reply. The key(s) are scrubbed from any server text.
+    `label` names who answered (default: the provider's own API)."""
     message = redact(message, secret if isinstance(secret, list) else [secret])[:300]
-    label = "OpenAI" if provider == "openai" else "Anthropic"
+    label = label or ("OpenAI" if provider == "openai" else "Anthropic")
     if status in _TRANSIENT_STATUSES or status >= 500:
-        # A 5xx may come after the model ran (and was billed); a 429 or 408 comes before it.
-        return TransientError(f"HTTP {status} from {label}", retry_after_seconds(headers), kind="status",
-                              maybe_billed=status >= 500)
+        # A 5xx may come after the model ran (and was billed); a 429 or 408 comes before it. The server's
+        # own words are kept: "Input should be 'text' or 'json_object'" says what to change.
+        said = f": {message}" if message else ""
+        return TransientError(f"HTTP {status} from {label}{said}", retry_after_seconds(headers), kind="status",
+                              maybe_billed=status >= 500, status=status)
     if status == 401:
         return JudgeError(f"{label} rejected the API key (HTTP 401); check {key_variable}")
     if status == 403:
         return JudgeError(f"{label} refused the request (HTTP 403); check that the key in {key_variable} "
                           f"may use model '{model}'")
     if status == 404:
-        return JudgeError(f"{label} at {base_url} does not know model '{model}' (HTTP 404): {message}")
+        where = label if base_url in label else f"{label} at {base_url}"
+        return JudgeError(f"{where} does not know model '{model}' (HTTP 404): {message}")
     if status in _PAIR_STATUSES:
         return RejectedRequestError(f"{label} rejected the request (HTTP {status}): {message}")
     return JudgeError(f"{label} rejected the request (HTTP {status}): {message}")
+
+
+def _queue_hint(judge: Any) -> str:
+    """Why a local server's reply may not come in time: the time a request waits for a free slot counts."""
+    if not getattr(judge, "local", False):
+        return ""
+    return ("; a local server with fewer slots than --concurrency queues the other requests, and the wait counts "
+            "against --timeout: set --concurrency to its slot count (llama-server --parallel, OLLAMA_NUM_PARALLEL) "
+            "or raise --timeout")
 
 
 def _cause_named(exc: BaseException, name: str) -> bool:
@@ -124,14 +143,14 @@ def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_k
     except sdk.APIStatusError as exc:
         raise classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
                               provider=judge.provider, key_variable=key_variable, model=judge.model,
-                              base_url=judge.base_url, secret=judge.secrets()) from None
+                              base_url=judge.base_url, secret=judge.secrets(), label=service) from None
     except sdk.APITimeoutError as exc:
         if _cause_named(exc, "ConnectTimeout"):
             raise TransientError(f"could not connect to {judge.base_url} within {judge.timeout:g}s",
                                  kind="unreachable") from None
         sent = not _cause_named(exc, "PoolTimeout")  # waiting for a free connection: nothing was sent
-        raise TransientError(f"no reply from {service} within {judge.timeout:g}s", kind="timeout",
-                             maybe_billed=sent) from None
+        raise TransientError(f"no reply from {service} within {judge.timeout:g}s{_queue_hint(judge)}",
+                             kind="timeout", maybe_billed=sent) from None
     except sdk.APIConnectionError as exc:
         if _cause_named(exc, "ConnectError"):
             raise TransientError(f"could not connect to {judge.base_url}", kind="unreachable") from None

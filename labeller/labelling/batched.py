@@ -246,7 +246,8 @@ class BatchRun:
                              rubric_version=meta.get("rubric_version", self.rubric.version),
                              input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                              cached_input_tokens=reply.cached_input_tokens, cost_usd=cost, attempts=1,
-                             created_at=now_iso())
+                             created_at=now_iso(), served_model=reply.served_model,
+                             system_fingerprint=reply.system_fingerprint)
 
     def save(self, records: list[CachedVerdict]) -> None:
         if records:
@@ -375,7 +376,8 @@ def _label(pair: Pair, rec: CachedVerdict, from_cache: bool) -> Label:
                  rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
                  input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
                  cached_input_tokens=rec.cached_input_tokens, cost_usd=rec.cost_usd, latency_s=rec.latency_s,
-                 created_at=rec.created_at, from_cache=from_cache)
+                 created_at=rec.created_at, from_cache=from_cache, served_model=rec.served_model,
+                 system_fingerprint=rec.system_fingerprint)
 
 
 async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,

@@ -63,7 +63,7 @@ class _Run:
                                 unconfirmed_cost_usd=0.0 if price is not None else None)
         self.counter = TokenCounter(judge.provider, judge.model)
         self.spending = Spending(self.stats, price, options.max_cost, self.counter, judge.max_output_tokens)
-        self.breaker = CircuitBreaker(options.retry.breaker_threshold)
+        self.breaker = CircuitBreaker(options.retry.breaker_threshold, options.retry.refusal_threshold)
         limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
         metered = MeteredJudge(judge, self.spending)
         self.sender = _RateLimitedJudge(metered, limits, self.counter) if limits.active else metered
@@ -80,6 +80,7 @@ class _Run:
         self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
         self.saves = LoopBatcher(cache.put_many)
         self.bar: ProgressBar | None = None
+        self.served: str | None = None  # what a local server says it serves under the model name (cache key)
 
     # -- planning -------------------------------------------------------------------------------
     def render(self, pair: Pair) -> JudgePrompt:
@@ -87,7 +88,7 @@ class _Run:
 
     def key(self, prompt: JudgePrompt, sample: int = 0) -> str:
         return cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                         settings=self.settings, prompt=prompt, sample=sample)
+                         settings=self.settings, prompt=prompt, sample=sample, served=self.served)
 
     def plan(self) -> list[Item]:
         """Answer what the cache holds; return the rest, one item per distinct cache key."""
@@ -139,7 +140,8 @@ class _Run:
                      model=rec.model, rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
                      input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
                      cached_input_tokens=rec.cached_input_tokens, cost_usd=rec.cost_usd, latency_s=rec.latency_s,
-                     created_at=rec.created_at, from_cache=from_cache)
+                     created_at=rec.created_at, from_cache=from_cache, served_model=rec.served_model,
+                     system_fingerprint=rec.system_fingerprint)
 
     def from_cache(self, rec: CachedVerdict, positions: list[int]) -> None:
         for i in positions:
@@ -236,6 +238,7 @@ class _Run:
             input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
             cached_input_tokens=reply.cached_input_tokens, cost_usd=cost,
             latency_s=round(time.monotonic() - started, 4), attempts=attempts, created_at=now_iso(),
+            served_model=reply.served_model, system_fingerprint=reply.system_fingerprint,
         )
         await self.saves.submit(record)  # on disk before anything else: a crash from here on loses nothing
         self.results[positions[0]] = self.label(positions[0], record, False)
@@ -286,6 +289,9 @@ class _Run:
                 self.cache.renew(list(self.held), self.owner)
 
     async def run(self) -> None:
+        # A GET /v1/models to a local server, even in a dry run (it is not a paid request, and the dry run's
+        # cached count needs the same keys); nothing for OpenAI's API.
+        self.served = await self.judge.served_identity()
         items = self.plan()
         if self.options.dry_run:
             return self.dry_run(items)

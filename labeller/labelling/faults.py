@@ -52,6 +52,9 @@ class StoppableJudge(Judge):
             raise StopRequested("interrupted (Ctrl-C)")
         return await self.inner.generate(prompt)
 
+    async def served_identity(self) -> str | None:
+        return await self.inner.served_identity()
+
     async def aclose(self) -> None:
         await self.inner.aclose()
 

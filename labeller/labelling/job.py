@@ -53,7 +53,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
               rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
               out_path: str | Path = "labels.jsonl", base_url: str | None = None,
               options: LabelOptions | None = None, prices_path: str | Path | None = None,
-              timeout: float = 60.0, temperature: float | None = None) -> LabelRun:
+              timeout: float = 60.0, temperature: float | None = None, output_mode: str | None = None) -> LabelRun:
     """Load and check every input, label, write labels (and failures) atomically.
 
     Nothing is sent until every input has been read and validated. Raises after writing:
@@ -69,6 +69,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     prices: PriceTable = load_prices(prices_path)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
     judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0,
+                              output_mode=output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
     queries = read_queries(queries_path)

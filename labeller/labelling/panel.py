@@ -58,7 +58,8 @@ def judge_names(specs: list[str]) -> list[str]:
 
 def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
             out_path, base_url, options: LabelOptions, prices_path, timeout: float,
-            gold_path=None, temperature: float | None = None) -> tuple[Slice, list[Judge]]:
+            gold_path=None, temperature: float | None = None,
+            output_mode: str | None = None) -> tuple[Slice, list[Judge]]:
     """Every check label_job makes, for several judges, before anything is sent or written."""
     cache_spec = cache_dir if cache_dir is not None else default_spec()
     table_format(out_path)
@@ -73,8 +74,8 @@ def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path
     rubric_obj = load_rubric(rubric)
     prices = load_prices(prices_path)
     key = "dry-run-sends-nothing" if options.dry_run else None  # as in label_job: a dry run needs no key
-    judges = [make_judge(spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0, api_key=key)
-              for spec in specs]
+    judges = [make_judge(spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0,
+                         output_mode=output_mode, api_key=key) for spec in specs]
     for judge in judges:
         check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
     from labeller.io.inputs import read_corpus, read_queries
@@ -132,12 +133,12 @@ def total_stats(jury: JuryStats) -> None:
 
 def job_inputs(inputs: dict) -> dict:
     known = {"queries_path", "corpus_path", "pairs_path", "run_path", "depth", "rubric", "cache_dir", "base_url",
-             "prices_path", "timeout", "temperature"}
+             "prices_path", "timeout", "temperature", "output_mode"}
     unknown = set(inputs) - known
     if unknown:
         raise TypeError(f"unexpected arguments {sorted(unknown)}")
     defaults = dict(pairs_path=None, run_path=None, depth=None, rubric="general", cache_dir=None, base_url=None,
-                    prices_path=None, timeout=60.0, temperature=None)
+                    prices_path=None, timeout=60.0, temperature=None, output_mode=None)
     return {**defaults, **inputs}
 
 

@@ -56,6 +56,7 @@ class JudgeConfig(Section):
     spec: str = "offline:lexical"
     rubric: str = "general"
     base_url: str | None = None
+    output_mode: str | None = None  # json_schema (default), json_object, tool or text: docs/local-servers.md
     concurrency: Count = 16
     max_cost: Drop | None = None  # USD
     prices: Path | None = None
@@ -199,6 +200,7 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
     so that a typo is reported against the config file and its key before anything runs."""
     from labeller.evaluation.gate import parse_thresholds
     from labeller.evaluation.metrics import parse_metrics
+    from labeller.judges.output_modes import check_output_mode
     from labeller.judges.registry import parse_judge_spec
     from labeller.evaluation.floors import parse_floors
     from labeller.io.columns import parse_columns
@@ -212,6 +214,7 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
             raise ConfigError(f"unknown retriever '{name}'; expected one of: {', '.join(available_retrievers())}")
 
     checks = [("judge.spec", lambda: parse_judge_spec(cfg.judge.spec)),
+              ("judge.output_mode", lambda: cfg.judge.output_mode is None or check_output_mode(cfg.judge.output_mode)),
               ("inputs.columns", lambda: parse_columns([f"{k}={v}" for k, v in cfg.inputs.columns.items()])),
               ("retriever.name", lambda: known_retriever(cfg.retriever.name)),
               ("evaluate.metrics", lambda: parse_metrics(cfg.evaluate.metrics)),

@@ -55,7 +55,8 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
         return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
                          judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
                          out_path=out_path, base_url=cfg.judge.base_url, options=options,
-                         prices_path=cfg.judge.prices, temperature=cfg.judge.temperature)
+                         prices_path=cfg.judge.prices, temperature=cfg.judge.temperature,
+                         output_mode=cfg.judge.output_mode)
     except LabellingFailedError as exc:
         # Some pairs failed after their retries; every other label is written and cached. The pipeline
         # goes on, reports the failures and fails at the end: a few stubborn pairs must not hide the reports.

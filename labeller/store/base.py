@@ -65,6 +65,10 @@ class CachedVerdict(BaseModel):
     latency_s: float | None = None
     attempts: int = 1
     created_at: str
+    # Which model answered, as the server reported it. Optional: records written before these existed
+    # read as None.
+    served_model: str | None = None
+    system_fingerprint: str | None = None
 
 
 class BatchRecord(BaseModel):
