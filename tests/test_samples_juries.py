@@ -179,3 +179,43 @@ def test_the_pipeline_failure_sentence_counts_samples_and_the_pairs_left_out(fil
     (line,) = failure_lines(run)
     assert line.startswith("FAILED: 4 samples (pair x sample) could not be graded after retries")
     assert "1 pair with no successful sample left out, never given a grade" in line
+
+
+def test_samples_go_through_provider_batches_and_raising_n_batches_only_the_new_samples(files, api, capsys):
+    batch = ["--judge", f"openai:{CHEAP}", "--batch", "--poll-interval", "0.05", "--temperature", "0.7", "--json"]
+    code, out, err = cli(capsys, *BASE, *batch, "--samples", "3")
+    assert code == 0, err
+    assert api.counts["/v1/chat/completions"] == 0  # nothing sent synchronously
+    assert sum(api.batched.values()) == 3 * N and api.batched_twice == 0  # one batched request per sample
+    stats = json.loads(out)
+    assert stats["samples"] == 3 and stats["requested"] == 3 * N and stats["new"] == 3 * N
+    rows = read(files / "labels.jsonl")
+    assert len(rows) == N and all(r["samples"] == 3 and len(r["sample_grades"]) == 3 for r in rows)
+    assert all(r["grade"] == aggregate_grade(r["sample_grades"], "median") for r in rows)
+    assert any(r["sample_agreement"] < 1 for r in rows)  # the batch was sampled at 0.7: noisy, like sync
+    assert "labelled 120 samples (40 pairs x 3)" in err
+    # the same verdicts serve a synchronous run, and N = 5 batches only samples 3 and 4
+    api.batched.clear()
+    code, out, err = cli(capsys, *BASE, *batch, "--samples", "5", "--out", "five.jsonl")
+    assert code == 0, err
+    assert sum(api.batched.values()) == 2 * N and api.batched_twice == 0
+    five = {r["doc_id"]: r for r in read(files / "five.jsonl")}
+    assert all(five[r["doc_id"]]["sample_grades"][:3] == r["sample_grades"] for r in rows)
+    api.reset()
+    code, _, err = cli(capsys, *BASE, "--judge", f"openai:{CHEAP}", "--temperature", "0.7", "--samples", "5",
+                       "--out", "sync.jsonl")
+    assert code == 0 and api.total == 0, err
+    assert [r["grade"] for r in read(files / "sync.jsonl")] == [five[r["doc_id"]]["grade"] for r in rows]
+
+
+def test_a_cheap_openai_judge_at_a_temperature_escalates_to_an_anthropic_judge(files, api, capsys):
+    """--temperature belongs to the sampled cheap judge; the Anthropic judge, which takes none, is asked once."""
+    other = "claude-haiku-4-5"
+    code, out, err = cli(capsys, *BASE, "--judge", f"openai:{CHEAP}", "--escalate-to", f"anthropic:{other}",
+                         "--escalate-below", "0.8", "--no-escalate-near-cut", "--samples", "3", "--temperature",
+                         "0.7", "--json")
+    assert code == 0, err
+    cheap = [r for r in read(files / "labels.judges.jsonl") if r["model"] == CHEAP]
+    uncertain = sum(1 for r in cheap if r["sample_agreement"] < 0.8)
+    assert 0 < uncertain < N and by_model(api) == {CHEAP: 3 * N, other: uncertain}
+    assert all("temperature" not in r.body for r in api.requests if r.body["model"] == other)

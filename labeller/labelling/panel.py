@@ -82,7 +82,7 @@ def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path
                          temperature=(temperature or 0.0) if i < sampled else 0.0) for i, spec in enumerate(specs)]
     for i, judge in enumerate(judges):
         if i < sampled:
-            check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
+            check_sampling(judge, options.samples, options.aggregate, temperature)
     from labeller.io.inputs import read_corpus, read_queries
 
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
