@@ -102,6 +102,9 @@ def test_escalation_on_sample_agreement_sends_exactly_the_uncertain_pairs_once(f
     esc = json.loads(out)["escalation"]
     assert esc["escalated"] == esc["for_low_agreement"] == len(uncertain) and esc["for_near_cut"] == 0
     assert esc["notes"] == []  # --escalate-below took effect: the cheap labels carry sample agreement
+    assert esc["graded"] == N and f"escalation: {len(uncertain)} of {N} pairs" in err  # pairs, not samples
+    assert f"openai:{CHEAP}: {5 * N} samples ({N} pairs x 5), {5 * N} new" in err
+    assert f"openai:{EXPENSIVE}: {len(uncertain)} pairs, {len(uncertain)} new" in err
 
     # near the cut too (the default): only the pairs newly selected by it are paid, and only at the expensive judge
     api.reset()

@@ -109,7 +109,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
 
 
 def _count(esc: EscalationStats, why: dict, escalated: int, graded: int) -> None:
-    esc.escalated = escalated
+    esc.escalated, esc.graded = escalated, graded
     esc.share = round(escalated / graded, 6) if graded else 0.0
     esc.for_near_cut = sum(1 for r in why.values() if r == NEAR_CUT)
     esc.for_low_agreement = len(why) - esc.for_near_cut
