@@ -5,31 +5,15 @@ and the planted grade at temperature 0. Every document carries its planted grade
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from fakeapi import FakeAPI, _text
-from fakejudge import write_rubric
+from fakeapi import FakeAPI
+from jury_helpers import BASE, N, by_model, cli, doc_of, planted, read, write_slice
 
-from labeller.cli import main
 from labeller.labelling.samples import aggregate_grade
 
 KEY = "sk-samples-jury-secret-0123456789"
-N = 40
 CHEAP, EXPENSIVE = "gpt-4.1-mini", "gpt-4.1"
-
-
-def planted(i: int) -> int:
-    return (i * 3) % 5 + 1
-
-
-def jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.fixture
@@ -40,42 +24,11 @@ def api():
 
 @pytest.fixture
 def files(tmp_path, monkeypatch, api):
-    monkeypatch.chdir(tmp_path)
-    for name, value in api.environment(KEY).items():
-        monkeypatch.setenv(name, value)
-    jsonl(tmp_path / "queries.jsonl", [{"query_id": f"q{i}", "text": f"question {i}"} for i in range(8)])
-    jsonl(tmp_path / "corpus.jsonl", [{"doc_id": f"d{i}", "text": f"passage {i} [[grade:{planted(i)}]]"}
-                                      for i in range(N)])
-    jsonl(tmp_path / "pairs.jsonl", [{"query_id": f"q{i % 8}", "doc_id": f"d{i}"} for i in range(N)])
-    jsonl(tmp_path / "gold.jsonl", [{"query_id": f"q{i % 8}", "doc_id": f"d{i}", "grade": planted(i),
-                                     "annotator": "a"} for i in range(N)])
-    write_rubric(tmp_path)
-    return tmp_path
+    return write_slice(tmp_path, monkeypatch, api, KEY)
 
 
-BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pairs", "pairs.jsonl",
-        "--rubric", "rubric.md"]
 SAMPLED = ["--samples", "5", "--temperature", "0.7"]
 ESCALATE = ["--judge", f"openai:{CHEAP}", "--escalate-to", f"openai:{EXPENSIVE}", "--escalate-below", "0.8"]
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
-
-
-def by_model(api: FakeAPI) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in api.requests:
-        counts[r.body["model"]] = counts.get(r.body["model"], 0) + 1
-    return counts
-
-
-def doc_of(recorded) -> str:
-    user = "".join(_text(m.get("content")) for m in recorded.body["messages"] if m.get("role") == "user")
-    return "d" + user.split("passage ")[1].split(" ")[0]
 
 
 def test_escalation_on_sample_agreement_sends_exactly_the_uncertain_pairs_once(files, api, capsys):
