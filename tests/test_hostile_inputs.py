@@ -367,6 +367,17 @@ CASES: list[Case] = [
          check=lambda d, err, api: _stopped_early(err, api)),
     Case("label-llama-cpp-python-with-json-object", [*LABEL_OUT, *OPENAI, "--output-mode", "json_object"], exit=0,
          error_line=False, emulate="llama-cpp-python", mutable=(".labeller-cache",), requests=6),
+    # issue 13 seams: --batch takes --samples, but still not at temperature 0; a jury with --samples needs every
+    # judge to sample; escalation samples only the cheap judge, so a deterministic cheap judge is refused
+    Case("label-samples-with-batch-at-temperature-zero", [*LABEL_OUT, *OPENAI, "--samples", "3", "--batch"],
+         stderr="--samples 3 at temperature 0", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-jury-samples-with-the-offline-judge", [*LABEL_OUT, *OPENAI, "--judge", "offline:lexical",
+                                                       "--samples", "3", "--temperature", "0.7"],
+         stderr="offline:lexical is deterministic", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-escalation-samples-with-an-offline-cheap-judge",
+         [*LABEL_OUT, "--judge", "offline:lexical", "--escalate-to", "openai:gpt-4.1", "--base-url", "{openai}",
+          "--samples", "3", "--escalate-below", "0.8"],
+         stderr="offline:lexical is deterministic", outputs=("out.jsonl", ".labeller-cache")),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),

@@ -11,30 +11,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from fakeapi import FakeAPI, model_grade
-from fakejudge import write_rubric
+from jury_helpers import BASE, N, by_model, cli, doc_of, planted, read, write_slice
 from sklearn.metrics import cohen_kappa_score
 
-from labeller.cli import main
 from labeller.labelling.escalation import NEAR_CUT, reason
 from labeller.labelling.jury import jury_label
 from labeller.records import Label
 
 KEY = "sk-jury-secret-0123456789"
-N = 40
 CHEAP, EXPENSIVE, OTHER = "gpt-4.1-mini", "gpt-4.1", "claude-haiku-4-5"
-
-
-def planted(i: int) -> int:
-    return (i * 3) % 5 + 1
-
-
-def jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.fixture
@@ -45,37 +30,11 @@ def api():
 
 @pytest.fixture
 def files(tmp_path, monkeypatch, api):
-    monkeypatch.chdir(tmp_path)
-    for name, value in api.environment(KEY).items():
-        monkeypatch.setenv(name, value)
-    jsonl(tmp_path / "queries.jsonl", [{"query_id": f"q{i}", "text": f"question {i}"} for i in range(8)])
-    jsonl(tmp_path / "corpus.jsonl", [{"doc_id": f"d{i}", "text": f"passage {i} [[grade:{planted(i)}]]"}
-                                      for i in range(N)])
-    jsonl(tmp_path / "pairs.jsonl", [{"query_id": f"q{i % 8}", "doc_id": f"d{i}"} for i in range(N)])
-    jsonl(tmp_path / "gold.jsonl", [{"query_id": f"q{i % 8}", "doc_id": f"d{i}", "grade": planted(i),
-                                     "annotator": "a"} for i in range(N)])
-    write_rubric(tmp_path)
-    return tmp_path
+    return write_slice(tmp_path, monkeypatch, api, KEY)
 
 
-BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pairs", "pairs.jsonl",
-        "--rubric", "rubric.md"]
 JURY = ["--judge", f"openai:{CHEAP}", "--judge", f"openai:{EXPENSIVE}", "--judge", f"anthropic:{OTHER}"]
 ESCALATE = ["--judge", f"openai:{CHEAP}", "--escalate-to", f"openai:{EXPENSIVE}"]
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
-
-
-def by_model(api: FakeAPI) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in api.requests:
-        counts[r.body["model"]] = counts.get(r.body["model"], 0) + 1
-    return counts
 
 
 def _label(judge: str, grade: int, key: str = "k") -> Label:
@@ -182,7 +141,7 @@ def test_escalation_asks_the_expensive_judge_only_near_the_cut_and_reports_cost_
     selected = {d for d, g in cheap.items() if g in (2, 3)}
     assert 0 < len(selected) < N
     assert by_model(api) == {CHEAP: N, EXPENSIVE: len(selected)}
-    asked = {_doc(r) for r in api.requests if r.body["model"] == EXPENSIVE}
+    asked = {doc_of(r) for r in api.requests if r.body["model"] == EXPENSIVE}
     assert asked == selected
     final = read(files / "labels.jsonl")
     for row in final:
@@ -221,13 +180,6 @@ def test_escalation_asks_the_expensive_judge_only_near_the_cut_and_reports_cost_
     code, _, err = cli(capsys, *BASE, *ESCALATE, "--relevant-from", "4", "--out", "wider.jsonl")
     newly = {d for d, g in cheap.items() if g in (3, 4)} - selected
     assert code == 0 and by_model(api) == ({EXPENSIVE: len(newly)} if newly else {}), err
-
-
-def _doc(recorded) -> str:
-    from fakeapi import _text
-
-    user = "".join(_text(m.get("content")) for m in recorded.body["messages"] if m.get("role") == "user")
-    return "d" + user.split("passage ")[1].split(" ")[0]
 
 
 def test_an_escalation_dry_run_prices_the_worst_case_then_the_known_selection(files, api, capsys):

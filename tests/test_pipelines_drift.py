@@ -111,3 +111,13 @@ def test_a_damaged_drift_sample_stops_the_run_before_anything_is_paid(tmp_path, 
     with pytest.raises(BadInputError, match="drift sample"):
         run(out, OLD)
     assert fake.total == 0 and (out / "drift.json").read_text() == "{not json"
+
+
+def test_a_temperature_change_is_a_judge_change_and_a_samples_change_is_not(tmp_path, fake):
+    out = tmp_path / "reg"
+    run(out, OLD)
+    warmer = run(out, OLD, "judge.temperature=0.7", "label.samples=3")
+    assert warmer.judge_drift["status"] == "checked" and warmer.judge_drift["changed"] == ["settings"]
+    assert '"temperature": 0.7' in json.loads((out / "drift.json").read_text())["judge"]["settings"]
+    more = run(out, OLD, "judge.temperature=0.7", "label.samples=5", "label.aggregate=majority")
+    assert more.judge_drift["status"] == "unchanged"

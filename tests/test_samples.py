@@ -172,7 +172,7 @@ def test_a_pair_is_labelled_from_the_samples_that_succeeded(inputs, monkeypatch)
     (dict(samples=3, temperature=None), "temperature 0"), (dict(samples=3, temperature=0.0), "temperature 0"),
     (dict(samples=3, aggregate="mean"), "--aggregate 'mean'"), (dict(samples=3, temperature=5.0), "out of range"),
     (dict(samples=3, judge="offline:lexical", temperature=None), "deterministic"),
-    (dict(samples=2, batch=True), "--batch")])
+    (dict(samples=2, batch=True, temperature=None), "temperature 0")])  # --batch takes samples, not at 0
 def test_bad_sample_settings_are_refused_before_anything_is_sent(inputs, monkeypatch, extra, words):
     with FakeAPI() as api:
         with pytest.raises(BadInputError, match=words):

@@ -17,16 +17,21 @@ def _interval(ci) -> str:
     return "" if ci.low is None else f" [{ci.low:.3f}, {ci.high:.3f}]"
 
 
+def _unit(j) -> str:
+    """What a judge's counts count: pairs, or with --samples N verdicts (pair x sample)."""
+    return "pairs" if j.samples == 1 else f"samples ({j.requested // j.samples} pairs x {j.samples})"
+
+
 def jury_summary(result) -> None:
     s = result.stats
     say = lambda text="": print(text, file=sys.stderr)  # noqa: E731
     for judge, j in s.judges.items():
         if s.dry_run:
-            say(f"dry run {judge}: {j.requested} pairs, {j.new} new, {j.cached} cached; estimated "
+            say(f"dry run {judge}: {j.requested} {_unit(j)}, {j.new} new, {j.cached} cached; estimated "
                 f"{(j.estimated_input_tokens or 0):,} input + {(j.estimated_output_tokens or 0):,} output tokens, "
                 f"cost {_money(j.estimated_cost_usd)}")
         else:
-            say(f"{judge}: {j.requested} pairs, {j.new} new, {j.cached} from cache, {j.failed} failed"
+            say(f"{judge}: {j.requested} {_unit(j)}, {j.new} new, {j.cached} from cache, {j.failed} failed"
                 + (f", {j.skipped} not sent" if j.skipped else "")
                 + f"; requests {j.requests}, tokens {j.input_tokens:,} in / {j.output_tokens:,} out, "
                   f"cost {_money(j.cost_usd)}" + (" at batch prices" if j.batch else ""))
@@ -35,8 +40,7 @@ def jury_summary(result) -> None:
         rules = ([f"{e.for_near_cut} next to the relevance cut (grades {e.relevant_from - 1}-{e.relevant_from})"]
                  if e.near_cut else []) + ([f"{e.for_low_agreement} with sample agreement below {e.below:g}"]
                                            if e.below is not None else [])
-        base = s.requested if s.dry_run else s.judges[e.cheap].requested - s.judges[e.cheap].failed
-        say(f"escalation: {e.escalated} of {base} pairs ({100 * e.share:.1f}%) "
+        say(f"escalation: {e.escalated} of {e.graded} pairs ({100 * e.share:.1f}%) "
             f"{'would go' if s.dry_run else 'went'} to {e.expensive}: {', '.join(rules)}"
             + (f", {e.worst_case} not graded yet (counted as escalated)" if e.worst_case else ""))
         for note in e.notes:

@@ -33,6 +33,7 @@ from labeller.cache_key import cache_key
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, RejectedRequestError, TransientError
 from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
+from labeller.labelling.samples import Expansion, collapse, expand
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, PriceTable, estimate_tokens, load_prices
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import call_with_retry
@@ -51,8 +52,10 @@ def _secrets() -> list[str | None]:
 
 class BatchRun:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, store: VerdictStore, options: LabelOptions, prices: PriceTable) -> None:
+                 rubric: Rubric, store: VerdictStore, options: LabelOptions, prices: PriceTable,
+                 sample_of=lambda position: 0) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
+        self.sample_of = sample_of  # position -> sample index (--samples: each sample is a request of its own)
         self.judge, self.store, self.options, self.prices = judge, store, options, prices
         limits = None
         if options.batch_max_requests or options.batch_max_bytes:
@@ -86,7 +89,7 @@ class BatchRun:
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
             prompt = self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
             key = cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                            settings=self.settings, prompt=prompt)
+                            settings=self.settings, prompt=prompt, sample=self.sample_of(i))
             self.by_key.setdefault(key, []).append(i)
         pending = set()
         for keys in chunks(self.by_key):
@@ -328,8 +331,9 @@ class BatchRun:
             print(line, file=sys.stderr, flush=True)
             self.last_line = line
 
-    def finish(self) -> LabelRun:
-        results: list[Label | LabelFailure] = []
+    def finish(self, work: Expansion, aggregate: str) -> LabelRun:
+        """One result per work item, collapsed to one label per pair (labelling.samples)."""
+        results: list[Label | LabelFailure | None] = []
         stats = self.stats
         key_of = self.key_of()
         for i, pair in enumerate(self.pairs):
@@ -348,6 +352,8 @@ class BatchRun:
                     stats.skipped_by_budget += stats.budget_stopped and "--max-cost" in rec.reason
                 else:
                     stats.failed += 1
+            else:
+                results.append(None)
         bought_verdicts = [v for v in self.done.values() if isinstance(v, CachedVerdict)]
         for rec in bought_verdicts:
             stats.input_tokens += rec.input_tokens or 0
@@ -358,8 +364,10 @@ class BatchRun:
             stats.output_tokens += tokens_out
         costs = [rec.cost_usd for rec in bought_verdicts] + list(self.spent.values())
         stats.cost_usd = None if self.price is None and costs else round(sum(c or 0.0 for c in costs), 6)
-        return LabelRun(labels=[r for r in results if isinstance(r, Label)],
-                        failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
+        stats.samples = work.n
+        collapsed = collapse(work, results, aggregate)
+        return LabelRun(labels=[r for r in collapsed if isinstance(r, Label)],
+                        failures=[r for r in collapsed if isinstance(r, LabelFailure)], stats=stats)
 
     def key_of(self) -> list[str]:
         """The cache key of each pair, by position."""
@@ -389,11 +397,13 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     """
     options = options or LabelOptions(batch=True)
     started = time.monotonic()
-    run = BatchRun(pairs, queries, corpus, judge, rubric, store, options, prices or load_prices())
+    work = expand(pairs, options.samples)  # --samples N: N requests per pair in the batches, one key each
+    run = BatchRun(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(), work.sample_of)
     await run.run()
     if options.dry_run:
+        run.stats.samples = work.n
         return LabelRun(stats=run.stats)
-    result = run.finish()
+    result = run.finish(work, options.aggregate)
     result.stats.elapsed_s = round(time.monotonic() - started, 3)
     return result
 
@@ -406,6 +416,7 @@ async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], 
     None when no open batch of this provider is recorded."""
     if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
         return None
-    run = BatchRun(pairs, queries, corpus, judge, rubric, store, options, prices or load_prices())
+    work = expand(pairs, options.samples)
+    run = BatchRun(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(), work.sample_of)
     await run.run(submit=False)
     return run.summary

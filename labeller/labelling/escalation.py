@@ -7,6 +7,11 @@ the expensive judge's where it was asked (`escalated` True), else the cheap judg
 `judge_grades` holds both grades where both exist. Both judges go through the verdict store, so a rerun
 sends nothing and changing the rule pays only for newly selected pairs.
 
+With --samples N (and --temperature) the cheap judge is sampled N times per pair, and its aggregate and
+sample agreement drive the rule; the expensive judge is the arbiter and is asked once per escalated pair
+at its default decoding (temperature 0 for OpenAI-compatible judges), so an escalation costs one expensive
+request per escalated pair and its verdicts are the ones a plain `--judge EXPENSIVE` run caches.
+
 A dry run prices the cheap run, then the expensive one on an upper bound of the pairs to escalate:
 the cached cheap labels that the rule selects, plus every pair the cheap judge has not graded yet.
 """
@@ -55,7 +60,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
     check_rule(relevant_from=relevant_from, below=below, near_cut=near_cut)
     options = options or LabelOptions()
     data, (cheap, expensive) = prepare(specs=[cheap_spec, expensive_spec], out_path=out_path, options=options,
-                                       gold_path=gold_path, **job_inputs(inputs))
+                                       gold_path=gold_path, sampled=1, **job_inputs(inputs))
     esc = EscalationStats(cheap=cheap.name, expensive=expensive.name, relevant_from=relevant_from, near_cut=near_cut,
                           below=below)
     stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
@@ -80,7 +85,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
     result = JuryRun(stats=stats, failures=list(first.failures))
     second = None
     if selected and not stopped(first):
-        second = run_one(data, expensive, selected, spent(first.stats))
+        second = run_one(data, expensive, selected, spent(first.stats), once=True)
         stats.judges[expensive.name] = second.stats
         result.failures += second.failures
     total_stats(stats)
@@ -104,7 +109,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
 
 
 def _count(esc: EscalationStats, why: dict, escalated: int, graded: int) -> None:
-    esc.escalated = escalated
+    esc.escalated, esc.graded = escalated, graded
     esc.share = round(escalated / graded, 6) if graded else 0.0
     esc.for_near_cut = sum(1 for r in why.values() if r == NEAR_CUT)
     esc.for_low_agreement = len(why) - esc.for_near_cut

@@ -71,7 +71,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0,
                               output_mode=output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
-    check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
+    check_sampling(judge, options.samples, options.aggregate, temperature)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)

@@ -11,6 +11,11 @@ failure is listed (rerun to retry it; the other judges' verdicts come from the c
 
 Files: --out holds one jury row per pair (judge "jury:median(A,B,...)", each judge's grade in
 `judge_grades`); `<out stem>.judges<ext>` every judge's own labels; `<out stem>.failures.jsonl` failures.
+
+With --samples N each judge's grade is the aggregate of its own N samples (--aggregate), and the jury
+row pools them as the jury's uncertainty: `sample_grades` lists every judge's sample grades (judge by
+judge), `samples` their count, `sample_agreement` the share equal to the jury's grade and `sample_spread`
+their range, so `labeller agree` bands jury rows as it bands a single judge's.
 """
 
 from __future__ import annotations
@@ -41,7 +46,17 @@ def jury_label(name: str, votes: list[Label]) -> Label:
                  cached_input_tokens=total(v.cached_input_tokens for v in votes),
                  cost_usd=total(v.cost_usd for v in votes), latency_s=total(v.latency_s for v in votes),
                  created_at=max(v.created_at for v in votes), from_cache=all(v.from_cache for v in votes),
-                 judge_grades=grades)
+                 judge_grades=grades, **_pooled_samples(votes, grade))
+
+
+def _pooled_samples(votes: list[Label], grade: int) -> dict:
+    """The sample columns of a jury row: every judge's samples pooled (none unless every judge was sampled)."""
+    if any(v.sample_grades is None for v in votes):
+        return {}
+    pooled = [g for v in votes for g in v.sample_grades or []]
+    return dict(samples=sum(v.samples or 0 for v in votes), sample_grades=pooled,
+                sample_agreement=round(pooled.count(grade) / len(pooled), 6), sample_spread=max(pooled) - min(pooled),
+                aggregate=votes[0].aggregate)
 
 
 def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jsonl",

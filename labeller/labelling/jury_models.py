@@ -21,6 +21,7 @@ class EscalationStats(BaseModel):
     near_cut: bool  # grades relevant_from - 1 and relevant_from were escalated
     below: float | None  # sample agreement under which a pair was escalated (labels with samples only)
     escalated: int = 0  # pairs sent to the expensive judge
+    graded: int = 0  # pairs the cheap judge graded (a dry run: every pair)
     share: float = 0.0  # of the pairs the cheap judge graded
     for_near_cut: int = 0
     for_low_agreement: int = 0

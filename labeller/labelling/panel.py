@@ -59,8 +59,11 @@ def judge_names(specs: list[str]) -> list[str]:
 def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
             out_path, base_url, options: LabelOptions, prices_path, timeout: float,
             gold_path=None, temperature: float | None = None,
-            output_mode: str | None = None) -> tuple[Slice, list[Judge]]:
-    """Every check label_job makes, for several judges, before anything is sent or written."""
+            output_mode: str | None = None, sampled: int | None = None) -> tuple[Slice, list[Judge]]:
+    """Every check label_job makes, for several judges, before anything is sent or written.
+
+    The first `sampled` judges (all when None) get --samples and --temperature; the others are asked once
+    per pair at their default decoding (escalation's expensive judge)."""
     cache_spec = cache_dir if cache_dir is not None else default_spec()
     table_format(out_path)
     inputs = existing_files([queries_path, corpus_path, pairs_path, run_path, rubric, prices_path, gold_path])
@@ -74,10 +77,12 @@ def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path
     rubric_obj = load_rubric(rubric)
     prices = load_prices(prices_path)
     key = "dry-run-sends-nothing" if options.dry_run else None  # as in label_job: a dry run needs no key
-    judges = [make_judge(spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0,
-                         output_mode=output_mode, api_key=key) for spec in specs]
-    for judge in judges:
-        check_sampling(judge, options.samples, options.aggregate, temperature, batch=options.batch)
+    sampled = len(specs) if sampled is None else sampled
+    judges = [make_judge(spec, base_url=base_url, timeout=timeout, api_key=key, output_mode=output_mode,
+                         temperature=(temperature or 0.0) if i < sampled else 0.0) for i, spec in enumerate(specs)]
+    for i, judge in enumerate(judges):
+        if i < sampled:
+            check_sampling(judge, options.samples, options.aggregate, temperature)
     from labeller.io.inputs import read_corpus, read_queries
 
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
@@ -98,11 +103,13 @@ def spent(stats: LabelStats) -> float:
     return (stats.cost_usd or 0.0) + (stats.unconfirmed_cost_usd or 0.0)
 
 
-def run_one(data: Slice, judge: Judge, pairs: list[Pair], budget_used: float) -> LabelRun:
-    """One judge over `pairs`, with what is left of --max-cost."""
+def run_one(data: Slice, judge: Judge, pairs: list[Pair], budget_used: float, once: bool = False) -> LabelRun:
+    """One judge over `pairs`, with what is left of --max-cost; `once`: one verdict per pair, whatever --samples."""
     options = data.options
     if options.max_cost is not None:
         options = options.model_copy(update={"max_cost": max(options.max_cost - budget_used, 0.0)})
+    if once:
+        options = options.model_copy(update={"samples": 1})
     return run_judge(pairs, data.queries, data.corpus, judge, data.rubric, data.prices, options, data.cache_spec)
 
 

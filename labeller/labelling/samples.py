@@ -18,6 +18,8 @@
   asked, `sample_grades` holds those that came back); every failed sample is a LabelFailure row of its
   own (its cache key, "sample k of N" in the reason), so the run reports it and a rerun retries only it.
   A pair with no successful sample has no label: never a grade made up from nothing.
+- --batch: the expanded (pair, sample) items go into the provider batches like pairs do, each under its
+  own cache key (which is also its batch custom_id), and are collapsed the same way (labelling.batched).
 """
 
 from __future__ import annotations
@@ -44,8 +46,7 @@ def sampling_temperature(judge: Judge) -> float:
     return ANTHROPIC_DEFAULT_TEMPERATURE if judge.provider == "anthropic" else 0.0
 
 
-def check_sampling(judge: Judge, samples: int, aggregate: str, temperature: float | None = None,
-                   batch: bool = False) -> None:
+def check_sampling(judge: Judge, samples: int, aggregate: str, temperature: float | None = None) -> None:
     """Refuse, before anything is read or sent, sample settings that cannot give N different verdicts."""
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise BadInputError(f"--samples {samples} must be a whole number of at least 1 (1: one verdict per pair)",
@@ -63,9 +64,6 @@ def check_sampling(judge: Judge, samples: int, aggregate: str, temperature: floa
         raise BadInputError(f"--temperature does not apply to {judge.name}: {why}", field="temperature")
     if samples == 1:
         return
-    if batch:
-        raise BadInputError(f"--samples {samples} with --batch is not supported yet: label the samples without "
-                            "--batch", field="samples")
     if judge.provider == "offline":
         raise BadInputError(f"--samples {samples}: {judge.name} is deterministic, so every sample would give the "
                             "same grade; self-consistency needs an LLM judge that samples", field="samples")

@@ -11,6 +11,11 @@ grades differently, so a moved metric says nothing about the retriever.
 
 The reference moves to the new judge when it passes (or with `drift.accept = true`); a drifted judge
 keeps the old reference, so the gate keeps failing until someone looks and accepts it.
+
+`[judge] temperature` is a decoding setting, so changing it is a judge change (`settings`) and is checked.
+`[label] samples` and `aggregate` are not part of the identity: each sample is a request to the same judge,
+and more samples only estimate that judge's grade better; a check after raising N would measure sampling
+noise, not a changed judge. (The stored and re-asked grades are the aggregates the run labelled with.)
 """
 
 from __future__ import annotations
@@ -92,12 +97,12 @@ def write_sample(path: Path, sample: DriftSample) -> None:
     write_text(path, sample.model_dump_json(indent=2) + "\n")
 
 
-def judge_identity(spec: str, base_url: str | None, rubric: str) -> JudgeIdentity:
+def judge_identity(spec: str, base_url: str | None, rubric: str, temperature: float | None = None) -> JudgeIdentity:
     from labeller.judges.registry import make_judge
     from labeller.rubric import load_rubric
 
     loaded = load_rubric(rubric)
-    judge = make_judge(spec, base_url=base_url, api_key="identity-only-sends-nothing")
+    judge = make_judge(spec, base_url=base_url, api_key="identity-only-sends-nothing", temperature=temperature or 0.0)
     try:
         settings = json.dumps(judge.decoding_settings(), sort_keys=True, default=str)
         shown_url = (judge.base_url or "").rstrip("/")
@@ -179,7 +184,7 @@ def check_drift(cfg, out: Path, stored: DriftSample | None, pool: list[Label], n
     from labeller.records import Pair
 
     drift = cfg.drift
-    identity = judge_identity(cfg.judge.spec, cfg.judge.base_url, cfg.judge.rubric)
+    identity = judge_identity(cfg.judge.spec, cfg.judge.base_url, cfg.judge.rubric, cfg.judge.temperature)
     if drift.sample == 0:
         return DriftCheck(status="off", min_kappa=drift.min_kappa, new=identity), 0
     if stored is None:

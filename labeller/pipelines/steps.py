@@ -64,10 +64,17 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
 
 
 def failure_lines(*runs: LabelRun) -> list[str]:
-    """Summary sentences for pairs the judge could not grade (none when every pair was labelled)."""
+    """Summary sentences for pairs (with --samples: samples) the judge could not grade (none when all were)."""
     lines = []
     for run in runs:
-        if run.failures:
+        if run.failures and run.stats.samples > 1:  # --samples: a failure is one sample, not one pair
+            n, unlabelled = len(run.failures), run.stats.requested // run.stats.samples - len(run.labels)
+            lines.append(f"FAILED: {n} {'sample' if n == 1 else 'samples'} (pair x sample) could not be graded "
+                         f"after retries (reasons in {run.failures_path}); a pair is labelled from the samples "
+                         f"that succeeded, and {unlabelled} {'pair' if unlabelled == 1 else 'pairs'} with no "
+                         "successful sample left out, never given a grade. Rerun to retry them: everything "
+                         "graded comes from the cache.")
+        elif run.failures:
             n = len(run.failures)
             lines.append(f"FAILED: {n} {'pair' if n == 1 else 'pairs'} could not be labelled after retries "
                          f"(reasons in {run.failures_path}); left out, never given a grade. Rerun to retry "
