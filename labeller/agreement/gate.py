@@ -112,8 +112,8 @@ def run_gate(new: Alignment, old: Alignment | None, *, metric: str = "kappa", re
         broken=sorted(further, key=lambda c: (-abs(c.new - c.gold), c.query_id, c.doc_id)),
         verdict="pass", change=change, reasons=reasons)
     if interval.high is not None and interval.high < -max_drop:
-        reasons = [f"{metric} dropped by {-(result.difference or 0):.3f} (new - old interval "
-                   f"[{interval.low:.3f}, {interval.high:.3f}] lies below -{max_drop:g})"]
+        reasons = [f"{metric} {old_value:.3f} -> {new_value:.3f} (delta {result.difference or 0:+.3f}; the new - old "
+                   f"interval [{interval.low:+.3f}, {interval.high:+.3f}] lies below -{max_drop:g})"]
     return _verdict(result.model_copy(update={"reasons": reasons}))
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from labeller.errors import ConfigError, GateFailedError
 from labeller.evaluation import EvaluateOptions, Evaluation, evaluate, markdown, outcome_error, write_report
+from labeller.evaluation.gate import movement
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.qrels import load_judgments
 from labeller.evaluation.runs import Ranking, load_run, to_trec
@@ -205,7 +206,7 @@ def _verdict(ev: Evaluation) -> str:
     if ev.gate is None:
         return "No gate: nothing to compare with."
     if ev.gate.passed:
-        unsure = [f"{c.metric} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
+        unsure = [f"{movement(c)}; p {c.p_value:.4g})"
                   for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
                   and c.p_value is not None]
         line = ("No significant regression beyond the thresholds." if not unsure else
