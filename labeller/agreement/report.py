@@ -106,12 +106,19 @@ def _gate_lines(result: AgreeResult) -> list[str]:
 
 
 def gate_change_chart(gate) -> Markup:
-    """The gate's new − old with its interval, against 0 and the failing line −max_drop."""
-    return interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
-                                    low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
-                          reference_lines=[(0.0, "0: no change"),
-                                           (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
-                                                            "lies left of this line")])
+    """Old against new with their intervals (when there is a baseline), then new − old with its interval,
+    against 0 and the failing line −max_drop."""
+    sides = [Estimate(figure=gate.metric, side=side, value=value, low=ci.low if ci else None,
+                      high=ci.high if ci else None)
+             for side, value, ci in (("old", gate.old, gate.old_ci), ("new", gate.new, gate.new_ci))
+             if value is not None]
+    change = interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
+                                      low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
+                            reference_lines=[(0.0, "0: no change"),
+                                             (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
+                                                              "lies left of this line")])
+    return (interval_chart(sides, x_range=(min(0.0, *[e.low or 0 for e in sides]), 1.0)) if len(sides) == 2
+            else Markup("")) + change
 
 
 def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
