@@ -197,6 +197,8 @@ def test_a_drifted_judge_is_said_on_the_regression_page_apart_from_the_retrieval
     drift = page.locator("h2", has_text="Judge drift").locator("xpath=..")
     assert drift.locator(".banner").inner_text().startswith("FAIL")
     assert "JUDGE DRIFT" in drift.inner_text() and "gpt-4.1-nano" in drift.inner_text()
+    headings = page.locator("h2").all_inner_texts()
+    assert headings.index("Judge drift") < headings.index("Metrics")  # what failed the run comes first
     assert drift.locator("line.reference").count() == 1 and drift.locator("g.estimate .point").count() == 1
     summary = (site["root"] / _drift_page(site)).parent.joinpath("summary.md").read_text()
     assert "## Judge drift" in summary and "JUDGE DRIFT" in summary

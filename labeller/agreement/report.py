@@ -105,13 +105,13 @@ def _gate_lines(result: AgreeResult) -> list[str]:
     return lines
 
 
-def gate_change_chart(gate) -> Markup:
-    """Old against new with their intervals (when there is a baseline), then new − old with its interval,
-    against 0 and the failing line −max_drop."""
+def gate_change_chart(gate, sides: bool = True) -> Markup:
+    """Old against new with their intervals (`sides`, when there is a baseline), then new − old with its
+    interval, against 0 and the failing line −max_drop."""
     sides = [Estimate(figure=gate.metric, side=side, value=value, low=ci.low if ci else None,
                       high=ci.high if ci else None)
              for side, value, ci in (("old", gate.old, gate.old_ci), ("new", gate.new, gate.new_ci))
-             if value is not None]
+             if value is not None and sides]
     change = interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
                                       low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
                             reference_lines=[(0.0, "0: no change"),

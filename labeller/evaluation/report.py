@@ -72,7 +72,7 @@ def write_report(ev: Evaluation, directory: str | Path, queries: QueryTexts = No
                  extra: Sequence[tuple[str, str]] = ()) -> Path:
     """index.html, summary.md and result.json in `directory`, each written atomically. `queries` (a queries
     file or {query_id: text}) puts each query's text beside its id in the HTML page; `extra` sections go
-    into the HTML page after the metrics."""
+    into the HTML page right after the verdict."""
     directory = Path(directory)
     write_text(directory / "result.json", ev.model_dump_json(indent=2) + "\n")
     write_text(directory / "summary.md", markdown(ev))

@@ -104,12 +104,12 @@ def _delta_chart(ev: Evaluation, c: Comparison, metric: str, texts: dict[str, st
 
 
 def html(ev: Evaluation, texts: dict[str, str] | None = None, extra: Sequence[tuple[str, str]] = ()) -> str:
-    """The page; `extra` sections (e.g. the pipeline's judge drift) go right after the metrics."""
+    """The page; `extra` sections (e.g. the pipeline's judge drift, which can fail a run whose gate
+    passed) go right after the gate's banner."""
     header, rows = metric_rows(ev)
     verdict = _verdict_banner(ev)
-    sections: list[tuple[str, str]] = ([("", verdict)] if verdict else [])
+    sections: list[tuple[str, str]] = ([("", verdict)] if verdict else []) + list(extra)
     sections.append(("Metrics", _para(settings_line(ev)) + str(table(header, rows))))
-    sections += extra
     distribution = (f"Per-query distribution: {ev.run}", _distribution(ev, texts))
     if not ev.comparisons:  # a single run: how its queries spread is the question; else after the comparisons
         sections.append(distribution)

@@ -17,7 +17,8 @@ def html_section(check: DriftCheck, fail: bool) -> tuple[str, str]:
     if check.status != "checked":
         return "Judge drift", f"<p>{escape(line)}</p>"
     kappa = "undefined" if check.kappa_quadratic is None else f"{check.kappa_quadratic:.3f}"
-    head = banner(not check.drifted or check.accepted, f"judge drift: {'JUDGE DRIFT' if check.drifted else 'none'}",
+    head = banner(not check.drifted or check.accepted, "JUDGE DRIFT: the new judge grades differently" if check.drifted
+                  else "judge changed, and grades like the old one",
                   f"quadratic kappa of old vs new verdicts {kappa} on {check.n} sample pairs "
                   f"(drift below {check.min_kappa:g})")
     chart = interval_chart([Estimate(figure="old vs new verdicts", side="quadratic kappa",
