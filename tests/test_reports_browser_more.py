@@ -82,6 +82,10 @@ def site(tmp_path_factory) -> dict:
             with FakeAPI(noise=0.45, noise_spread=2, noise_seed=1) as api:
                 _label(api, "noisy/old.jsonl")  # temperature 0: the planted grade, the baseline
                 _label(api, "noisy/new.jsonl", "--samples", "5", "--temperature", "0.8")
+                api.model_noise = {"gpt-4o-mini": 0.3}  # the second juror errs on a share of the pairs
+                _label(api, "noisy/jury.jsonl", "--judge", "openai:gpt-4o-mini")  # a jury of two judges
+                codes["agree-jury"] = cli("agree", "--labels", "noisy/jury.jsonl", "--gold", "noisy/gold.jsonl",
+                                          "--report", "agree-jury")[0]
                 codes["agree"] = cli("agree", "--labels", "noisy/new.jsonl", "--baseline", "noisy/old.jsonl", "--gold",
                                      "noisy/gold.jsonl", "--queries", "noisy/queries.jsonl", "--corpus",
                                      "noisy/corpus.jsonl", "--report", "agree-samples")[0]
@@ -127,10 +131,10 @@ def test_the_runs_end_as_a_user_would_see_them(site):
 
 def test_no_new_report_or_console_summary_has_emoji_paths_scripts_or_network(site):
     root = site["root"]
-    reports = [p for d in ("probe", "probe-pass", "bench", "agree-samples") for p in (root / d).glob("*.*")
-               if p.suffix in (".html", ".md", ".json")]
+    folders = ("probe", "probe-pass", "bench", "agree-samples", "agree-jury")
+    reports = [p for d in folders for p in (root / d).glob("*.*") if p.suffix in (".html", ".md", ".json")]
     reports += [root / _drift_page(site), root / _drift_page(site).parent / "summary.md", root / "drift/latest.md"]
-    assert len(reports) == 2 * 3 + 3 + 2 + 3
+    assert len(reports) == 2 * 3 + 3 + 2 * 2 + 3
     install = str(Path(labeller.__file__).resolve().parent.parent)
     for path, text in [(p, p.read_text(encoding="utf-8")) for p in reports] + [(Path("console"), site["console"])]:
         assert not EMOJI.findall(text), f"{path.name}: emoji {EMOJI.findall(text)[:3]}"
@@ -190,6 +194,15 @@ def test_agree_on_sampled_labels_charts_disagreement_per_band_and_old_against_ne
     assert sides == ["old", "new", "new − old"]
     assert gate.locator(".whisker").count() == 3  # old and new each with its interval, and the change
     assert page.locator(".banner").count() == 1
+
+
+def test_agree_on_a_jury_file_charts_each_judge_and_the_jury_against_gold(view, site):
+    page = view("agree-jury/agreement.html")
+    section = page.locator("h2", has_text="by judge").locator("xpath=..")
+    names = section.locator("tbody tr td:first-child").all_inner_texts()
+    assert len(names) == 3 and {"openai:gpt-4.1-mini", "openai:gpt-4o-mini"} <= set(names)  # and the jury
+    assert section.locator("g.estimate").count() == 6 and section.locator(".whisker").count() == 6
+    assert "## Against gold, by judge" in (site["root"] / "agree-jury/agreement.md").read_text()
 
 
 def test_a_drifted_judge_is_said_on_the_regression_page_apart_from_the_retrieval_gate(view, site):

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup, escape
 
 from labeller.agreement.disagreements import Disagreement, disagreements_csv, grouped
+from labeller.agreement.jury_report import html_section as judges_html
+from labeller.agreement.jury_report import markdown_lines as judges_markdown
 from labeller.agreement.uncertainty import html_section as uncertainty_html
 from labeller.agreement.uncertainty import markdown_lines as uncertainty_markdown
 from labeller.io.tables import write_text
@@ -129,7 +131,7 @@ def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
     out += [f"> warning: {w}" for w in result.warnings] + ([""] if result.warnings else [])
     if result.gate:
         out += ["## Prompt-change gate", ""] + _gate_lines(result) + [""]
-    out += uncertainty_markdown(result.uncertainty)
+    out += uncertainty_markdown(result.uncertainty) + judges_markdown(result.judges)
     out += ["## Confusion matrix (rows: human, columns: judge)", "",
             "| human \\ judge | " + " | ".join(map(str, result.confusion.grades)) + " |",
             "|---" * (len(result.confusion.grades) + 1) + "|"]
@@ -185,6 +187,8 @@ def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[
                          + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
     if result.uncertainty:
         sections.append(("Agreement by judge uncertainty (--samples)", uncertainty_html(result.uncertainty)))
+    if result.judges:  # a jury or escalation file
+        sections.append(("Against gold, by judge", judges_html(result.judges)))
     grades = [str(g) for g in result.confusion.grades]
     sections.append(("Confusion matrix", heatmap(result.confusion.matrix, grades, grades, "human grade", "judge grade")))
     for direction, group in grouped(entries).items():
