@@ -65,8 +65,10 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
                      f'text-anchor="{"end" if at_right else "start"}">{escape(text)}</text>')
     for r, figure in enumerate(figures):
         y0 = top + r * row_h
+        chars = (label_w - 14) // 7  # a longer name (a jury's) is cut to fit, in full on hover
+        short = figure if len(figure) <= chars else figure[: chars - 1] + "…"
         parts.append(f'<text x="{label_w - 10}" y="{y0 + row_h / 2 + 4:.1f}" text-anchor="end" font-size="12">'
-                     f"{escape(figure)}</text>")
+                     f"<title>{escape(figure)}</title>{escape(short)}</text>")
         for e in (e for e in estimates if e.figure == figure):
             k = sides.index(e.side)
             colour, _, kind = style(k)
