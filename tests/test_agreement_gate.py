@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def test_gate_fails_on_a_clearly_worse_label_set(tmp_path):
     gold, old, new = files(tmp_path, worse_shift=1.2, worse_noise=1.2)
     code, out, err = run_cli("agree", "--labels", new, "--baseline", old, "--gold", gold, "--json", "--bootstrap", 300)
     assert code == 1, err
-    assert "prompt-change gate failed" in err and "dropped by" in err
+    assert "prompt-change gate failed" in err and re.search(r"kappa 0\.\d{3} -> 0\.\d{3} \(delta -0\.\d{3};", err)
     gate = json.loads(out)["gate"]
     assert gate["verdict"] == "fail" and gate["change"] == "worse"
     assert gate["ci"]["high"] < -gate["max_drop"]

@@ -8,6 +8,7 @@ first, the bad run last. Everything goes through the real command line.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from evaluation_helpers import cli
@@ -46,7 +47,7 @@ def test_five_queries_clearly_worse_fails_and_unchanged_passes(tmp_path, capsys)
     # One-sided exact sign-flip test: 5 losses out of 5 give p = 1/32 < 0.05, the smallest it can give.
     assert check["p_value"] == pytest.approx(1 / 32) and check["smallest_p"] == pytest.approx(1 / 32)
     assert code == 1 and check["verdict"] == "regression" and check["decided_by"] == "threshold and significance"
-    assert "regression gate failed: ndcg@3 of candidate dropped 1.0000" in err
+    assert "regression gate failed: ndcg@3 of candidate 1.0000 -> 0.0000 (delta -1.0000" in err
     code, result, _ = gate(tmp_path, capsys, {q: GOOD for q in Q5}, {q: GOOD for q in Q5}, Q5)
     assert code == 0 and result["gate"]["passed"] and result["gate"]["checks"][0]["verdict"] == "no-drop"
 
@@ -106,7 +107,7 @@ def test_vanished_queries_count_against_the_run(tmp_path, capsys):
     assert test["n"] == 10 and test["losses"] == 2 and result["comparisons"][0]["only_in_reference"] == 2
     assert check["baseline"] == pytest.approx(1.0) and check["run_value"] == pytest.approx(0.8)
     assert check["smallest_p"] == pytest.approx(0.25) and code == 1
-    assert "ndcg@3 of candidate dropped 0.2000" in err and "decided by the threshold alone" in err
+    assert "ndcg@3 of candidate 1.0000 -> 0.8000 (delta -0.2000" in err and "decided by the threshold alone" in err
     # trec_eval's own mean of the run still skips the vanished queries (its default), as documented.
     assert result["metrics"]["ndcg@3"] == pytest.approx(1.0) and result["queries"]["missing_from_run"] == 2
 

@@ -42,6 +42,8 @@ class GateResult(Record):
     old: float | None = None
     difference: float | None = None  # new - old
     ci: bs.Interval | None = None  # of the difference
+    old_ci: bs.Interval | None = None  # of each side, from the same query resamples as the difference
+    new_ci: bs.Interval | None = None
     max_drop: float
     min_kappa: float | None
     pairs: int
@@ -92,8 +94,9 @@ def run_gate(new: Alignment, old: Alignment | None, *, metric: str = "kappa", re
     per_new = _confusions([new_by[p] for p in both], queries, k)
     per_old = _confusions([old_by[p] for p in both], queries, k)
     weights = bs.query_weights(len(queries), resamples, seed)
-    boot = metric_of(bs.resample(per_new, weights), metric, relevant_from) - \
-        metric_of(bs.resample(per_old, weights), metric, relevant_from)
+    boot_new = metric_of(bs.resample(per_new, weights), metric, relevant_from)
+    boot_old = metric_of(bs.resample(per_old, weights), metric, relevant_from)
+    boot = boot_new - boot_old
     new_value = _number(metric_of(per_new.sum(axis=0), metric, relevant_from))
     old_value = _number(metric_of(per_old.sum(axis=0), metric, relevant_from))
     changes = [PairChange(query_id=q, doc_id=d, gold=new_by[q, d].gold, old=old_by[q, d].judge, new=new_by[q, d].judge)
@@ -106,14 +109,15 @@ def run_gate(new: Alignment, old: Alignment | None, *, metric: str = "kappa", re
     result = GateResult(
         metric=metric, new=new_value, old=old_value,
         difference=None if new_value is None or old_value is None else new_value - old_value,
-        ci=interval, max_drop=max_drop, min_kappa=min_kappa, pairs=len(both),
+        ci=interval, old_ci=bs.interval(boot_old, confidence), new_ci=bs.interval(boot_new, confidence),
+        max_drop=max_drop, min_kappa=min_kappa, pairs=len(both),
         not_in_both=[Pair(query_id=q, doc_id=d) for q, d in sorted(old_by.keys() ^ new_by.keys())],
         fixed=sorted(closer, key=lambda c: (-abs(c.old - c.gold), c.query_id, c.doc_id)),
         broken=sorted(further, key=lambda c: (-abs(c.new - c.gold), c.query_id, c.doc_id)),
         verdict="pass", change=change, reasons=reasons)
     if interval.high is not None and interval.high < -max_drop:
-        reasons = [f"{metric} dropped by {-(result.difference or 0):.3f} (new - old interval "
-                   f"[{interval.low:.3f}, {interval.high:.3f}] lies below -{max_drop:g})"]
+        reasons = [f"{metric} {old_value:.3f} -> {new_value:.3f} (delta {result.difference or 0:+.3f}; the new - old "
+                   f"interval [{interval.low:+.3f}, {interval.high:+.3f}] lies below -{max_drop:g})"]
     return _verdict(result.model_copy(update={"reasons": reasons}))
 
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup, escape
 
 from labeller.agreement.disagreements import Disagreement, disagreements_csv, grouped
+from labeller.agreement.jury_report import html_section as judges_html
+from labeller.agreement.jury_report import markdown_lines as judges_markdown
 from labeller.agreement.uncertainty import html_section as uncertainty_html
 from labeller.agreement.uncertainty import markdown_lines as uncertainty_markdown
 from labeller.io.tables import write_text
@@ -105,13 +107,20 @@ def _gate_lines(result: AgreeResult) -> list[str]:
     return lines
 
 
-def gate_change_chart(gate) -> Markup:
-    """The gate's new − old with its interval, against 0 and the failing line −max_drop."""
-    return interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
-                                    low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
-                          reference_lines=[(0.0, "0: no change"),
-                                           (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
-                                                            "lies left of this line")])
+def gate_change_chart(gate, sides: bool = True) -> Markup:
+    """Old against new with their intervals (`sides`, when there is a baseline), then new − old with its
+    interval, against 0 and the failing line −max_drop."""
+    sides = [Estimate(figure=gate.metric, side=side, value=value, low=ci.low if ci else None,
+                      high=ci.high if ci else None)
+             for side, value, ci in (("old", gate.old, gate.old_ci), ("new", gate.new, gate.new_ci))
+             if value is not None and sides]
+    change = interval_chart([Estimate(figure=f"{gate.metric}: new − old", side="new − old", value=gate.difference,
+                                      low=gate.ci.low if gate.ci else None, high=gate.ci.high if gate.ci else None)],
+                            reference_lines=[(0.0, "0: no change"),
+                                             (-gate.max_drop, f"−{gate.max_drop:g}: fails when the whole interval "
+                                                              "lies left of this line")])
+    return (interval_chart(sides, x_range=(min(0.0, *[e.low or 0 for e in sides]), 1.0)) if len(sides) == 2
+            else Markup("")) + change
 
 
 def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
@@ -122,7 +131,7 @@ def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
     out += [f"> warning: {w}" for w in result.warnings] + ([""] if result.warnings else [])
     if result.gate:
         out += ["## Prompt-change gate", ""] + _gate_lines(result) + [""]
-    out += uncertainty_markdown(result.uncertainty)
+    out += uncertainty_markdown(result.uncertainty) + judges_markdown(result.judges)
     out += ["## Confusion matrix (rows: human, columns: judge)", "",
             "| human \\ judge | " + " | ".join(map(str, result.confusion.grades)) + " |",
             "|---" * (len(result.confusion.grades) + 1) + "|"]
@@ -178,6 +187,8 @@ def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[
                          + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
     if result.uncertainty:
         sections.append(("Agreement by judge uncertainty (--samples)", uncertainty_html(result.uncertainty)))
+    if result.judges:  # a jury or escalation file
+        sections.append(("Against gold, by judge", judges_html(result.judges)))
     grades = [str(g) for g in result.confusion.grades]
     sections.append(("Confusion matrix", heatmap(result.confusion.matrix, grades, grades, "human grade", "judge grade")))
     for direction, group in grouped(entries).items():

@@ -167,8 +167,14 @@ def markdown_lines(bands: UncertaintyBands | None) -> list[str]:
 
 
 def html_section(bands: UncertaintyBands) -> Markup:
-    from labeller.reports.html import table
+    from labeller.reports import Estimate, interval_chart, table
 
     note = (f"<p>{bands.without_samples} compared pairs carry no sample agreement and are in no band.</p>"
             if bands.without_samples else "")
-    return Markup(f"<p><b>{escape(bands.verdict)}</b></p>") + table(HEADER, band_rows(bands), (2,)) + Markup(note)
+    rates = [Estimate(figure=f"{b.name} ({b.n} pairs)", side="disagreement with people", value=b.disagreement_rate,
+                      low=b.disagreement_low, high=b.disagreement_high) for b in bands.bands if b.n]
+    chart = Markup(f'<p class="note">Share of each band\'s pairs where the judge\'s grade differs from the '
+                   f"person's, with its {bands.confidence:.0%} Wilson interval.</p>") + interval_chart(
+        rates, x_range=(0.0, 1.0))
+    return (Markup(f"<p><b>{escape(bands.verdict)}</b></p>") + chart + table(HEADER, band_rows(bands), (2,))
+            + Markup(note))

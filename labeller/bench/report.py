@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from labeller.bench.models import BenchResult, Figure, JudgeScore
-from markupsafe import escape
+from markupsafe import Markup, escape
 
-from labeller.reports.html import page, table
+from labeller.bench.models import BenchResult, Figure, JudgeScore
+from labeller.reports import Estimate, display_path, interval_chart, page, table
 
 PUBLISHED = ("For scale (LLMJudge, TREC DL 2023 passages, 4-point NIST grades; Rahmani et al., arXiv 2502.13908): "
              "the best submitted label sets reach Cohen's kappa about 0.29 and ordinal Krippendorff's alpha "
@@ -66,7 +66,7 @@ def rows(result: BenchResult) -> tuple[list[str], list[list[str]]]:
 
 
 def _intro(result: BenchResult) -> str:
-    return (f"{result.pairs} human-graded pairs over {result.queries} queries ({result.gold}, scale "
+    return (f"{result.pairs} human-graded pairs over {result.queries} queries ({display_path(result.gold)}, scale "
             f"{result.gold_scale[0]}-{result.gold_scale[1]} on labeller's grades). Intervals: "
             f"{result.confidence:.0%} percentile bootstrap over queries, {result.resamples} resamples, "
             f"seed {result.seed}.")
@@ -82,9 +82,22 @@ def markdown(result: BenchResult) -> str:
     return "\n".join(out) + "\n"
 
 
+CHARTED = (("Cohen's kappa", "kappa"), ("kappa, quadratic weights", "kappa_quadratic"),
+           ("Krippendorff's alpha (ordinal)", "alpha_ordinal"))
+
+
+def chart(result: BenchResult) -> Markup:
+    """Each judge's agreement with the people, with its interval: which judge is better, and by how sure."""
+    estimates = [Estimate(figure=name, side=s.judge, value=f.value, low=f.ci.low, high=f.ci.high)
+                 for name, field in CHARTED for s in result.judges for f in (getattr(s, field),)]
+    return interval_chart(estimates, reference_lines=[(0.0, "chance"), (0.29, "LLMJudge best kappa")])
+
+
 def html(result: BenchResult) -> str:
     header, body = rows(result)
-    sections = [("Judges side by side", table(header, body)), ("Published figures", f"<p>{escape(PUBLISHED)}</p>")]
+    sections = [("Judges side by side", table(header, body)),
+                ("Agreement with the people, per judge", chart(result)),
+                ("Published figures", f"<p>{escape(PUBLISHED)}</p>")]
     if result.warnings:
         sections.append(("Warnings", table(["warning"], [[w] for w in result.warnings])))
     return page("Judge benchmark", sections, subtitle=_intro(result))

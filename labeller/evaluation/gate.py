@@ -104,8 +104,15 @@ def _reasons(comparisons: list[Comparison], checks: list[GateCheck]) -> list[str
         if c.verdict == "regression":
             how = (f"p {c.p_value:.4g} < alpha" if c.decided_by == "threshold and significance"
                    else "too few queries for significance; decided by the threshold alone")
-            reasons.append(f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}, {how})")
+            reasons.append(f"{movement(c)}; {how})")
     return reasons
+
+
+def movement(c: GateCheck) -> str:
+    """'ndcg@10 of run 0.6100 -> 0.5237 (delta -0.0863, fails below -0.02': signed as run - baseline, like
+    every table (the caller closes the parenthesis after adding why)."""
+    return (f"{c.metric} of {c.run} {c.baseline:.4f} -> {c.run_value:.4f} (delta {-(c.drop or 0.0):+.4f}, "
+            f"fails below {-c.threshold:+g}")
 
 
 def gate(comparisons: list[Comparison], thresholds: dict[str, float], *, alpha: float = DEFAULT_ALPHA,
@@ -115,7 +122,7 @@ def gate(comparisons: list[Comparison], thresholds: dict[str, float], *, alpha: 
     checks = [_check(c.run, t, thresholds[t.metric], alpha, test, require_significance, c.not_comparable)
               for c in comparisons for t in c.tests]
     reasons = _reasons(comparisons, checks)
-    warnings = [f"{c.metric} of {c.run} dropped {c.drop:.4f} (threshold {c.threshold}) and was not gated: {c.note}"
+    warnings = [f"{movement(c)}) was not gated: {c.note}"
                 for c in checks if c.verdict == "drop-untestable"]
     return GateResult(baseline=comparisons[0].reference if comparisons else "", test=test, alpha=alpha,
                       require_significance=require_significance, passed=not reasons, checks=checks,

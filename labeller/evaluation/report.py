@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pathlib import Path
 
 from labeller.evaluation.report_html import QueryTexts, html, query_texts
@@ -66,11 +68,13 @@ def markdown(ev: Evaluation) -> str:
 REPORT_FILES = ("result.json", "summary.md", "index.html")  # what write_report writes, for the early output check
 
 
-def write_report(ev: Evaluation, directory: str | Path, queries: QueryTexts = None) -> Path:
+def write_report(ev: Evaluation, directory: str | Path, queries: QueryTexts = None,
+                 extra: Sequence[tuple[str, str]] = ()) -> Path:
     """index.html, summary.md and result.json in `directory`, each written atomically. `queries` (a queries
-    file or {query_id: text}) puts each query's text beside its id in the HTML page."""
+    file or {query_id: text}) puts each query's text beside its id in the HTML page; `extra` sections go
+    into the HTML page right after the verdict."""
     directory = Path(directory)
     write_text(directory / "result.json", ev.model_dump_json(indent=2) + "\n")
     write_text(directory / "summary.md", markdown(ev))
-    write_text(directory / "index.html", html(ev, query_texts(queries)))
+    write_text(directory / "index.html", html(ev, query_texts(queries), extra))
     return directory / "index.html"

@@ -4,6 +4,8 @@ comparison the per-query Δ (run − reference) with each query's text beside it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,10 +103,12 @@ def _delta_chart(ev: Evaluation, c: Comparison, metric: str, texts: dict[str, st
     return f"{title}{note}{chart}"
 
 
-def html(ev: Evaluation, texts: dict[str, str] | None = None) -> str:
+def html(ev: Evaluation, texts: dict[str, str] | None = None, extra: Sequence[tuple[str, str]] = ()) -> str:
+    """The page; `extra` sections (e.g. the pipeline's judge drift, which can fail a run whose gate
+    passed) go right after the gate's banner."""
     header, rows = metric_rows(ev)
     verdict = _verdict_banner(ev)
-    sections: list[tuple[str, str]] = ([("", verdict)] if verdict else [])
+    sections: list[tuple[str, str]] = ([("", verdict)] if verdict else []) + list(extra)
     sections.append(("Metrics", _para(settings_line(ev)) + str(table(header, rows))))
     distribution = (f"Per-query distribution: {ev.run}", _distribution(ev, texts))
     if not ev.comparisons:  # a single run: how its queries spread is the question; else after the comparisons

@@ -56,7 +56,7 @@ def prompt_page(*, result: AgreeResult, old_result: AgreeResult, old_name: str, 
                 f"({conf}% CI {_n(gate.ci and gate.ci.low, '+')} to {_n(gate.ci and gate.ci.high, '+')}): "
                 f"{gate.change}")
     estimates = _estimates(f"old: {old_name}", old_result) + _estimates(f"new: {new_name}", result)
-    change = gate_change_chart(gate)
+    change = gate_change_chart(gate, sides=False)  # old and new are charted above, figure by figure
     by_pair = {(lb.query_id, lb.doc_id): lb for lb in new_labels}
     texts_note = "" if queries and corpus else f'<p class="note">{NO_TEXTS}</p>'
     sections = [

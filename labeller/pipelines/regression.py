@@ -19,6 +19,7 @@ from pathlib import Path
 
 from labeller.errors import ConfigError, GateFailedError
 from labeller.evaluation import EvaluateOptions, Evaluation, evaluate, markdown, outcome_error, write_report
+from labeller.evaluation.gate import movement
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.qrels import load_judgments
 from labeller.evaluation.runs import Ranking, load_run, to_trec
@@ -28,6 +29,7 @@ from labeller.labelling import LabelRun
 from labeller.pipelines.todays_run import safe_name, system_name
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.drift import DriftCheck, check_drift, markdown_section, read_sample, sample_path, summary_line
+from labeller.pipelines.drift_report import html_section as drift_html
 from labeller.pipelines.history import RUNS_DIR, HistoryRow, history_path, read_history, store_run, write_history
 from labeller.pipelines.rescore import Figure, figures, pool, rescore, stored_rankings
 from labeller.pipelines.result import PipelineResult
@@ -97,7 +99,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
         summary.append(f"Promoted today's run to the baseline ({baseline_path}).")
 
     report_dir = out / "reports" / stamp
-    report = write_report(ev, report_dir, queries)
+    report = write_report(ev, report_dir, queries, extra=[drift_html(drift, cfg.drift.fail)])
     text = markdown(ev) + "\n" + markdown_section(drift, cfg.drift.fail) + "\n" + history_markdown(history, specs)
     write_text(report_dir / "summary.md", text)
     write_text(out / "latest.md", text)
@@ -205,7 +207,7 @@ def _verdict(ev: Evaluation) -> str:
     if ev.gate is None:
         return "No gate: nothing to compare with."
     if ev.gate.passed:
-        unsure = [f"{c.metric} dropped {c.drop:.4f} (threshold {c.threshold}, p {c.p_value:.4g})"
+        unsure = [f"{movement(c)}; p {c.p_value:.4g})"
                   for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
                   and c.p_value is not None]
         line = ("No significant regression beyond the thresholds." if not unsure else

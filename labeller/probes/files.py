@@ -13,6 +13,7 @@ from labeller.io.outputs import check_outputs, existing_files
 from labeller.labelling import LabelOptions
 from labeller.probes.models import PROBE_NAMES, ProbeReport, ProbeSettings
 from labeller.records import Pair
+from labeller.reports.html import display_path
 
 
 def parse_probes(text: str | None) -> tuple[str, ...]:
@@ -107,7 +108,8 @@ def probe_files(*, queries: str | Path, corpus: str | Path, labels: str | Path |
     query_map, docs = read_queries(queries), read_corpus(corpus)
     reference = read_reference(labels=labels, pairs=pairs, queries=query_map, corpus=docs, from_scale=from_scale)
     rubric_obj.check_fields(query_map.values(), docs.values(), queries_path=queries, corpus_path=corpus)
-    name = f"the labels file {labels}" if labels is not None else f"the pairs file {pairs}"
+    name = (f"the labels file {display_path(labels)}" if labels is not None
+            else f"the pairs file {display_path(pairs)}")
 
     def main(spec, create: bool = True):
         async def probing(sender):
@@ -131,5 +133,5 @@ def probe_files(*, queries: str | Path, corpus: str | Path, labels: str | Path |
             with tempfile.TemporaryDirectory() as empty:
                 return run_labelling(main(empty), judge_obj, empty), []
     report = run_labelling(main(cache_spec), judge_obj, cache_spec)
-    written = write_reports(report_dir, report) if report_dir is not None else []
+    written = write_reports(report_dir, report, query_map, docs) if report_dir is not None else []
     return report, written

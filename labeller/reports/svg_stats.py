@@ -58,13 +58,17 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
         parts.append(f'<line x1="{x_of(v):.1f}" y1="{top - 6}" x2="{x_of(v):.1f}" y2="{height - 28}" stroke="#e3e6ea"/>'
                      f'<text x="{x_of(v):.1f}" y="{height - 12}" text-anchor="middle" font-size="11">{v:g}</text>')
     for n, (x, text) in enumerate(reference_lines):
+        at_right = x_of(x) > label_w + (right - label_w) * 0.6  # the label runs left of its line, not off the chart
         parts.append(f'<line class="reference" x1="{x_of(x):.1f}" y1="{top - 10}" x2="{x_of(x):.1f}" '
-                     f'y2="{height - 28}" stroke="#444" stroke-dasharray="4 3"/><text x="{x_of(x) + 3:.1f}" '
-                     f'y="{top - 8 - 13 * (len(reference_lines) - 1 - n)}" font-size="10">{escape(text)}</text>')
+                     f'y2="{height - 28}" stroke="#444" stroke-dasharray="4 3"/><text x="{x_of(x) + (-3 if at_right else 3):.1f}" '
+                     f'y="{top - 8 - 13 * (len(reference_lines) - 1 - n)}" font-size="10" '
+                     f'text-anchor="{"end" if at_right else "start"}">{escape(text)}</text>')
     for r, figure in enumerate(figures):
         y0 = top + r * row_h
+        chars = (label_w - 14) // 7  # a longer name (a jury's) is cut to fit, in full on hover
+        short = figure if len(figure) <= chars else figure[: chars - 1] + "…"
         parts.append(f'<text x="{label_w - 10}" y="{y0 + row_h / 2 + 4:.1f}" text-anchor="end" font-size="12">'
-                     f"{escape(figure)}</text>")
+                     f"<title>{escape(figure)}</title>{escape(short)}</text>")
         for e in (e for e in estimates if e.figure == figure):
             k = sides.index(e.side)
             colour, _, kind = style(k)
