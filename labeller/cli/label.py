@@ -68,7 +68,7 @@ def _label(queries, corpus, judge, pairs, run, depth, rubric, cache, out, base_u
     try:
         result = label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs, run_path=run, depth=depth,
                            judge_spec=judge, rubric=rubric, cache_dir=cache, out_path=out, base_url=base_url,
-                           options=options, prices_path=prices, timeout=timeout)
+                           options=options, prices_path=prices, timeout=timeout, keep_labels=False)
     except LabellerError as exc:
         if getattr(exc, "run", None) is not None:
             _summary(exc.run)  # type: ignore[attr-defined]

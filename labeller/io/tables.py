@@ -227,6 +227,71 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     return path
 
 
+class RowWriter:
+    """write_rows a chunk at a time: JSONL and CSV rows go to the temporary file as they come (the same
+    bytes write_rows writes, except that a CSV column of whole numbers with gaps keeps "12" rather than
+    pandas' "12.0"), and the file is moved into place by close(); abort() (or an error in the with block)
+    leaves no output, as write_rows does. Parquet has one schema for the whole file, so its rows are kept
+    and written at close()."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.kind = table_format(self.path)
+        if self.kind == "tsv":
+            raise BadInputError("writing .tsv is not supported; expected .jsonl, .csv or .parquet", path=str(path))
+        self.kept: list[dict[str, Any]] = []
+        self.columns: list[str] | None = None
+        self.rows = 0
+        self._atomic = atomic_file(self.path) if self.kind != "parquet" else None
+        self._handle = self._atomic.__enter__() if self._atomic is not None else None
+
+    def write(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        self.rows += len(rows)
+        try:
+            if self.kind == "jsonl":
+                dumps = json.dumps
+                self._handle.write(b"".join(dumps(row, ensure_ascii=False).encode("utf-8") + b"\n" for row in rows))
+            elif self.kind == "csv":
+                import pandas as pd
+
+                frame = pd.DataFrame([escape_row(row) for row in rows], columns=self.columns, dtype=object)
+                self._handle.write(frame.to_csv(index=False, header=self.columns is None).encode("utf-8"))
+                self.columns = list(frame.columns)
+            else:
+                self.kept.extend(rows)
+        except OSError as exc:
+            self.abort()
+            raise _cannot_write(self.path, exc) from None
+
+    def close(self) -> Path:
+        if self._atomic is None:
+            return write_rows(self.path, self.kept)
+        if not self.rows:  # nothing came: exactly what write_rows writes for no rows
+            self.abort()
+            return write_rows(self.path, [])
+        atomic, self._atomic = self._atomic, None
+        atomic.__exit__(None, None, None)
+        return self.path
+
+    def abort(self) -> None:
+        if self._atomic is not None:
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(_Aborted, _Aborted(), None)  # atomic_file removes its temporary file
+
+    def __enter__(self) -> RowWriter:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is not None:
+            self.abort()
+
+
+class _Aborted(Exception):
+    """Thrown into atomic_file's generator: remove the temporary file, move nothing into place."""
+
+
 TIMESTAMP_COLUMNS = ("created_at",)  # labels, failures and cache exports
 
 

@@ -3,32 +3,36 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
-from labeller.cache_key import cache_key
+from labeller.cache_key import user_keyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
+from labeller.labelling.rows import PlannedChunks, label_row, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
-from labeller.records import Doc, Label, LabelFailure, Pair, Query
+from labeller.records import Doc, LabelFailure, Pair, Query
 from labeller.retry import CircuitBreaker, PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric, SamePromptCheck
-from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner,
-                                 now_iso)
+from labeller.store.base import BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, new_owner, now_iso
 from labeller.tokens import TokenCounter
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
 
+PLAN_CHUNK = 20_000  # pairs planned (rendered, hashed, looked up) at a time; their rows are written together
 Item = tuple[str, list[int]]  # a cache key and the positions of the pairs that share it
+RowSink = Callable[[list[dict[str, Any]]], None]  # takes label rows (Label.model_dump() shape), in input order
 
 
 class _RateLimitedJudge(Judge):
@@ -52,7 +56,8 @@ def _secrets(judge: Judge) -> list[str | None]:
 
 class _Run:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None) -> None:
+                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None,
+                 sink: RowSink) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
         self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run,
@@ -66,7 +71,10 @@ class _Run:
         self.sender = _RateLimitedJudge(metered, limits, self.counter) if limits.active else metered
         self.settings = judge.decoding_settings()
         self.secrets = _secrets(judge)
-        self.results: list[Label | LabelFailure | None] = [None] * len(pairs)
+        self.done = PlannedChunks(len(pairs), PLAN_CHUNK, sink)
+        self.inflight: dict[str, list[int]] = {}  # keys queued or being graded: later duplicates join them
+        self.failed: dict[str, tuple[str, int]] = {}  # keys that failed this run: (reason, attempts)
+        self.hungry = asyncio.Event()  # set when the queue runs short: time to plan the next chunk
         self.owner = new_owner()
         self.held: set[str] = set()
         self.queue: deque[Item] = deque()
@@ -82,32 +90,52 @@ class _Run:
     def render(self, pair: Pair) -> JudgePrompt:
         return self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
 
-    def key(self, prompt: JudgePrompt) -> str:
-        return cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                         settings=self.settings, prompt=prompt)
-
-    def plan(self) -> list[Item]:
-        """Answer what the cache holds; return the rest, one item per distinct cache key."""
+    def check_inputs(self) -> None:
+        """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
+        exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        by_key: dict[str, list[int]] = {}
-        same = SamePromptCheck(self.rubric)
-        for i, pair in enumerate(self.pairs):
+        for pair in self.pairs:
             if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
                 missing = "query" if pair.query_id not in self.queries else "document"
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
-            prompt = self.render(pair)
-            same.add(prompt)
-            by_key.setdefault(self.key(prompt), []).append(i)
+        same = SamePromptCheck(self.rubric)
+        for pair in self.pairs:
+            same.add(self.render(pair))
+            if same.varied_prompt:
+                break
         same.check()
-        todo: list[Item] = []
-        for keys in chunks(by_key):  # many keys per store round trip: a remote store is not asked per pair
-            found = self.cache.get_many(keys)
-            for key in keys:
-                if key in found:
-                    self.from_cache(found[key], by_key[key])
+
+    def plan_chunks(self) -> Iterator[list[Item]]:
+        """Chunk by chunk: answer what the store holds (one lookup per many keys: a remote store is not asked
+        per pair) and yield the rest, one item per distinct cache key. The key hashes the same bytes as
+        cache_key(), with the system prompt's part hashed once and each query's block rendered once a chunk."""
+        system = JudgePrompt(system=self.rubric.system_prompt(), user="")
+        key_of = user_keyer(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
+                            settings=self.settings, prompt=system)
+        rubric, queries, corpus = self.rubric, self.queries, self.corpus
+        for lo in range(0, len(self.pairs), PLAN_CHUNK):
+            blocks: dict[str, str] = {}
+            by_key: dict[str, list[int]] = {}
+            for i, pair in enumerate(self.pairs[lo:lo + PLAN_CHUNK], start=lo):
+                block = blocks.get(pair.query_id)
+                if block is None:
+                    block = blocks[pair.query_id] = rubric.query_block(queries[pair.query_id])
+                by_key.setdefault(key_of(rubric.user_text(block, rubric.doc_block(corpus[pair.doc_id]))), []).append(i)
+            self.done.plan(lo // PLAN_CHUNK)
+            found = self.cache.get_many_raw([k for k in by_key if k not in self.inflight and k not in self.failed])
+            todo: list[Item] = []
+            for key, positions in by_key.items():
+                if key in self.inflight:  # the same prompt earlier in the input, not yet answered: paid once
+                    self.inflight[key].extend(positions)
+                elif key in self.failed:
+                    reason, attempts = self.failed[key]
+                    self.fail(key, positions, reason, attempts)
+                elif key in found:
+                    self.from_cache(json.loads(found[key]), positions)
                 else:
-                    todo.append((key, by_key[key]))
-        return todo
+                    self.inflight[key] = positions
+                    todo.append((key, positions))
+            yield todo
 
     def note_rejection(self, reason: str) -> None:
         """One refused pair is that pair's problem; refusals with no success at all mean the request
@@ -117,7 +145,9 @@ class _Run:
             self.stats.stopped_by = redact(f"the first {self.rejected} requests were all rejected: {reason}", self.secrets)
             self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
 
-    def dry_run(self, items: list[Item]) -> None:
+    def dry_run(self) -> None:
+        items = [item for todo in self.plan_chunks() for item in todo]
+        self.done.flush()
         prompts = [self.render(self.pairs[positions[0]]) for _, positions in items]
         est = estimate_requests(prompts, provider=self.judge.provider, model=self.judge.model, price=self.price,
                                 counter=self.counter, concurrency=self.options.concurrency)
@@ -129,19 +159,20 @@ class _Run:
         s.estimate_notes = est.notes
 
     # -- results --------------------------------------------------------------------------------
-    def label(self, i: int, rec: CachedVerdict, from_cache: bool) -> Label:
+    def label(self, i: int, record: dict[str, Any], from_cache: bool) -> None:
         pair = self.pairs[i]
-        return Label(query_id=pair.query_id, doc_id=pair.doc_id, grade=rec.verdict.grade,
-                     justification=rec.verdict.justification, judge=rec.judge, provider=rec.provider,
-                     model=rec.model, rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
-                     input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
-                     cached_input_tokens=rec.cached_input_tokens, cost_usd=rec.cost_usd, latency_s=rec.latency_s,
-                     created_at=rec.created_at, from_cache=from_cache)
+        self.done.settle(i, label_row(pair.query_id, pair.doc_id, record, from_cache))
 
-    def from_cache(self, rec: CachedVerdict, positions: list[int]) -> None:
+    def from_cache(self, rec: CachedVerdict | dict[str, Any], positions: list[int]) -> None:
+        record = rec.model_dump() if isinstance(rec, CachedVerdict) else rec
         for i in positions:
-            self.results[i] = self.label(i, rec, True)
+            self.label(i, record, True)
         self.stats.cached += len(positions)
+
+    def fail(self, key: str, positions: list[int], reason: str, attempts: int) -> None:
+        for i in positions:
+            self.done.settle(i, self.failure(i, key, reason, attempts))
+        self.stats.failed += len(positions)
 
     def failure(self, i: int, key: str, reason: str, attempts: int) -> LabelFailure:
         pair = self.pairs[i]
@@ -152,7 +183,7 @@ class _Run:
     def skip(self, item: Item) -> None:
         key, positions = item
         for i in positions:
-            self.results[i] = self.failure(i, key, f"not sent: {self.stop_reason}", 0)
+            self.done.settle(i, self.failure(i, key, f"not sent: {self.stop_reason}", 0))
         self.stats.skipped += len(positions)
         if self.stats.budget_stopped:
             self.stats.skipped_by_budget += len(positions)
@@ -163,7 +194,7 @@ class _Run:
         key, positions = item
         reason = "not sent: an open provider batch covers this pair; rerun with --batch to collect it"
         for i in positions:
-            self.results[i] = self.failure(i, key, reason, 0)
+            self.done.settle(i, self.failure(i, key, reason, 0))
         self.stats.skipped += len(positions)
 
     def tick(self, force: bool = False) -> None:
@@ -203,11 +234,9 @@ class _Run:
         except BudgetReached:  # before an attempt (perhaps a retry, after attempts counted as they went)
             return self.budget_reached(item)
         except RetryExhaustedError as exc:
-            failures = [self.failure(i, key, str(exc), exc.attempts) for i in positions]
-            self.cache.record_failure(failures[0])
-            for i, f in zip(positions, failures):
-                self.results[i] = f
-            self.stats.failed += len(positions)
+            self.cache.record_failure(self.failure(positions[0], key, str(exc), exc.attempts))
+            self.failed[key] = (str(exc), exc.attempts)
+            self.fail(key, positions, str(exc), exc.attempts)
             if isinstance(exc, PairRejectedError):
                 self.note_rejection(str(exc))
             return
@@ -216,9 +245,8 @@ class _Run:
             self.stats.stopped_by = self.stats.stopped_by or redact(reason, self.secrets)
             self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
             self.cache.release([key], self.owner)
-            for i in positions:
-                self.results[i] = self.failure(i, key, reason, 1)
-            self.stats.failed += len(positions)
+            self.failed[key] = (reason, 1)
+            self.fail(key, positions, reason, 1)
             return
         finally:
             self.held.discard(key)
@@ -235,14 +263,57 @@ class _Run:
             latency_s=round(time.monotonic() - started, 4), attempts=attempts, created_at=now_iso(),
         )
         await self.saves.submit(record)  # on disk before anything else: a crash from here on loses nothing
-        self.results[positions[0]] = self.label(positions[0], record, False)
+        row = record.model_dump()
+        self.label(positions[0], row, False)
         self.stats.new += 1
         if len(positions) > 1:  # identical pairs elsewhere in the input: paid once, served from this verdict
-            self.from_cache(record, positions[1:])
+            self.from_cache(row, positions[1:])
 
     async def worker(self, leased: bool) -> None:
-        while self.queue:
-            await self.process(self.queue.popleft(), leased)
+        try:
+            while self.queue:
+                item = self.queue.popleft()
+                if len(self.queue) < self.options.concurrency:
+                    self.hungry.set()
+                try:
+                    await self.process(item, leased)
+                finally:
+                    if not any(item is waiting for waiting in self.waiting):  # a waiting item is still open
+                        self.inflight.pop(item[0], None)
+                self.done.flush()
+        finally:
+            self.hungry.set()
+
+    async def feed(self) -> None:
+        """Plan a chunk, keep up to --concurrency workers sending its misses, and plan the next chunk only
+        once the queue runs short: memory follows the concurrency, not the number of pairs."""
+        workers: list[asyncio.Task] = []
+        try:
+            for todo in self.plan_chunks():
+                if todo and self.options.max_cost is not None and self.price is None:
+                    raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a "
+                                      "--prices file")
+                self.queue.extend(todo)
+                self.done.flush()
+                while len(self.queue) >= self.options.concurrency:
+                    workers = self.top_up(workers)
+                    self.hungry.clear()
+                    await self.hungry.wait()
+                workers = self.top_up(workers)
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                task.cancel()
+
+    def top_up(self, workers: list[asyncio.Task]) -> list[asyncio.Task]:
+        """The workers still running (a finished one's error is raised here), plus new ones for the queue."""
+        for task in workers:
+            if task.done():
+                task.result()
+        alive = [task for task in workers if not task.done()]
+        while self.queue and len(alive) < self.options.concurrency:
+            alive.append(asyncio.create_task(self.worker(False)))
+        return alive
 
     async def drain(self, leased: bool = False) -> None:
         workers = min(self.options.concurrency, len(self.queue))
@@ -283,18 +354,16 @@ class _Run:
                 self.cache.renew(list(self.held), self.owner)
 
     async def run(self) -> None:
-        items = self.plan()
+        self.check_inputs()
         if self.options.dry_run:
-            return self.dry_run(items)
-        if self.options.max_cost is not None and self.price is None and items:
-            raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a --prices file")
-        self.queue.extend(items)
+            return self.dry_run()
         renewer = asyncio.create_task(self.renew_leases())
         with ProgressBar(len(self.pairs), self.options.progress) as self.bar:
             try:
                 self.tick(force=True)
-                await self.drain()
+                await self.feed()
                 await self.wait_for_others()
+                self.done.flush()
                 self.tick(force=True)
             finally:
                 renewer.cancel()
@@ -304,20 +373,21 @@ class _Run:
 
 async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                       rubric: Rubric, cache: VerdictStore, options: LabelOptions | None = None, *,
-                      prices: PriceTable | None = None) -> LabelRun:
+                      prices: PriceTable | None = None, sink: RowSink | None = None) -> LabelRun:
     """Label every pair: from the cache when it can, from the judge otherwise.
 
-    Every pair ends as a Label or a LabelFailure, in input order. Does not close the judge.
+    Every pair ends as a Label or a LabelFailure, in input order. With a `sink`, label rows
+    (Label.model_dump()'s shape) go to it a chunk at a time, in input order, and the LabelRun holds no
+    labels (a large run is written as it goes); without one they are returned. Does not close the judge.
     """
     options = options or LabelOptions()
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
-    run = _Run(pairs, queries, corpus, judge, rubric, cache, options, price)
+    kept: list[dict[str, Any]] = []
+    run = _Run(pairs, queries, corpus, judge, rubric, cache, options, price, sink or kept.extend)
     await run.run()
     stats = run.stats
     stats.elapsed_s = round(time.monotonic() - started, 3)
     if stats.cost_usd is not None:
         stats.cost_usd = round(stats.cost_usd, 6)
-    labels = [r for r in run.results if isinstance(r, Label)]
-    failures = [r for r in run.results if isinstance(r, LabelFailure)]
-    return LabelRun(labels=labels, failures=failures, stats=stats)
+    return LabelRun(labels=labels_from_rows(kept), failures=run.done.failures, stats=stats)
