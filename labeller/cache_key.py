@@ -53,11 +53,12 @@ def user_keyer(**fields: Any) -> Callable[[str], str]:
     if blob.count(hole) != 1:  # never expected; the whole computation is always right
         return lambda user: cache_key(**fields, prompt=JudgePrompt(system=system, user=user))
     head, tail = (part.encode("utf-8") for part in blob.split(hole))
-    start, dumps = hashlib.sha256(head), json.dumps
+    start = hashlib.sha256(head)
+    quote = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(user, ensure_ascii=False), built once
 
     def key(user: str) -> str:
         digest = start.copy()
-        digest.update(dumps(user, ensure_ascii=False).encode("utf-8"))
+        digest.update(quote(user).encode("utf-8"))
         digest.update(tail)
         return digest.hexdigest()
 

@@ -136,10 +136,14 @@ class Rubric(BaseModel):
     # The parts of render's user text, for callers that render many pairs of one query (labelling
     # caches the query's block) and need only the text (the cache key).
     def query_block(self, query: Query) -> str:
-        return _block("query", _show(query.text, query.fields, self.query_fields))
+        return self.block("query", query.text, query.fields)
 
     def doc_block(self, doc: Doc) -> str:
-        return _block("document", _show(doc.text, doc.fields, self.doc_fields))
+        return self.block("document", doc.text, doc.fields)
+
+    def block(self, side: str, text: str, fields: dict[str, Any]) -> str:
+        """The <query> or <document> block of a record given as its text and fields."""
+        return _block(side, _show(text, fields, self.query_fields if side == "query" else self.doc_fields))
 
     @staticmethod
     def user_text(query_block: str, doc_block: str) -> str:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from labeller.errors import BadInputError, OutputError
 from labeller.io.csvcells import escape_row, unescape_cell
 from labeller.io.outputs import refuse_guarded
@@ -69,14 +71,13 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if kind == "parquet":
         yield from _read_parquet(path)
         return
+    if kind == "jsonl":
+        yield from _read_jsonl(path)
+        return
     raw = path.read_bytes()
     if not raw.strip():
         raise BadInputError("file is empty; expected at least one row", path=str(path))
-    text = _decode(raw, path)
-    if kind == "jsonl":
-        yield from _read_jsonl(text, path)
-    else:
-        yield from _read_csv(text, path)
+    yield from _read_csv(_decode(raw, path), path)
 
 
 def _decode(raw: bytes, path: Path) -> str:
@@ -89,20 +90,57 @@ def _decode(raw: bytes, path: Path) -> str:
         ) from None
 
 
-def _read_jsonl(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    # Split on newlines only: splitlines() would also break at U+2028, U+0085 and friends, which
-    # JSON allows unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw).
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInputError(f"not valid JSON ({exc.msg}); expected one JSON object per line",
-                                path=str(path), line=number) from None
-        if not isinstance(row, dict):
-            raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
-        yield number, row
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Line by line from the file, never the whole text in memory (a corpus may be gigabytes). Lines end
+    at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
+    unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw)."""
+    blank = True
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if blank and raw.strip():
+                blank = False
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadInputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); expected UTF-8 text",
+                                    path=str(path), line=number) from None
+            if not line.strip():
+                continue
+            try:
+                row = loads(line)
+            except ValueError as exc:
+                raise BadInputError(f"not valid JSON ({getattr(exc, 'msg', exc)}); expected one JSON object per line",
+                                    path=str(path), line=number) from None
+            if not isinstance(row, dict):
+                raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
+            yield number, row
+    if blank:
+        raise BadInputError("file is empty; expected at least one row", path=str(path))
+
+
+def loads(text: str | bytes) -> Any:
+    """json.loads, by orjson where it gives the same values (3-4x faster on the rows of a large corpus).
+    orjson reads an integer past 64 bits as a float: a row holding any float, list or object is read
+    again by json, which is rare in inputs (ids and texts are strings). Anything orjson refuses (NaN,
+    1e400, lone surrogates, bad JSON) goes to json too, so the values and error messages are json's own."""
+    try:
+        row = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    if type(row) is not dict or any(type(v) in _MAYBE_CHANGED for v in row.values()):
+        return json.loads(text)
+    return row
+
+
+_MAYBE_CHANGED = (float, list, dict)
+
+
+def load_own(text: str | bytes) -> Any:
+    """A record labeller wrote itself (pydantic's JSON: no integer past 64 bits, no NaN): orjson alone."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
@@ -227,6 +265,9 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     return path
 
 
+_UNESCAPED = json.JSONEncoder(ensure_ascii=False)
+
+
 class RowWriter:
     """write_rows a chunk at a time: JSONL and CSV rows go to the temporary file as they come (the same
     bytes write_rows writes, except that a CSV column of whole numbers with gaps keeps "12" rather than
@@ -251,8 +292,8 @@ class RowWriter:
         self.rows += len(rows)
         try:
             if self.kind == "jsonl":
-                dumps = json.dumps
-                self._handle.write(b"".join(dumps(row, ensure_ascii=False).encode("utf-8") + b"\n" for row in rows))
+                encode = _UNESCAPED.encode  # json.dumps(row, ensure_ascii=False), without a new encoder per row
+                self._handle.write("".join([encode(row) + "\n" for row in rows]).encode("utf-8"))
             elif self.kind == "csv":
                 import pandas as pd
 

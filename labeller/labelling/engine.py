@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections import deque
@@ -12,6 +11,8 @@ from typing import Any
 
 from labeller.cache_key import user_keyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
+from labeller.io.inputs import pair_ids, text_and_fields
+from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
@@ -72,6 +73,7 @@ class _Run:
         self.settings = judge.decoding_settings()
         self.secrets = _secrets(judge)
         self.done = PlannedChunks(len(pairs), PLAN_CHUNK, sink)
+        self.query_ids, self.doc_ids = pair_ids(pairs)
         self.inflight: dict[str, list[int]] = {}  # keys queued or being graded: later duplicates join them
         self.failed: dict[str, tuple[str, int]] = {}  # keys that failed this run: (reason, attempts)
         self.hungry = asyncio.Event()  # set when the queue runs short: time to plan the next chunk
@@ -94,10 +96,10 @@ class _Run:
         """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
         exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        for pair in self.pairs:
-            if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
-                missing = "query" if pair.query_id not in self.queries else "document"
-                raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
+        for qid, did in zip(self.query_ids, self.doc_ids):
+            if qid not in self.queries or did not in self.corpus:
+                missing = "query" if qid not in self.queries else "document"
+                raise BadInputError(f"pair ({qid}, {did}) names an unknown {missing}")
         same = SamePromptCheck(self.rubric)
         for pair in self.pairs:
             same.add(self.render(pair))
@@ -112,15 +114,17 @@ class _Run:
         system = JudgePrompt(system=self.rubric.system_prompt(), user="")
         key_of = user_keyer(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
                             settings=self.settings, prompt=system)
-        rubric, queries, corpus = self.rubric, self.queries, self.corpus
+        rubric, queries, doc_of, user_text, block = self.rubric, self.queries, text_and_fields(self.corpus), \
+            self.rubric.user_text, self.rubric.block
         for lo in range(0, len(self.pairs), PLAN_CHUNK):
             blocks: dict[str, str] = {}
             by_key: dict[str, list[int]] = {}
-            for i, pair in enumerate(self.pairs[lo:lo + PLAN_CHUNK], start=lo):
-                block = blocks.get(pair.query_id)
-                if block is None:
-                    block = blocks[pair.query_id] = rubric.query_block(queries[pair.query_id])
-                by_key.setdefault(key_of(rubric.user_text(block, rubric.doc_block(corpus[pair.doc_id]))), []).append(i)
+            hi = min(lo + PLAN_CHUNK, len(self.pairs))
+            for i, qid, did in zip(range(lo, hi), self.query_ids[lo:hi], self.doc_ids[lo:hi]):
+                query_block = blocks.get(qid)
+                if query_block is None:
+                    query_block = blocks[qid] = rubric.query_block(queries[qid])
+                by_key.setdefault(key_of(user_text(query_block, block("document", *doc_of(did)))), []).append(i)
             self.done.plan(lo // PLAN_CHUNK)
             found = self.cache.get_many_raw([k for k in by_key if k not in self.inflight and k not in self.failed])
             todo: list[Item] = []
@@ -131,7 +135,7 @@ class _Run:
                     reason, attempts = self.failed[key]
                     self.fail(key, positions, reason, attempts)
                 elif key in found:
-                    self.from_cache(json.loads(found[key]), positions)
+                    self.from_cache(load_own(found[key]), positions)
                 else:
                     self.inflight[key] = positions
                     todo.append((key, positions))
@@ -160,8 +164,7 @@ class _Run:
 
     # -- results --------------------------------------------------------------------------------
     def label(self, i: int, record: dict[str, Any], from_cache: bool) -> None:
-        pair = self.pairs[i]
-        self.done.settle(i, label_row(pair.query_id, pair.doc_id, record, from_cache))
+        self.done.settle(i, label_row(self.query_ids[i], self.doc_ids[i], record, from_cache))
 
     def from_cache(self, rec: CachedVerdict | dict[str, Any], positions: list[int]) -> None:
         record = rec.model_dump() if isinstance(rec, CachedVerdict) else rec

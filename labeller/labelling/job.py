@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
@@ -27,15 +28,15 @@ def failures_path_for(out_path: str | Path) -> Path:
     return out.with_name(f"{out.stem}.failures.jsonl")
 
 
-def load_pairs(*, queries: dict[str, Query], corpus: dict[str, Doc], pairs_path: str | Path | None,
-               run_path: str | Path | None, depth: int | None) -> list[Pair]:
+def load_pairs(*, queries: Mapping[str, Query], corpus: Mapping[str, Doc], pairs_path: str | Path | None,
+               run_path: str | Path | None, depth: int | None) -> Sequence[Pair]:
     """The pairs to label: a pairs file, or the top `depth` of each query in a run."""
     if (pairs_path is None) == (run_path is None):
         raise BadInputError("give exactly one of --pairs or --run (with --depth)")
     if pairs_path is not None:
         if depth is not None:
             raise BadInputError("--depth applies to --run, not to --pairs")
-        return read_pairs(pairs_path, queries, corpus)
+        return read_pairs(pairs_path, queries, corpus, lean=True)
     if depth is None or depth < 1:
         raise BadInputError("--run needs --depth K (K >= 1): how many top documents per query to label")
     numbered = read_run_lines(run_path)
@@ -72,7 +73,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     queries = read_queries(queries_path)
-    corpus = read_corpus(corpus_path)
+    corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: texts kept, Doc models built per pair
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 

@@ -10,6 +10,7 @@ straight from the stored verdict's JSON: a cached rerun builds no pydantic objec
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from labeller.records import Label, LabelFailure
@@ -18,13 +19,26 @@ LABEL_FIELDS = tuple(Label.model_fields)
 _DEFAULTS = {name: field.default for name, field in Label.model_fields.items() if not field.is_required()}
 
 
+_OWN = ("query_id", "doc_id", "grade", "justification")  # the pair's and the verdict's; then the record's, then from_cache
+_COPIED = tuple(name for name in LABEL_FIELDS if name not in _OWN and name != "from_cache")
+_LAYOUT_KNOWN = LABEL_FIELDS == (*_OWN, *_COPIED, "from_cache")
+_pick = itemgetter(*_COPIED)
+
+
 def label_row(query_id: str, doc_id: str, record: dict[str, Any], from_cache: bool) -> dict[str, Any]:
     """The output row of a pair answered by `record` (a CachedVerdict as a dict): Label.model_dump()'s keys,
-    in its order. The verdict and the pair are the pair's own; provenance fields come from the record."""
+    in its order. The verdict and the pair are the pair's own; provenance fields come from the record
+    (a field an older record lacks takes Label's default)."""
     verdict = record["verdict"]
-    own = {"query_id": query_id, "doc_id": doc_id, "grade": verdict["grade"],
-           "justification": verdict["justification"], "from_cache": from_cache}
-    return {name: own[name] if name in own else record.get(name, _DEFAULTS.get(name)) for name in LABEL_FIELDS}
+    own = (query_id, doc_id, verdict["grade"], verdict["justification"])
+    try:
+        copied = _pick(record)
+    except KeyError:
+        copied = tuple(record.get(name, _DEFAULTS.get(name)) for name in _COPIED)
+    if _LAYOUT_KNOWN:  # one zip instead of a lookup per field
+        return dict(zip(LABEL_FIELDS, (*own, *copied, from_cache)))
+    values = {**dict(zip(_OWN, own)), **dict(zip(_COPIED, copied)), "from_cache": from_cache}
+    return {name: values[name] for name in LABEL_FIELDS}
 
 
 def labels_from_rows(rows: list[dict[str, Any]]) -> list[Label]:
