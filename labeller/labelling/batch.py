@@ -46,3 +46,44 @@ class LoopBatcher(Generic[T, R]):
         for i, (_, future) in enumerate(batch):
             if not future.done():
                 future.set_result(None if results is None else results[i])
+
+
+class ThreadBatcher(Generic[T, R]):
+    """LoopBatcher's contract (each caller gets its result once its item is written) with the write run on
+    a store thread, so the event loop goes on reading replies and sending requests meanwhile. Items that
+    arrive while a write is running go into the next one (a group commit), so under load a write carries
+    many items. A verdict is still durable before its worker moves on: the worker awaits its own write."""
+
+    def __init__(self, write: Callable[[list[T]], list[R] | None], executor) -> None:
+        self.write, self.executor = write, executor
+        self.pending: list[tuple[T, asyncio.Future]] = []
+        self.writing = False
+
+    async def submit(self, item: T) -> R | None:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self.pending.append((item, future))
+        if not self.writing:
+            self.writing = True
+            loop.create_task(self._drain(loop))
+        return await future
+
+    async def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            await asyncio.sleep(0)  # let every worker resumed in this pass add its item
+            while self.pending:
+                batch, self.pending = self.pending, []
+                try:
+                    results = await loop.run_in_executor(self.executor, self.write, [item for item, _ in batch])
+                except BaseException as exc:  # every caller sees the failure; nothing is silently dropped
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for i, (_, future) in enumerate(batch):
+                    if not future.done():
+                        future.set_result(None if results is None else results[i])
+        finally:
+            self.writing = False

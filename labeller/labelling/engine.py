@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from concurrent.futures import ThreadPoolExecutor
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -14,7 +15,7 @@ from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.io.inputs import pair_ids, text_and_fields
 from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
-from labeller.labelling.batch import LoopBatcher
+from labeller.labelling.batch import ThreadBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.rows import PlannedChunks, label_row, labels_from_rows
@@ -83,14 +84,16 @@ class _Run:
         self.waiting: list[Item] = []
         self.stop_reason: str | None = None
         self.rejected = 0  # pairs the provider refused outright (HTTP 400/413/422)
-        # Leases and verdicts of one event-loop pass share one transaction each.
-        self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
-        self.saves = LoopBatcher(cache.put_many)
+        # Leases and verdicts are written on one store thread (off the event loop), many per transaction.
+        self.store_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="labeller-store")
+        self.claims = ThreadBatcher(lambda keys: cache.claim(keys, self.owner), self.store_thread)
+        self.saves = ThreadBatcher(cache.put_many, self.store_thread)
         self.bar: ProgressBar | None = None
 
     # -- planning -------------------------------------------------------------------------------
-    def render(self, pair: Pair) -> JudgePrompt:
-        return self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
+    def render(self, i: int) -> JudgePrompt:
+        """The prompt of the pair at position i."""
+        return self.rubric.render(self.queries[self.query_ids[i]], self.corpus[self.doc_ids[i]])
 
     def check_inputs(self) -> None:
         """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
@@ -101,8 +104,8 @@ class _Run:
                 missing = "query" if qid not in self.queries else "document"
                 raise BadInputError(f"pair ({qid}, {did}) names an unknown {missing}")
         same = SamePromptCheck(self.rubric)
-        for pair in self.pairs:
-            same.add(self.render(pair))
+        for i in range(len(self.doc_ids)):
+            same.add(self.render(i))
             if same.varied_prompt:
                 break
         same.check()
@@ -152,7 +155,7 @@ class _Run:
     def dry_run(self) -> None:
         items = [item for todo in self.plan_chunks() for item in todo]
         self.done.flush()
-        prompts = [self.render(self.pairs[positions[0]]) for _, positions in items]
+        prompts = [self.render(positions[0]) for _, positions in items]
         est = estimate_requests(prompts, provider=self.judge.provider, model=self.judge.model, price=self.price,
                                 counter=self.counter, concurrency=self.options.concurrency)
         s = self.stats
@@ -230,7 +233,7 @@ class _Run:
                 self.cache.release([key], self.owner)
             return self.skip(item)
         self.held.add(key)
-        prompt = self.render(self.pairs[positions[0]])
+        prompt = self.render(positions[0])
         started = time.monotonic()
         try:
             reply, attempts = await generate_with_retry(self.sender, prompt, self.options.retry, self.breaker)
@@ -370,6 +373,7 @@ class _Run:
                 self.tick(force=True)
             finally:
                 renewer.cancel()
+                self.store_thread.shutdown(wait=True)  # a write already started finishes: it may hold verdicts
                 if self.held:  # interrupted: let other processes take these pairs at once
                     self.cache.release(list(self.held), self.owner)
 
