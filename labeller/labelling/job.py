@@ -111,11 +111,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
             writer.write(rows)
 
     with writer:  # labels go to a temporary file as chunks settle; moved into place only at the end
-        if keep_labels:
-            run = run_labelling(lambda sender: _label(cache_spec, sender), judge, cache_spec)
-            sink([label.model_dump() for label in run.labels])
-        else:
-            run = run_labelling(lambda sender: _label(cache_spec, sender, sink=sink), judge, cache_spec)
+        run = run_labelling(lambda sender: _label(cache_spec, sender, sink=None if keep_labels else sink), judge,
+                            cache_spec)
+        sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
         with verdicts_kept(cache_spec):
             run.out_path = str(writer.close())
     with verdicts_kept(cache_spec):
