@@ -179,3 +179,16 @@ def test_the_store_thread_writes_every_item_once_and_hands_each_caller_its_own_r
     assert len(batches) < 50  # items that arrive together share a write
     assert threading.get_ident() not in threads
     assert [type(b) for b in bad] == [OSError, OSError]  # the write failed: every caller of it hears so
+
+
+def test_pairs_are_folded_by_document_and_query_in_first_seen_order(tmp_path):
+    from labeller.io.inputs import PairList, read_pairs
+
+    rows = [("q1", "d1"), ("q2", "d1"), ("q1", "d1"), ("q3", "d1"), ("q2", "d1"), ("q1", "d2"), ("q1", "d2")]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"query_id": q, "doc_id": d}) + "\n" for q, d in rows), encoding="utf-8")
+    expected = [("q1", "d1"), ("q2", "d1"), ("q3", "d1"), ("q1", "d2")]
+    lean = read_pairs(path, lean=True)
+    assert isinstance(lean, PairList) and [(p.query_id, p.doc_id) for p in lean] == expected
+    assert read_pairs(path) == [Pair(query_id=q, doc_id=d) for q, d in expected]
+    assert [(p.query_id, p.doc_id) for p in lean[1:3]] == expected[1:3]

@@ -119,7 +119,10 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
     """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded.
     lean=True gives a PairList."""
     path = Path(path)
-    seen: set[tuple[str, str]] = set()
+    # Duplicates are found by document: the query ids each document was paired with (usually one, kept as a
+    # str; a set only for a document paired with several queries). No tuple per pair: a million pairs of
+    # ids take a fraction of the memory.
+    seen: dict[str, str | set[str]] = {}
     query_ids: list[str] = []
     doc_ids: list[str] = []
     interned: dict[str, str] = {}  # one string per query id, however many pairs name it
@@ -129,10 +132,19 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
             qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
         if (queries is not None and qid not in queries) or (corpus is not None and did not in corpus):
             check_known(qid, did, queries, corpus, path, line)
-        if (qid, did) not in seen:
-            seen.add((qid, did))
-            query_ids.append(interned.setdefault(qid, qid))
-            doc_ids.append(did)
+        paired = seen.get(did)
+        if paired is None:
+            seen[did] = interned.setdefault(qid, qid)
+        elif isinstance(paired, set):
+            if qid in paired:
+                continue
+            paired.add(qid)
+        elif paired == qid:
+            continue
+        else:
+            seen[did] = {paired, qid}
+        query_ids.append(interned.setdefault(qid, qid))
+        doc_ids.append(did)
     pairs = PairList(query_ids, doc_ids)
     return pairs if lean else list(pairs)
 
