@@ -151,36 +151,6 @@ def test_a_writer_that_fails_midway_leaves_no_output_and_no_temporary_file(tmp_p
     assert (tmp_path / "out.jsonl").read_text() == "old\n"
 
 
-def test_the_store_thread_writes_every_item_once_and_hands_each_caller_its_own_result_or_error():
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    from labeller.labelling.batch import ThreadBatcher
-
-    batches, threads = [], set()
-
-    def write(items):
-        threads.add(threading.get_ident())
-        if "bad" in items:
-            raise OSError("disk full")
-        batches.append(list(items))
-        return [item.upper() for item in items]
-
-    async def main():
-        with ThreadPoolExecutor(1) as pool:
-            batcher = ThreadBatcher(write, pool)
-            good = await asyncio.gather(*(batcher.submit(f"k{i}") for i in range(50)))
-            bad = await asyncio.gather(batcher.submit("x"), batcher.submit("bad"), return_exceptions=True)
-        return good, bad
-
-    good, bad = asyncio.run(main())
-    assert good == [f"K{i}" for i in range(50)]
-    assert sorted(item for batch in batches for item in batch) == sorted(f"k{i}" for i in range(50))
-    assert len(batches) < 50  # items that arrive together share a write
-    assert threading.get_ident() not in threads
-    assert [type(b) for b in bad] == [OSError, OSError]  # the write failed: every caller of it hears so
-
-
 def test_pairs_are_folded_by_document_and_query_in_first_seen_order(tmp_path):
     from labeller.io.inputs import PairList, read_pairs
 

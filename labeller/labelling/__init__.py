@@ -19,8 +19,8 @@ The flow of one run (label_job, then label_pairs):
    if spent + possibly billed + in flight + its own worst case stays within --max-cost, and one the
    provider may bill without reporting usage (a timeout, a drop after sending) counts at its worst
    case. A circuit breaker shared by all pairs stops the run when attempts in a row cannot connect.
-   A verdict is written to the cache the moment it arrives, on a store thread (batch.ThreadBatcher)
-   so the event loop keeps sending meanwhile; its worker waits until it is committed.
+   A verdict is written to the cache the moment it arrives (the verdicts of one event-loop pass in
+   one transaction: batch.LoopBatcher); its worker waits until it is committed.
 5. Every pair ends as a Label or a LabelFailure (judge gave up, or never sent because the budget
    or a fatal judge error stopped the run). Once every pair of the oldest open chunk has settled,
    its label rows (labelling.rows) go to the output's temporary file, in input order; the file is

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from concurrent.futures import ThreadPoolExecutor
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -15,7 +14,7 @@ from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.io.inputs import pair_ids, text_and_fields
 from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
-from labeller.labelling.batch import ThreadBatcher
+from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.rows import PlannedChunks, label_row, labels_from_rows
@@ -84,10 +83,10 @@ class _Run:
         self.waiting: list[Item] = []
         self.stop_reason: str | None = None
         self.rejected = 0  # pairs the provider refused outright (HTTP 400/413/422)
-        # Leases and verdicts are written on one store thread (off the event loop), many per transaction.
-        self.store_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="labeller-store")
-        self.claims = ThreadBatcher(lambda keys: cache.claim(keys, self.owner), self.store_thread)
-        self.saves = ThreadBatcher(cache.put_many, self.store_thread)
+        # Leases and verdicts of one event-loop pass share one transaction each. On the loop itself: a store
+        # thread measured slower (each SQLite call hands the GIL back and forth with a busy loop).
+        self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
+        self.saves = LoopBatcher(cache.put_many)
         self.bar: ProgressBar | None = None
 
     # -- planning -------------------------------------------------------------------------------
@@ -373,7 +372,6 @@ class _Run:
                 self.tick(force=True)
             finally:
                 renewer.cancel()
-                self.store_thread.shutdown(wait=True)  # a write already started finishes: it may hold verdicts
                 if self.held:  # interrupted: let other processes take these pairs at once
                     self.cache.release(list(self.held), self.owner)
 

@@ -14,8 +14,6 @@ written by a newer labeller is refused rather than guessed at. The URL's passwor
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -62,20 +60,7 @@ _OPEN_BATCH_COVERS = """EXISTS (SELECT 1 FROM labeller_batch_keys bk JOIN labell
                                 WHERE bk.cache_key = k AND b.status = 'open')"""
 
 
-_errors = store_errors(psycopg.Error)
-
-
-def _store_errors(method):
-    """Errors as StoreError, and one call at a time: labelling writes from a store thread while the event
-    loop reads, and psycopg lets another thread's statement into a pipeline (claim's) left open."""
-    checked = _errors(method)
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        with self._lock:
-            return checked(self, *args, **kwargs)
-
-    return wrapper
+_store_errors = store_errors(psycopg.Error)
 
 
 class PostgresStore(VerdictStore):
@@ -83,7 +68,6 @@ class PostgresStore(VerdictStore):
 
     def __init__(self, url: str, *, create: bool = True) -> None:
         self.location, self._password = redact_url(url), None
-        self._lock = threading.RLock()
         try:
             self._password = conninfo_to_dict(url).get("password")
         except psycopg.ProgrammingError as exc:
