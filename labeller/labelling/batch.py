@@ -46,4 +46,3 @@ class LoopBatcher(Generic[T, R]):
         for i, (_, future) in enumerate(batch):
             if not future.done():
                 future.set_result(None if results is None else results[i])
-
