@@ -5,10 +5,15 @@ peak RSS (os.wait4's rusage of that very child).
   evaluate (warm)   `labeller evaluate` (ndcg@10, recall@100, mrr) vs pytrec_eval parsing the same
                     files and evaluating (benchmarks/pytrec_eval_reference.py)
   evaluate (cold)   the same with a fresh empty NUMBA_CACHE_DIR for every labeller run
-  cached rerun      `labeller label --judge offline:lexical` a second time (every verdict stored) vs
+  cached rerun      `labeller label --judge offline:lexical` with every verdict already stored (written
+                    straight into the store: fill_stores), on the directory store and on PostgreSQL, vs
                     a bare script reading the three inputs and writing a row per pair
   label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
-                    OpenAI server (tests/fakeapi.py) at each --latencies value
+                    OpenAI server (tests/fakeapi.py) at each --latencies value, into a fresh directory
+                    store and a fresh PostgreSQL database
+
+PostgreSQL: $LABELLER_BENCH_POSTGRES, else a throwaway server from the machine's package (tests/pgserver.py,
+fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-postgres.
 
     python benchmarks/run_all.py --quick                  # small sizes, a few minutes
     python benchmarks/run_all.py                          # 10,000 x 1,000 evaluation, 200k cached pairs
@@ -92,28 +97,93 @@ def bench_evaluate(tmp: Path, queries: int, depth: int, repeat: int) -> list[dic
     return rows
 
 
-def bench_cached(tmp: Path, pairs: int, repeat: int) -> dict:
+JUDGE_CACHED = "offline:lexical"
+
+
+def fill_stores(folder: Path, specs: list[str]) -> int:
+    """Every pair's verdict, under the key `labeller label` computes, written straight into each store (a
+    directory, a PostgreSQL URL) 10,000 at a time: much faster than grading a million pairs first."""
+    from labeller.cache_key import user_keyer
+    from labeller.io.inputs import pair_ids, read_corpus, read_pairs, read_queries
+    from labeller.judges.base import SCHEMA_VERSION
+    from labeller.judges.registry import make_judge
+    from labeller.records import Verdict
+    from labeller.rubric import JudgePrompt, load_rubric
+    from labeller.store import CachedVerdict, now_iso, open_store
+
+    judge = make_judge(JUDGE_CACHED)
+    rubric, settings = load_rubric("general"), judge.decoding_settings()
+    queries, corpus = read_queries(folder / "queries.jsonl"), read_corpus(folder / "corpus.jsonl", lean=True)
+    key_of = user_keyer(provider=judge.provider, model=judge.model, base_url=judge.base_url, settings=settings,
+                        prompt=JudgePrompt(system=rubric.system_prompt(), user=""))
+    query_ids, doc_ids = pair_ids(read_pairs(folder / "pairs.jsonl", lean=True))
+    stores = [open_store(spec) for spec in specs]
+    try:
+        batch = []
+        for n, (qid, did) in enumerate(zip(query_ids, doc_ids), start=1):
+            user = rubric.user_text(rubric.query_block(queries[qid]), rubric.block("document", *corpus.text_and_fields(did)))
+            batch.append(CachedVerdict(
+                cache_key=key_of(user), query_id=qid, doc_id=did,
+                verdict=Verdict(grade=1 + n % 5, justification=f"stored verdict {n} for the benchmark"),
+                judge=judge.name, provider=judge.provider, model=judge.model, settings=settings,
+                schema_version=SCHEMA_VERSION, rubric=rubric.name, rubric_version=rubric.version, input_tokens=400,
+                output_tokens=30, cost_usd=0.0002, latency_s=0.2, created_at=now_iso()))
+            if len(batch) == 10_000 or n == len(doc_ids):
+                for store in stores:
+                    store.put_many(batch)
+                batch = []
+    finally:
+        for store in stores:
+            store.close()
+    return len(doc_ids)
+
+
+def bench_cached(tmp: Path, pairs: int, repeat: int, postgres: str | None) -> list[dict]:
+    """The cached rerun on the directory store and (given a server URL) on PostgreSQL, each against the
+    bare read-and-write script, alternately."""
     folder = tmp / "cached"
     folder.mkdir()
     write_inputs(folder, pairs)
     inputs = [str(folder / f"{n}.jsonl") for n in ("queries", "corpus", "pairs")]
-    label = [sys.executable, "-m", "labeller", "label", "--queries", inputs[0], "--corpus", inputs[1],
-             "--pairs", inputs[2], "--judge", "offline:lexical", "--cache", str(folder / "store"),
-             "--out", str(folder / "labels.jsonl")]
+    stores = {"directory": str(folder / "store")}
+    if postgres:
+        stores["PostgreSQL"] = new_database(postgres)
+    started = time.perf_counter()
+    fill_stores(folder, list(stores.values()))
+    print(f"  filled {len(stores)} store(s) with {pairs:,} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
     env = dict(os.environ)
-    measure(label, env)  # first run: every verdict computed and stored
-
-    def ours():
-        result = measure(label, env)
-        rows = sum(1 for _ in open(folder / "labels.jsonl", encoding="utf-8"))
-        assert rows == pairs, f"cached rerun wrote {rows} rows, expected {pairs}"
-        return result
-
     bare = [sys.executable, str(HERE / "bare_read_write.py"), *inputs, str(folder / "bare.jsonl")]
-    return alternate(f"cached rerun, {pairs:,} pairs", ours, lambda: measure(bare, env), repeat)
+    rows = []
+    for backend, spec in stores.items():
+        label = [sys.executable, "-m", "labeller", "label", "--queries", inputs[0], "--corpus", inputs[1],
+                 "--pairs", inputs[2], "--judge", JUDGE_CACHED, "--cache", spec, "--out", str(folder / "labels.jsonl")]
+
+        def ours(label=label):
+            result = measure(label, env)
+            rows_written = sum(1 for _ in open(folder / "labels.jsonl", encoding="utf-8"))
+            assert rows_written == pairs, f"cached rerun wrote {rows_written} rows, expected {pairs}"
+            return result
+
+        ours()  # warm-up: the page cache and .pyc files
+        rows.append(alternate(f"cached rerun, {pairs:,} pairs, {backend} store", ours, lambda: measure(bare, env),
+                              repeat))
+    return rows
 
 
-def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: list[float], repeat: int) -> list[dict]:
+def new_database(server_url: str) -> str:
+    """A fresh database on the server (one per benchmark run), as a URL."""
+    import psycopg
+
+    name = f"labeller_bench_{time.monotonic_ns()}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return server_url.rsplit("/", 1)[0] + "/" + name
+
+
+def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: list[float], repeat: int,
+                    postgres: str | None = None) -> list[dict]:
+    """Fresh labelling (every pair sent) into a fresh store each run: a directory, and a new PostgreSQL
+    database when a server URL is given."""
     folder = tmp / "label"
     folder.mkdir()
     write_inputs(folder, pairs)
@@ -123,14 +193,16 @@ def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: 
         server, url = start_fakeapi(latency)
         env = {**os.environ, "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "sk-bench-unused"}
         try:
-            for concurrency in concurrencies:
+            for concurrency, backend in [(c, b) for c in concurrencies for b in ("directory", "PostgreSQL")
+                                         if b == "directory" or postgres]:
                 count = iter(range(10**6))
 
-                def ours():
+                def ours(concurrency=concurrency, backend=backend):
                     n = next(count)
+                    store = new_database(postgres) if backend == "PostgreSQL" else str(folder / f"cache-{concurrency}-{n}")
                     cmd = [sys.executable, "-m", "labeller", "label", "--queries", str(folder / "queries.jsonl"),
                            "--corpus", str(folder / "corpus.jsonl"), "--pairs", str(folder / "pairs.jsonl"),
-                           "--judge", "openai:gpt-4.1-mini", "--cache", str(folder / f"cache-{concurrency}-{n}"),
+                           "--judge", "openai:gpt-4.1-mini", "--cache", store,
                            "--out", str(folder / "labels.jsonl"), "--concurrency", str(concurrency)]
                     before = requests_so_far(url)
                     result = measure(cmd, env)
@@ -139,14 +211,35 @@ def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: 
 
                 bare = [sys.executable, str(HERE / "bare_loop.py"), str(folder / "prompts.jsonl"),
                         "--concurrency", str(concurrency)]
-                row = alternate(f"label {pairs:,} pairs @{concurrency}, {latency * 1000:.0f} ms",
-                                ours, lambda: measure(bare, env), repeat)
+                row = alternate(f"label {pairs:,} pairs @{concurrency}, {latency * 1000:.0f} ms, {backend} store",
+                                ours, lambda bare=bare: measure(bare, env), repeat)
                 row["throughput"] = True
                 rows.append(row)
         finally:
             server.terminate()
             server.wait(10)
     return rows
+
+
+def with_postgres(args, bench):
+    """bench(server URL or None): $LABELLER_BENCH_POSTGRES, else a throwaway server (tests/pgserver.py, fsync
+    on) when the machine has PostgreSQL, else None (--no-postgres: None)."""
+    if args.no_postgres:
+        return bench(None)
+    if os.environ.get("LABELLER_BENCH_POSTGRES"):
+        return bench(os.environ["LABELLER_BENCH_POSTGRES"])
+    sys.path.insert(0, str(REPO / "tests"))
+    import pgserver
+
+    if pgserver.find_bin() is None:
+        print("  PostgreSQL is not installed: the PostgreSQL rows are skipped", flush=True)
+        return bench(None)
+    root = Path(tempfile.gettempdir()) / f"labeller-bench-pg-{time.monotonic_ns()}"
+    url = pgserver.start(root, durable=True)
+    try:
+        return bench(url)
+    finally:
+        pgserver.stop(root)
 
 
 def machine() -> str:
@@ -206,6 +299,7 @@ def main() -> None:
     parser.add_argument("--latencies", default="0.2,0.1", help="fake server latency in seconds, comma-separated")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="evaluate,cached,label", help="which parts to run")
+    parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL rows")
     parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
     args = parser.parse_args()
     if args.quick:
@@ -216,10 +310,11 @@ def main() -> None:
         if "evaluate" in parts:
             rows += bench_evaluate(Path(tmp), args.eval_queries, args.eval_depth, args.repeat)
         if "cached" in parts:
-            rows.append(bench_cached(Path(tmp), args.cached_pairs, args.repeat))
+            rows += with_postgres(args, lambda url: bench_cached(Path(tmp), args.cached_pairs, args.repeat, url))
         if "label" in parts:
-            rows += bench_labelling(Path(tmp), args.label_pairs, [int(c) for c in args.concurrency.split(",")],
-                                    [float(x) for x in args.latencies.split(",")], args.repeat)
+            rows += with_postgres(args, lambda url: bench_labelling(
+                Path(tmp), args.label_pairs, [int(c) for c in args.concurrency.split(",")],
+                [float(x) for x in args.latencies.split(",")], args.repeat, url))
     command = "python benchmarks/run_all.py " + " ".join(a for a in sys.argv[1:] if a != "--write-readme")
     text = table(rows, command.strip())
     print("\n" + text)

@@ -20,6 +20,7 @@ The sha256 of the file's text is the rubric's version: change one word and every
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -87,6 +88,10 @@ class Rubric(BaseModel):
     note_required: list[int] | None = None
 
     def system_prompt(self) -> str:
+        return self._system_text
+
+    @functools.cached_property
+    def _system_text(self) -> str:  # the same for every pair: built once per rubric (a frozen model)
         parts = [PREAMBLE, f"# Rubric: {self.name}\n", self.body.strip(), ""]
         if self.examples:
             parts.append("# Worked examples")
@@ -124,13 +129,25 @@ class Rubric(BaseModel):
                     path=None if path is None else str(path), field=missing[0])
 
     def render(self, query: Query, doc: Doc) -> JudgePrompt:
-        user = "\n".join([
-            _block("query", _show(query.text, query.fields, self.query_fields)),
-            _block("document", _show(doc.text, doc.fields, self.doc_fields)),
-            "Grade the document against the query using the rubric.",
-        ])
+        user = self.user_text(self.query_block(query), self.doc_block(doc))
         return JudgePrompt(system=self.system_prompt(), user=user, query=query, doc=doc,
                            query_fields=self.query_fields, doc_fields=self.doc_fields)
+
+    # The parts of render's user text, for callers that render many pairs of one query (labelling
+    # caches the query's block) and need only the text (the cache key).
+    def query_block(self, query: Query) -> str:
+        return self.block("query", query.text, query.fields)
+
+    def doc_block(self, doc: Doc) -> str:
+        return self.block("document", doc.text, doc.fields)
+
+    def block(self, side: str, text: str, fields: dict[str, Any]) -> str:
+        """The <query> or <document> block of a record given as its text and fields."""
+        return _block(side, _show(text, fields, self.query_fields if side == "query" else self.doc_fields))
+
+    @staticmethod
+    def user_text(query_block: str, doc_block: str) -> str:
+        return f"{query_block}\n{doc_block}\n{_INSTRUCTION}"
 
 
 class SamePromptCheck:
@@ -157,6 +174,9 @@ class SamePromptCheck:
                 f"all {self.count} pairs render to the same prompt with rubric '{self.rubric.name}' though their "
                 f"queries and documents differ: the fields it shows (query: {', '.join(self.rubric.query_fields)}; "
                 f"document: {', '.join(self.rubric.doc_fields)}) hold nothing that tells the pairs apart")
+
+
+_INSTRUCTION = "Grade the document against the query using the rubric."
 
 
 def escape(text: str) -> str:

@@ -92,7 +92,7 @@ def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> Non
     from labeller.labelling.several import label_any
 
     try:
-        result = label_any(judges, inputs, **several)
+        result = label_any(judges, inputs, keep_labels=False, **several)  # labels written as they settle
     except LabellerError as exc:
         if getattr(exc, "run", None) is not None:
             _show(exc.run, as_json)  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,41 +16,137 @@ from labeller.records import Doc, GoldLabel, Label, Pair, Query
 M = TypeVar("M", bound=BaseModel)
 
 
-def _texts(path: Path, id_field: str) -> dict[str, tuple[int, str, dict[str, Any]]]:
-    seen: dict[str, tuple[int, str, dict[str, Any]]] = {}
+def _texts(path: Path, id_field: str) -> dict[str, str | tuple[str, dict[str, Any]]]:
+    """id -> text, or (text, fields) for a row with other columns. A row whose id and text are plain
+    non-blank strings is taken as it is; anything else goes through require() for its error or its
+    conversion (a number as an id)."""
+    seen: dict[str, str | tuple[str, dict[str, Any]]] = {}
+    plain = {id_field, "text"}
     for line, row in read_rows(path, role="queries" if id_field == "query_id" else "corpus"):
-        key = require(row, id_field, path, line)
-        text = require(row, "text", path, line, kind="text")
+        key, text = row.get(id_field), row.get("text")
+        if type(key) is not str or not key.strip():
+            key = require(row, id_field, path, line)
+        if type(text) is not str or not text.strip():
+            text = require(row, "text", path, line, kind="text")
         if key in seen:
-            raise BadInputError(f"duplicate {id_field} '{key}' (first on line {seen[key][0]}); expected unique ids",
-                                path=str(path), line=line, field=id_field)
-        fields = {k: v for k, v in row.items() if k not in (id_field, "text") and v is not None}
-        seen[key] = (line, text, fields)
+            raise BadInputError(f"duplicate {id_field} '{key}' (first on line {_first_line(path, id_field, key)}); "
+                                "expected unique ids", path=str(path), line=line, field=id_field)
+        fields = {k: v for k, v in row.items() if k not in plain and v is not None} if len(row) > 2 else None
+        seen[key] = (text, fields) if fields else text
     return seen
+
+
+def _first_line(path: Path, id_field: str, key: str) -> int:
+    """Where an id first appears (read again only to word a duplicate's error)."""
+    return next(line for line, row in read_rows(path, role="queries" if id_field == "query_id" else "corpus")
+                if require(row, id_field, path, line) == key)
+
+
+def _split(row: str | tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    return (row, {}) if isinstance(row, str) else row
 
 
 def read_queries(path: str | Path) -> dict[str, Query]:
     """Query rows need `query_id` and `text`; other columns become fields a rubric may show."""
     rows = _texts(Path(path), "query_id")
-    return {k: Query(query_id=k, text=t, fields=f) for k, (_, t, f) in rows.items()}
+    return {k: Query(query_id=k, text=t, fields=f) for k, row in rows.items() for t, f in [_split(row)]}
 
 
-def read_corpus(path: str | Path) -> dict[str, Doc]:
-    """Corpus rows need `doc_id` and `text`; other columns become fields a rubric may show."""
+def read_corpus(path: str | Path, *, lean: bool = False) -> dict[str, Doc] | Records:
+    """Corpus rows need `doc_id` and `text`; other columns become fields a rubric may show.
+    lean=True gives a read-only mapping that keeps each row's text (and fields) and builds its Doc when asked:
+    half the memory of a million Doc models (labelling a large slice holds its whole corpus)."""
     rows = _texts(Path(path), "doc_id")
-    return {k: Doc(doc_id=k, text=t, fields=f) for k, (_, t, f) in rows.items()}
+    if lean:
+        return Records(Doc, "doc_id", rows)
+    return {k: Doc(doc_id=k, text=t, fields=f) for k, row in rows.items() for t, f in [_split(row)]}
 
 
-def read_pairs(path: str | Path, queries: dict[str, Query] | None = None,
-               corpus: dict[str, Doc] | None = None) -> list[Pair]:
-    """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded."""
+class Records(Mapping):
+    """id -> Query or Doc, built on access from the text (a str) or (text, fields) it keeps."""
+
+    def __init__(self, model: type[Query] | type[Doc], id_field: str, rows: dict[str, str | tuple]) -> None:
+        self.model, self.id_field, self.rows = model, id_field, rows
+
+    def __getitem__(self, key: str):
+        text, fields = self.text_and_fields(key)
+        return self.model.model_construct(**{self.id_field: key}, text=text, fields=fields)
+
+    def text_and_fields(self, key: str) -> tuple[str, dict[str, Any]]:
+        return _split(self.rows[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class PairList(Sequence):
+    """Pairs as two lists of ids (a Pair model is built on access): a million pairs in a tenth of the memory."""
+
+    def __init__(self, query_ids: list[str], doc_ids: list[str]) -> None:
+        self.query_ids, self.doc_ids = query_ids, doc_ids
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return PairList(self.query_ids[index], self.doc_ids[index])
+        return Pair.model_construct(query_id=self.query_ids[index], doc_id=self.doc_ids[index])
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+
+def text_and_fields(records: Mapping[str, Query] | Mapping[str, Doc]):
+    """A function id -> (text, fields) for a mapping of records, without building a model per call when it can."""
+    if isinstance(records, Records):
+        return records.text_and_fields
+    return lambda key: (lambda record: (record.text, record.fields))(records[key])
+
+
+def pair_ids(pairs: Sequence[Pair]) -> tuple[Sequence[str], Sequence[str]]:
+    """The query ids and doc ids of pairs, as two sequences (a PairList's own lists: no model per pair)."""
+    if isinstance(pairs, PairList):
+        return pairs.query_ids, pairs.doc_ids
+    return [p.query_id for p in pairs], [p.doc_id for p in pairs]
+
+
+def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
+               corpus: Mapping[str, Doc] | None = None, *, lean: bool = False) -> list[Pair] | PairList:
+    """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded.
+    lean=True gives a PairList."""
     path = Path(path)
-    pairs: dict[tuple[str, str], Pair] = {}
+    # Duplicates are found by document: the query ids each document was paired with (usually one, kept as a
+    # str; a set only for a document paired with several queries). No tuple per pair: a million pairs of
+    # ids take a fraction of the memory.
+    seen: dict[str, str | set[str]] = {}
+    query_ids: list[str] = []
+    doc_ids: list[str] = []
+    interned: dict[str, str] = {}  # one string per query id, however many pairs name it
     for line, row in read_rows(path, role="pairs"):
-        qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
-        check_known(qid, did, queries, corpus, path, line)
-        pairs.setdefault((qid, did), Pair(query_id=qid, doc_id=did))
-    return list(pairs.values())
+        qid, did = row.get("query_id"), row.get("doc_id")
+        if type(qid) is not str or type(did) is not str or not qid.strip() or not did.strip():
+            qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
+        if (queries is not None and qid not in queries) or (corpus is not None and did not in corpus):
+            check_known(qid, did, queries, corpus, path, line)
+        paired = seen.get(did)
+        if paired is None:
+            seen[did] = interned.setdefault(qid, qid)
+        elif isinstance(paired, set):
+            if qid in paired:
+                continue
+            paired.add(qid)
+        elif paired == qid:
+            continue
+        else:
+            seen[did] = {paired, qid}
+        query_ids.append(interned.setdefault(qid, qid))
+        doc_ids.append(did)
+    pairs = PairList(query_ids, doc_ids)
+    return pairs if lean else list(pairs)
 
 
 def check_known(qid: str, did: str, queries: dict | None, corpus: dict | None, path: Path | str, line: int) -> None:

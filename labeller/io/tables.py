@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from labeller.errors import BadInputError, OutputError
 from labeller.io.csvcells import escape_row, unescape_cell
 from labeller.io.outputs import refuse_guarded
@@ -72,14 +74,13 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if kind == "parquet":
         yield from _read_parquet(path)
         return
+    if kind == "jsonl":
+        yield from _read_jsonl(path)
+        return
     raw = path.read_bytes()
     if not raw.strip():
         raise BadInputError("file is empty; expected at least one row", path=str(path))
-    text = _decode(raw, path)
-    if kind == "jsonl":
-        yield from _read_jsonl(text, path)
-    else:
-        yield from _read_csv(text, path)
+    yield from _read_csv(_decode(raw, path), path)
 
 
 def _decode(raw: bytes, path: Path) -> str:
@@ -92,20 +93,57 @@ def _decode(raw: bytes, path: Path) -> str:
         ) from None
 
 
-def _read_jsonl(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    # Split on newlines only: splitlines() would also break at U+2028, U+0085 and friends, which
-    # JSON allows unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw).
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInputError(f"not valid JSON ({exc.msg}); expected one JSON object per line",
-                                path=str(path), line=number) from None
-        if not isinstance(row, dict):
-            raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
-        yield number, row
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Line by line from the file, never the whole text in memory (a corpus may be gigabytes). Lines end
+    at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
+    unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw)."""
+    blank = True
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if blank and raw.strip():
+                blank = False
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadInputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); expected UTF-8 text",
+                                    path=str(path), line=number) from None
+            if not line.strip():
+                continue
+            try:
+                row = loads(line)
+            except ValueError as exc:
+                raise BadInputError(f"not valid JSON ({getattr(exc, 'msg', exc)}); expected one JSON object per line",
+                                    path=str(path), line=number) from None
+            if not isinstance(row, dict):
+                raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
+            yield number, row
+    if blank:
+        raise BadInputError("file is empty; expected at least one row", path=str(path))
+
+
+def loads(text: str | bytes) -> Any:
+    """json.loads, by orjson where it gives the same values (3-4x faster on the rows of a large corpus).
+    orjson reads an integer past 64 bits as a float: a row holding any float, list or object is read
+    again by json, which is rare in inputs (ids and texts are strings). Anything orjson refuses (NaN,
+    1e400, lone surrogates, bad JSON) goes to json too, so the values and error messages are json's own."""
+    try:
+        row = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    if type(row) is not dict or any(type(v) in _MAYBE_CHANGED for v in row.values()):
+        return json.loads(text)
+    return row
+
+
+_MAYBE_CHANGED = (float, list, dict)
+
+
+def load_own(text: str | bytes) -> Any:
+    """A record labeller wrote itself (pydantic's JSON: no integer past 64 bits, no NaN): orjson alone."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
@@ -233,6 +271,73 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
 def _json_cells(row: dict[str, Any]) -> dict[str, Any]:
     """A list or dict cell (a label's sample_grades) as JSON text: CSV has no list type."""
     return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in row.items()}
+_UNESCAPED = json.JSONEncoder(ensure_ascii=False)
+
+
+class RowWriter:
+    """write_rows a chunk at a time: JSONL and CSV rows go to the temporary file as they come (the same
+    bytes write_rows writes, except that a CSV column of whole numbers with gaps keeps "12" rather than
+    pandas' "12.0"), and the file is moved into place by close(); abort() (or an error in the with block)
+    leaves no output, as write_rows does. Parquet has one schema for the whole file, so its rows are kept
+    and written at close()."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.kind = table_format(self.path)
+        if self.kind == "tsv":
+            raise BadInputError("writing .tsv is not supported; expected .jsonl, .csv or .parquet", path=str(path))
+        self.kept: list[dict[str, Any]] = []
+        self.columns: list[str] | None = None
+        self.rows = 0
+        self._atomic = atomic_file(self.path) if self.kind != "parquet" else None
+        self._handle = self._atomic.__enter__() if self._atomic is not None else None
+
+    def write(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        self.rows += len(rows)
+        try:
+            if self.kind == "jsonl":
+                encode = _UNESCAPED.encode  # json.dumps(row, ensure_ascii=False), without a new encoder per row
+                self._handle.write("".join([encode(row) + "\n" for row in rows]).encode("utf-8"))
+            elif self.kind == "csv":
+                import pandas as pd
+
+                frame = pd.DataFrame([escape_row(_json_cells(row)) for row in rows], columns=self.columns,
+                                     dtype=object)
+                self._handle.write(frame.to_csv(index=False, header=self.columns is None).encode("utf-8"))
+                self.columns = list(frame.columns)
+            else:
+                self.kept.extend(rows)
+        except OSError as exc:
+            self.abort()
+            raise _cannot_write(self.path, exc) from None
+
+    def close(self) -> Path:
+        if self._atomic is None:
+            return write_rows(self.path, self.kept)
+        if not self.rows:  # nothing came: exactly what write_rows writes for no rows
+            self.abort()
+            return write_rows(self.path, [])
+        atomic, self._atomic = self._atomic, None
+        atomic.__exit__(None, None, None)
+        return self.path
+
+    def abort(self) -> None:
+        if self._atomic is not None:
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(_Aborted, _Aborted(), None)  # atomic_file removes its temporary file
+
+    def __enter__(self) -> RowWriter:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is not None:
+            self.abort()
+
+
+class _Aborted(Exception):
+    """Thrown into atomic_file's generator: remove the temporary file, move nothing into place."""
 
 
 TIMESTAMP_COLUMNS = ("created_at",)  # labels, failures and cache exports

@@ -4,11 +4,14 @@ The flow of one run (label_job, then label_pairs):
 
 1. Load and validate every input (rubric, prices, judge name and key, queries, corpus, pairs or
    the top K of a run) before anything is sent; bad input raises BadInputError and writes nothing.
-2. Render each pair's prompt (data escaped so it cannot close its block) and compute its cache key;
-   refuse rubric fields no row has, and pairs with different data that all render to one prompt.
-   Pairs whose key is in the cache are answered from it (from_cache=True, original created_at);
-   identical pairs share one request. With --samples N each pair is N work items, sample k with its
-   own cache key (labelling.samples), collapsed back into one label per pair at the end.
+2. Refuse rubric fields no row has, and pairs with different data that all render to one prompt.
+   Then plan the pairs a chunk at a time (engine.PLAN_CHUNK): render each pair's prompt (data escaped
+   so it cannot close its block), compute its cache key and look the chunk's keys up in one store
+   round trip per few thousand. Pairs whose key is in the cache are answered from it (from_cache=True,
+   original created_at); identical pairs share one request, across chunks too. The next chunk is
+   planned only when the queue of pairs to send runs short, so memory follows --concurrency.
+   With --samples N each pair is N work items, sample k with its own cache key (labelling.samples),
+   collapsed back into one label per pair at the end (such a run keeps its labels until then).
 3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost
    (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it).
 4. `concurrency` workers take the remaining keys in input order. For each: take a lease in the
@@ -18,10 +21,13 @@ The flow of one run (label_job, then label_pairs):
    if spent + possibly billed + in flight + its own worst case stays within --max-cost, and one the
    provider may bill without reporting usage (a timeout, a drop after sending) counts at its worst
    case. A circuit breaker shared by all pairs stops the run when attempts in a row cannot connect.
-   A verdict is written to the cache the moment it arrives.
+   A verdict is written to the cache the moment it arrives (the verdicts of one event-loop pass in
+   one transaction: batch.LoopBatcher); its worker waits until it is committed.
 5. Every pair ends as a Label or a LabelFailure (judge gave up, or never sent because the budget
-   or a fatal judge error stopped the run). Labels are written in input order, atomically;
-   failures go to `<out stem>.failures.jsonl`. Then label_job raises if anything was not labelled.
+   or a fatal judge error stopped the run). Once every pair of the oldest open chunk has settled,
+   its label rows (labelling.rows) go to the output's temporary file, in input order; the file is
+   moved into place at the end (atomically: no half-written output). Failures go to
+   `<out stem>.failures.jsonl`. Then label_job raises if anything was not labelled.
 """
 
 from labeller.labelling.engine import label_pairs

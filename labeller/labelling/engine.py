@@ -6,14 +6,18 @@ import asyncio
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
-from labeller.cache_key import cache_key
+from labeller.cache_key import user_keyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
+from labeller.io.inputs import pair_ids, text_and_fields
+from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
+from labeller.labelling.rows import PlannedChunks, label_row, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
 from labeller.labelling.samples import check_sampling, collapse, expand
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, load_prices
@@ -22,14 +26,15 @@ from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import CircuitBreaker, PairRejectedError, RetryExhaustedError, generate_with_retry
 from labeller.rubric import JudgePrompt, Rubric, SamePromptCheck
-from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, chunks, new_owner,
-                                 now_iso)
+from labeller.store.base import BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, new_owner, now_iso
 from labeller.tokens import TokenCounter
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
 
+PLAN_CHUNK = 20_000  # pairs planned (rendered, hashed, looked up) at a time; their rows are written together
 Item = tuple[str, list[int]]  # a cache key and the positions of the pairs that share it
+RowSink = Callable[[list[dict[str, Any]]], None]  # takes label rows (Label.model_dump() shape), in input order
 
 
 class _RateLimitedJudge(Judge):
@@ -54,7 +59,7 @@ def _secrets(judge: Judge) -> list[str | None]:
 class _Run:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                  rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None,
-                 sample_of=lambda position: 0) -> None:
+                 sink: RowSink, sample_of: Callable[[int], int] = lambda position: 0) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
         self.sample_of = sample_of  # position -> sample index (--samples; labelling.samples)
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
@@ -69,49 +74,87 @@ class _Run:
         self.sender = _RateLimitedJudge(metered, limits, self.counter) if limits.active else metered
         self.settings = judge.decoding_settings()
         self.secrets = _secrets(judge)
-        self.results: list[Label | LabelFailure | None] = [None] * len(pairs)
+        self.done = PlannedChunks(len(pairs), PLAN_CHUNK, sink)
+        self.query_ids, self.doc_ids = pair_ids(pairs)
+        self.inflight: dict[str, list[int]] = {}  # keys queued or being graded: later duplicates join them
+        self.failed: dict[str, tuple[str, int]] = {}  # keys that failed this run: (reason, attempts)
+        self.hungry = asyncio.Event()  # set when the queue runs short: time to plan the next chunk
         self.owner = new_owner()
         self.held: set[str] = set()
         self.queue: deque[Item] = deque()
         self.waiting: list[Item] = []
         self.stop_reason: str | None = None
         self.rejected = 0  # pairs the provider refused outright (HTTP 400/413/422)
-        # Leases and verdicts of one event-loop pass share one transaction each.
+        # Leases and verdicts of one event-loop pass share one transaction each. On the loop itself: a store
+        # thread measured slower (each SQLite call hands the GIL back and forth with a busy loop).
         self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
         self.saves = LoopBatcher(cache.put_many)
         self.bar: ProgressBar | None = None
         self.served: str | None = None  # what a local server says it serves under the model name (cache key)
 
     # -- planning -------------------------------------------------------------------------------
-    def render(self, pair: Pair) -> JudgePrompt:
-        return self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
+    def render(self, i: int) -> JudgePrompt:
+        """The prompt of the pair at position i."""
+        return self.rubric.render(self.queries[self.query_ids[i]], self.corpus[self.doc_ids[i]])
 
-    def key(self, prompt: JudgePrompt, sample: int = 0) -> str:
-        return cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                         settings=self.settings, prompt=prompt, sample=sample, served=self.served)
-
-    def plan(self) -> list[Item]:
-        """Answer what the cache holds; return the rest, one item per distinct cache key."""
+    def check_inputs(self) -> None:
+        """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
+        exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        by_key: dict[str, list[int]] = {}
+        for qid, did in zip(self.query_ids, self.doc_ids):
+            if qid not in self.queries or did not in self.corpus:
+                missing = "query" if qid not in self.queries else "document"
+                raise BadInputError(f"pair ({qid}, {did}) names an unknown {missing}")
         same = SamePromptCheck(self.rubric)
-        for i, pair in enumerate(self.pairs):
-            if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
-                missing = "query" if pair.query_id not in self.queries else "document"
-                raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
-            prompt = self.render(pair)
-            same.add(prompt)
-            by_key.setdefault(self.key(prompt, self.sample_of(i)), []).append(i)
+        for i in range(len(self.doc_ids)):
+            same.add(self.render(i))
+            if same.varied_prompt:
+                break
         same.check()
-        todo: list[Item] = []
-        for keys in chunks(by_key):  # many keys per store round trip: a remote store is not asked per pair
-            found = self.cache.get_many(keys)
-            for key in keys:
-                if key in found:
-                    self.from_cache(found[key], by_key[key])
+
+    def plan_chunks(self) -> Iterator[list[Item]]:
+        """Chunk by chunk: answer what the store holds (one lookup per many keys: a remote store is not asked
+        per pair) and yield the rest, one item per distinct cache key. The key hashes the same bytes as
+        cache_key(), with the system prompt's part hashed once and each query's block rendered once a chunk."""
+        system = JudgePrompt(system=self.rubric.system_prompt(), user="")
+        keyers: dict[int, Callable[[str], str]] = {}  # one per sample index (--samples: k > 0 is hashed too)
+
+        def key_of(user: str, sample: int) -> str:
+            keyer = keyers.get(sample)
+            if keyer is None:
+                keyer = keyers[sample] = user_keyer(provider=self.judge.provider, model=self.judge.model,
+                                                    base_url=self.judge.base_url, settings=self.settings,
+                                                    prompt=system, sample=sample, served=self.served)
+            return keyer(user)
+
+        sample_of = self.sample_of
+        rubric, queries, doc_of, user_text, block = self.rubric, self.queries, text_and_fields(self.corpus), \
+            self.rubric.user_text, self.rubric.block
+        for lo in range(0, len(self.pairs), PLAN_CHUNK):
+            blocks: dict[str, str] = {}
+            by_key: dict[str, list[int]] = {}
+            hi = min(lo + PLAN_CHUNK, len(self.pairs))
+            for i, qid, did in zip(range(lo, hi), self.query_ids[lo:hi], self.doc_ids[lo:hi]):
+                query_block = blocks.get(qid)
+                if query_block is None:
+                    query_block = blocks[qid] = rubric.query_block(queries[qid])
+                user = user_text(query_block, block("document", *doc_of(did)))
+                by_key.setdefault(key_of(user, sample_of(i)), []).append(i)
+            self.done.plan(lo // PLAN_CHUNK)
+            found = self.cache.get_many_raw([k for k in by_key if k not in self.inflight and k not in self.failed])
+            todo: list[Item] = []
+            for key, positions in by_key.items():
+                if key in self.inflight:  # the same prompt earlier in the input, not yet answered: paid once
+                    self.inflight[key].extend(positions)
+                elif key in self.failed:
+                    reason, attempts = self.failed[key]
+                    self.fail(key, positions, reason, attempts)
+                elif key in found:
+                    self.from_cache(load_own(found[key]), positions)
                 else:
-                    todo.append((key, by_key[key]))
-        return todo
+                    self.inflight[key] = positions
+                    todo.append((key, positions))
+            yield todo
 
     def note_rejection(self, reason: str) -> None:
         """One refused pair is that pair's problem; refusals with no success at all mean the request
@@ -121,8 +164,10 @@ class _Run:
             self.stats.stopped_by = redact(f"the first {self.rejected} requests were all rejected: {reason}", self.secrets)
             self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
 
-    def dry_run(self, items: list[Item]) -> None:
-        prompts = [self.render(self.pairs[positions[0]]) for _, positions in items]
+    def dry_run(self) -> None:
+        items = [item for todo in self.plan_chunks() for item in todo]
+        self.done.flush()
+        prompts = [self.render(positions[0]) for _, positions in items]
         est = estimate_requests(prompts, provider=self.judge.provider, model=self.judge.model, price=self.price,
                                 counter=self.counter, concurrency=self.options.concurrency)
         s = self.stats
@@ -133,20 +178,19 @@ class _Run:
         s.estimate_notes = est.notes
 
     # -- results --------------------------------------------------------------------------------
-    def label(self, i: int, rec: CachedVerdict, from_cache: bool) -> Label:
-        pair = self.pairs[i]
-        return Label(query_id=pair.query_id, doc_id=pair.doc_id, grade=rec.verdict.grade,
-                     justification=rec.verdict.justification, judge=rec.judge, provider=rec.provider,
-                     model=rec.model, rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
-                     input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
-                     cached_input_tokens=rec.cached_input_tokens, cost_usd=rec.cost_usd, latency_s=rec.latency_s,
-                     created_at=rec.created_at, from_cache=from_cache, served_model=rec.served_model,
-                     system_fingerprint=rec.system_fingerprint)
+    def label(self, i: int, record: dict[str, Any], from_cache: bool) -> None:
+        self.done.settle(i, label_row(self.query_ids[i], self.doc_ids[i], record, from_cache))
 
-    def from_cache(self, rec: CachedVerdict, positions: list[int]) -> None:
+    def from_cache(self, rec: CachedVerdict | dict[str, Any], positions: list[int]) -> None:
+        record = rec.model_dump() if isinstance(rec, CachedVerdict) else rec
         for i in positions:
-            self.results[i] = self.label(i, rec, True)
+            self.label(i, record, True)
         self.stats.cached += len(positions)
+
+    def fail(self, key: str, positions: list[int], reason: str, attempts: int) -> None:
+        for i in positions:
+            self.done.settle(i, self.failure(i, key, reason, attempts))
+        self.stats.failed += len(positions)
 
     def failure(self, i: int, key: str, reason: str, attempts: int) -> LabelFailure:
         pair = self.pairs[i]
@@ -157,7 +201,7 @@ class _Run:
     def skip(self, item: Item) -> None:
         key, positions = item
         for i in positions:
-            self.results[i] = self.failure(i, key, f"not sent: {self.stop_reason}", 0)
+            self.done.settle(i, self.failure(i, key, f"not sent: {self.stop_reason}", 0))
         self.stats.skipped += len(positions)
         if self.stats.budget_stopped:
             self.stats.skipped_by_budget += len(positions)
@@ -168,7 +212,7 @@ class _Run:
         key, positions = item
         reason = "not sent: an open provider batch covers this pair; rerun with --batch to collect it"
         for i in positions:
-            self.results[i] = self.failure(i, key, reason, 0)
+            self.done.settle(i, self.failure(i, key, reason, 0))
         self.stats.skipped += len(positions)
 
     def tick(self, force: bool = False) -> None:
@@ -201,18 +245,16 @@ class _Run:
                 self.cache.release([key], self.owner)
             return self.skip(item)
         self.held.add(key)
-        prompt = self.render(self.pairs[positions[0]])
+        prompt = self.render(positions[0])
         started = time.monotonic()
         try:
             reply, attempts = await generate_with_retry(self.sender, prompt, self.options.retry, self.breaker)
         except BudgetReached:  # before an attempt (perhaps a retry, after attempts counted as they went)
             return self.budget_reached(item)
         except RetryExhaustedError as exc:
-            failures = [self.failure(i, key, str(exc), exc.attempts) for i in positions]
-            self.cache.record_failure(failures[0])
-            for i, f in zip(positions, failures):
-                self.results[i] = f
-            self.stats.failed += len(positions)
+            self.cache.record_failure(self.failure(positions[0], key, str(exc), exc.attempts))
+            self.failed[key] = (str(exc), exc.attempts)
+            self.fail(key, positions, str(exc), exc.attempts)
             if isinstance(exc, PairRejectedError):
                 self.note_rejection(str(exc))
             return
@@ -221,9 +263,8 @@ class _Run:
             self.stats.stopped_by = self.stats.stopped_by or redact(reason, self.secrets)
             self.stop_reason = f"the run stopped: {self.stats.stopped_by}"
             self.cache.release([key], self.owner)
-            for i in positions:
-                self.results[i] = self.failure(i, key, reason, 1)
-            self.stats.failed += len(positions)
+            self.failed[key] = (reason, 1)
+            self.fail(key, positions, reason, 1)
             return
         finally:
             self.held.discard(key)
@@ -241,14 +282,57 @@ class _Run:
             served_model=reply.served_model, system_fingerprint=reply.system_fingerprint,
         )
         await self.saves.submit(record)  # on disk before anything else: a crash from here on loses nothing
-        self.results[positions[0]] = self.label(positions[0], record, False)
+        row = record.model_dump()
+        self.label(positions[0], row, False)
         self.stats.new += 1
         if len(positions) > 1:  # identical pairs elsewhere in the input: paid once, served from this verdict
-            self.from_cache(record, positions[1:])
+            self.from_cache(row, positions[1:])
 
     async def worker(self, leased: bool) -> None:
-        while self.queue:
-            await self.process(self.queue.popleft(), leased)
+        try:
+            while self.queue:
+                item = self.queue.popleft()
+                if len(self.queue) < self.options.concurrency:
+                    self.hungry.set()
+                try:
+                    await self.process(item, leased)
+                finally:
+                    if not any(item is waiting for waiting in self.waiting):  # a waiting item is still open
+                        self.inflight.pop(item[0], None)
+                self.done.flush()
+        finally:
+            self.hungry.set()
+
+    async def feed(self) -> None:
+        """Plan a chunk, keep up to --concurrency workers sending its misses, and plan the next chunk only
+        once the queue runs short: memory follows the concurrency, not the number of pairs."""
+        workers: list[asyncio.Task] = []
+        try:
+            for todo in self.plan_chunks():
+                if todo and self.options.max_cost is not None and self.price is None:
+                    raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a "
+                                      "--prices file")
+                self.queue.extend(todo)
+                self.done.flush()
+                while len(self.queue) >= self.options.concurrency:
+                    workers = self.top_up(workers)
+                    self.hungry.clear()
+                    await self.hungry.wait()
+                workers = self.top_up(workers)
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                task.cancel()
+
+    def top_up(self, workers: list[asyncio.Task]) -> list[asyncio.Task]:
+        """The workers still running (a finished one's error is raised here), plus new ones for the queue."""
+        for task in workers:
+            if task.done():
+                task.result()
+        alive = [task for task in workers if not task.done()]
+        while self.queue and len(alive) < self.options.concurrency:
+            alive.append(asyncio.create_task(self.worker(False)))
+        return alive
 
     async def drain(self, leased: bool = False) -> None:
         workers = min(self.options.concurrency, len(self.queue))
@@ -292,18 +376,16 @@ class _Run:
         # A GET /v1/models to a local server, even in a dry run (it is not a paid request, and the dry run's
         # cached count needs the same keys); nothing for OpenAI's API.
         self.served = await self.judge.served_identity()
-        items = self.plan()
+        self.check_inputs()
         if self.options.dry_run:
-            return self.dry_run(items)
-        if self.options.max_cost is not None and self.price is None and items:
-            raise ConfigError(f"--max-cost needs a price for {self.judge.name}; add the model to a --prices file")
-        self.queue.extend(items)
+            return self.dry_run()
         renewer = asyncio.create_task(self.renew_leases())
         with ProgressBar(len(self.pairs), self.options.progress) as self.bar:
             try:
                 self.tick(force=True)
-                await self.drain()
+                await self.feed()
                 await self.wait_for_others()
+                self.done.flush()
                 self.tick(force=True)
             finally:
                 renewer.cancel()
@@ -313,24 +395,30 @@ class _Run:
 
 async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                       rubric: Rubric, cache: VerdictStore, options: LabelOptions | None = None, *,
-                      prices: PriceTable | None = None) -> LabelRun:
+                      prices: PriceTable | None = None, sink: RowSink | None = None) -> LabelRun:
     """Label every pair: from the cache when it can, from the judge otherwise.
 
-    Every pair ends as a Label or a LabelFailure, in input order. Does not close the judge.
+    Every pair ends as a Label or a LabelFailure, in input order. With a `sink`, label rows
+    (Label.model_dump()'s shape) go to it a chunk at a time, in input order, and the LabelRun holds no
+    labels (a large run is written as it goes); without one they are returned. Does not close the judge.
     """
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
     work = expand(pairs, options.samples)  # --samples N: each pair N times, one verdict per sample
-    run = _Run(work.items, queries, corpus, judge, rubric, cache, options, price, work.sample_of)
+    sampled = options.samples > 1  # the N samples of a pair are collapsed at the end: nothing is streamed
+    kept: list[dict[str, Any]] = []
+    run = _Run(work.items, queries, corpus, judge, rubric, cache, options, price,
+               kept.extend if sink is None or sampled else sink, work.sample_of)
     await run.run()
     stats = run.stats
     stats.samples = options.samples
     stats.elapsed_s = round(time.monotonic() - started, 3)
     if stats.cost_usd is not None:
         stats.cost_usd = round(stats.cost_usd, 6)
-    results = collapse(work, run.results, options.aggregate)
-    labels = [r for r in results if isinstance(r, Label)]
-    failures = [r for r in results if isinstance(r, LabelFailure)]
-    return LabelRun(labels=labels, failures=failures, stats=stats)
+    if sampled:
+        results = collapse(work, run.done.in_position_order(kept), options.aggregate)
+        return LabelRun(labels=[r for r in results if isinstance(r, Label)],
+                        failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
+    return LabelRun(labels=labels_from_rows(kept), failures=run.done.failures, stats=stats)

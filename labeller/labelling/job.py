@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
-from labeller.io.tables import table_format, write_rows
+from labeller.io.tables import RowWriter, table_format, write_rows
 from labeller.io.trec import read_run_lines, top_k
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
@@ -28,15 +29,15 @@ def failures_path_for(out_path: str | Path) -> Path:
     return out.with_name(f"{out.stem}.failures.jsonl")
 
 
-def load_pairs(*, queries: dict[str, Query], corpus: dict[str, Doc], pairs_path: str | Path | None,
-               run_path: str | Path | None, depth: int | None) -> list[Pair]:
+def load_pairs(*, queries: Mapping[str, Query], corpus: Mapping[str, Doc], pairs_path: str | Path | None,
+               run_path: str | Path | None, depth: int | None) -> Sequence[Pair]:
     """The pairs to label: a pairs file, or the top `depth` of each query in a run."""
     if (pairs_path is None) == (run_path is None):
         raise BadInputError("give exactly one of --pairs or --run (with --depth)")
     if pairs_path is not None:
         if depth is not None:
             raise BadInputError("--depth applies to --run, not to --pairs")
-        return read_pairs(pairs_path, queries, corpus)
+        return read_pairs(pairs_path, queries, corpus, lean=True)
     if depth is None or depth < 1:
         raise BadInputError("--run needs --depth K (K >= 1): how many top documents per query to label")
     numbered = read_run_lines(run_path)
@@ -53,12 +54,15 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
               rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
               out_path: str | Path = "labels.jsonl", base_url: str | None = None,
               options: LabelOptions | None = None, prices_path: str | Path | None = None,
-              timeout: float = 60.0, temperature: float | None = None, output_mode: str | None = None) -> LabelRun:
+              timeout: float = 60.0, temperature: float | None = None, output_mode: str | None = None,
+              keep_labels: bool = True) -> LabelRun:
     """Load and check every input, label, write labels (and failures) atomically.
 
     Nothing is sent until every input has been read and validated. Raises after writing:
     JudgeError if a fatal judge error stopped the run, BudgetExceededError if --max-cost did,
     LabellingFailedError if some pairs failed. The LabelRun is on the exception as `.run`.
+    keep_labels=False (the command line) writes the labels as each chunk of pairs is settled and
+    returns none of them: memory stays flat however many pairs there are.
     """
     options = options or LabelOptions()
     cache_spec = cache_dir if cache_dir is not None else default_spec()
@@ -73,15 +77,26 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature)
     queries = read_queries(queries_path)
-    corpus = read_corpus(corpus_path)
+    corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: texts kept, Doc models built per pair
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
-    run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
     if options.dry_run:
-        return run
-    with verdicts_kept(cache_spec):  # a write that fails now (the disk filled) loses no verdict
-        run.out_path = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+        return run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+    with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
+        writer = RowWriter(out_path)
+
+    def sink(rows: list[dict]) -> None:
+        with verdicts_kept(cache_spec):
+            writer.write(rows)
+
+    with writer:  # labels go to a temporary file as chunks settle; moved into place only at the end
+        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
+                        sink=None if keep_labels else sink)
+        sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
+        with verdicts_kept(cache_spec):
+            run.out_path = str(writer.close())
+    with verdicts_kept(cache_spec):
         failures_file = failures_path_for(out_path)
         if run.failures:
             run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
@@ -92,7 +107,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
 
 def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge, rubric_obj: Rubric,
-              prices: PriceTable, options: LabelOptions, cache_spec: str | Path) -> LabelRun:
+              prices: PriceTable, options: LabelOptions, cache_spec: str | Path, sink=None) -> LabelRun:
     """One judge over loaded, checked pairs through the store (the batch API with options.batch); nothing
     written but verdicts. label_job's core, shared by juries and escalation (labelling/jury.py)."""
     if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
@@ -100,7 +115,7 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
 
         batch_client(judge)
 
-    async def _label(spec: str | Path, sender: Judge, create: bool = True) -> LabelRun:
+    async def _label(spec: str | Path, sender: Judge, create: bool = True, sink=None) -> LabelRun:
         from labeller.labelling.batched import finish_open_batches, label_pairs_batched
 
         try:
@@ -110,7 +125,8 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
                                                      prices=prices)
                 if not options.dry_run:  # pairs in a killed --batch run's batches are collected, not bought again
                     await finish_open_batches(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
-                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, store, options, prices=prices)
+                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, store, options, prices=prices,
+                                         sink=sink)
         finally:
             await sender.aclose()
 
@@ -120,7 +136,7 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
                 return run_labelling(lambda sender: _label(empty, sender), judge, empty)
-    return run_labelling(lambda sender: _label(cache_spec, sender), judge, cache_spec)
+    return run_labelling(lambda sender: _label(cache_spec, sender, sink=sink), judge, cache_spec)
 
 
 def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:
@@ -134,20 +150,24 @@ def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: 
         check_outputs(inputs=existing_files(inputs), files=outputs, dirs={"--cache": None if is_url(store) else store})
 
 
+def _written(run: LabelRun) -> int:
+    return run.stats.new + run.stats.cached  # every pair not failed or skipped (the labels may not be kept)
+
+
 def _raise_for(run: LabelRun) -> None:
     stats = run.stats
     error: Exception | None = None
     if stats.stopped_by:
-        error = JudgeError(f"{stats.stopped_by}; {len(run.labels)} labels written, "
+        error = JudgeError(f"{stats.stopped_by}; {_written(run)} labels written, "
                            f"{len(run.failures)} pairs not labelled (see {run.failures_path})")
     elif stats.budget_stopped:
         maybe = (f" (+ up to ${stats.unconfirmed_cost_usd:.4f} for {stats.unconfirmed_attempts} attempts that may "
                  "have been billed)" if stats.unconfirmed_attempts and stats.unconfirmed_cost_usd else "")
-        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {len(run.labels)} labels "
+        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {_written(run)} labels "
                                     f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
     elif run.failures:
         unit = "pairs" if stats.samples == 1 else "samples (pair x sample)"
-        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} {unit} failed; {len(run.labels)} "
+        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} {unit} failed; {_written(run)} "
                                      f"labels written, failures in {run.failures_path}")
     if error is not None:
         error.run = run  # type: ignore[attr-defined]

@@ -8,9 +8,11 @@ from labeller.errors import BadInputError
 
 
 def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None, below: float | None = None,
-              near_cut: bool = True, relevant_from: int = 3, gold_path: str | Path | None = None):
+              near_cut: bool = True, relevant_from: int = 3, gold_path: str | Path | None = None,
+              keep_labels: bool = True):
     """label_job for one judge (unchanged), label_jury_job for several, label_escalation_job with escalate_to.
-    `inputs` are label_job's keyword arguments other than the judge."""
+    `inputs` are label_job's keyword arguments other than the judge; keep_labels=False (one judge only)
+    writes the labels as they settle and returns none (label_job)."""
     if escalate_to is not None:
         if len(judges) != 1:
             got = "none" if not judges else f"{len(judges)} ({', '.join(judges)})"
@@ -34,4 +36,4 @@ def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None
                             "OUT --gold GOLD`")
     from labeller.labelling.job import label_job
 
-    return label_job(judge_spec=judges[0], **inputs)
+    return label_job(judge_spec=judges[0], keep_labels=keep_labels, **inputs)

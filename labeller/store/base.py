@@ -193,6 +193,12 @@ class VerdictStore(ABC):
     def record_failure(self, failure: LabelFailure) -> None:
         """Remember the last failure for a key (for stats) and drop its lease."""
 
+    def get_many_raw(self, keys: Iterable[str]) -> dict[str, str | bytes]:
+        """get_many with each verdict as its stored JSON (a CachedVerdict's model_dump_json()), for callers
+        that read many verdicts written by labeller itself and need no model of each (a cached rerun).
+        Backends that keep the JSON as it is return it without parsing it."""
+        return {key: rec.model_dump_json() for key, rec in self.get_many(keys).items()}
+
     def get(self, key: str) -> CachedVerdict | None:
         return self.get_many([key]).get(key)
 

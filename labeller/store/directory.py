@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,7 @@ import diskcache
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
-                                 StoreStats, VerdictStore, now_iso, owner_is_dead, tally_stats)
+                                 StoreStats, VerdictStore, chunks, now_iso, owner_is_dead, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
@@ -66,11 +67,24 @@ class DirectoryStore(VerdictStore):
 
     # -- verdicts -------------------------------------------------------------------------------
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
-        found = {}
-        for key in keys:
-            raw = self._db.get(VERDICT + key)
-            if raw is not None:
-                found[key] = CachedVerdict.model_validate_json(raw)
+        return {key: CachedVerdict.model_validate_json(raw) for key, raw in self.get_many_raw(keys).items()}
+
+    def get_many_raw(self, keys: Iterable[str]) -> dict[str, str | bytes]:
+        """One SELECT per LOOKUP_CHUNK keys on diskcache's own table (Cache: key, raw, mode, value, ...),
+        instead of one per key through Cache.get. A str key is stored as it is (raw = 1); a value shorter
+        than diskcache's min_file_size is inline (MODE_RAW); a longer one lives in a file and is read
+        through Cache.get like any other. Entries expired are skipped, as Cache.get skips them."""
+        found: dict[str, str | bytes] = {}
+        for chunk in chunks(dict.fromkeys(VERDICT + key for key in keys)):
+            marks = ",".join("?" * len(chunk))
+            rows = self._db._sql(  # noqa: SLF001 - diskcache's documented schema; reads only
+                f"SELECT key, mode, value FROM Cache WHERE raw = 1 AND key IN ({marks}) "
+                "AND (expire_time IS NULL OR expire_time > ?)", (*chunk, time.time())).fetchall()
+            for name, mode, value in rows:
+                if mode != diskcache.core.MODE_RAW:
+                    value = self._db.get(name)
+                if value is not None:
+                    found[name[len(VERDICT):]] = value
         return found
 
     def __contains__(self, key: str) -> bool:

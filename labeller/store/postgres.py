@@ -122,17 +122,19 @@ class PostgresStore(VerdictStore):
                 cur.execute("INSERT INTO labeller_schema_version (version) VALUES (%s)", (version,))
 
     # -- verdicts -------------------------------------------------------------------------------
-    @_store_errors
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedVerdict]:
-        found: dict[str, CachedVerdict] = {}
+        return {key: CachedVerdict.model_validate_json(raw) for key, raw in self.get_many_raw(keys).items()}
+
+    @_store_errors
+    def get_many_raw(self, keys: Iterable[str]) -> dict[str, str | bytes]:
+        found: dict[str, str | bytes] = {}
         with self._conn.cursor(binary=True) as cur:
             for chunk in chunks(dict.fromkeys(keys)):
                 # A join on the unnested keys walks the primary key; `= ANY(array)` can fall back to a
                 # sequential scan testing every row against the whole array.
                 cur.execute("""SELECT v.cache_key, v.record FROM unnest(%b::text[]) AS k(cache_key)
                                JOIN labeller_verdicts v USING (cache_key)""", (chunk,))
-                for key, raw in cur:
-                    found[key] = CachedVerdict.model_validate_json(raw)
+                found.update(cur)
         return found
 
     @_store_errors

@@ -1,0 +1,101 @@
+"""The results of a labelling run, chunk by chunk, handed on in input order as soon as a chunk is settled.
+
+A run plans its pairs a chunk at a time (render, hash, look up: engine.py); each pair then settles as a
+label row or a LabelFailure. When every pair of the oldest open chunk has settled, its label rows go to
+the sink (an output file being written, or a list) and the chunk is forgotten: memory holds the chunks
+still open, not the whole run. Label rows are plain dicts shaped exactly like Label.model_dump(), built
+straight from the stored verdict's JSON: a cached rerun builds no pydantic object per pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from labeller.records import JURY_COLUMNS, Label, LabelFailure
+from labeller.store.base import CachedVerdict
+
+LABEL_FIELDS = tuple(Label.model_fields)
+_DEFAULTS = {name: field.default for name, field in Label.model_fields.items() if not field.is_required()}
+
+_OWN = ("query_id", "doc_id", "grade", "justification")  # the pair's and the verdict's; the rest from the record
+# What a stored verdict records about itself (provenance, tokens, cost, served model) and a label copies.
+_COPIED = tuple(name for name in LABEL_FIELDS
+                if name not in _OWN and name != "from_cache" and name in CachedVerdict.model_fields)
+_pick = itemgetter(*_COPIED)
+# A row as Label.model_dump() gives it for one judge's verdict: the jury columns are left out when unset
+# (records.Label's serializer), the sample columns are None until labelling.samples collapses samples.
+_TEMPLATE = {name: _DEFAULTS.get(name) for name in LABEL_FIELDS if name not in JURY_COLUMNS}
+
+
+def label_row(query_id: str, doc_id: str, record: dict[str, Any], from_cache: bool) -> dict[str, Any]:
+    """The output row of a pair answered by `record` (a CachedVerdict as a dict): Label.model_dump()'s keys,
+    in its order. The verdict and the pair are the pair's own; provenance fields come from the record
+    (a field an older record lacks takes Label's default)."""
+    verdict = record["verdict"]
+    try:
+        copied = _pick(record)
+    except KeyError:
+        copied = tuple(record.get(name, _DEFAULTS.get(name)) for name in _COPIED)
+    row = _TEMPLATE.copy()  # keeps Label's field order; the updates below only fill values in
+    row.update(zip(_OWN, (query_id, doc_id, verdict["grade"], verdict["justification"])))
+    row.update(zip(_COPIED, copied))
+    row["from_cache"] = from_cache
+    return row
+
+
+def labels_from_rows(rows: list[dict[str, Any]]) -> list[Label]:
+    return [Label.model_validate(row) for row in rows]
+
+
+class PlannedChunks:
+    """Settled results of the pairs planned so far, keyed by input position, emitted a whole chunk at a time."""
+
+    def __init__(self, total: int, size: int, sink: Callable[[list[dict[str, Any]]], None]) -> None:
+        self.total, self.size, self.sink = total, size, sink
+        self.results: dict[int, dict[str, Any] | LabelFailure] = {}
+        self.settled: dict[int, int] = {}  # chunk number -> pairs settled in it
+        self.head = 0  # the oldest chunk not yet emitted
+        self.planned = 0  # chunks planned so far
+        self.failures: list[LabelFailure] = []  # kept for the summary and the failures file (in input order)
+        self.failed_positions: list[int] = []  # the input position of each of those failures
+
+    def plan(self, chunk: int) -> None:
+        self.planned = max(self.planned, chunk + 1)
+
+    def settle(self, position: int, result: dict[str, Any] | LabelFailure) -> None:
+        if position in self.results:  # each pair settles once
+            raise RuntimeError(f"pair {position} settled twice")
+        self.results[position] = result
+        chunk = position // self.size
+        self.settled[chunk] = self.settled.get(chunk, 0) + 1
+
+    def flush(self) -> None:
+        """Emit every leading chunk whose pairs have all settled."""
+        while self.head < self.planned:
+            lo = self.head * self.size
+            hi = min(lo + self.size, self.total)
+            if self.settled.get(self.head, 0) < hi - lo:
+                return
+            rows = []
+            for position in range(lo, hi):
+                result = self.results.pop(position)
+                if isinstance(result, LabelFailure):
+                    self.failures.append(result)
+                    self.failed_positions.append(position)
+                else:
+                    rows.append(result)
+            del self.settled[self.head]
+            self.head += 1
+            self.sink(rows)
+
+    def in_position_order(self, rows: list[dict[str, Any]]) -> list[Label | LabelFailure | None]:
+        """Every emitted result at its input position: `rows` are the label rows the sink was given, in
+        order; a position whose chunk was never emitted (the run stopped) is None."""
+        failed = dict(zip(self.failed_positions, self.failures))
+        emitted = min(self.total, self.head * self.size)
+        labels = iter(rows)
+        out: list[Label | LabelFailure | None] = [
+            failed[p] if p in failed else Label.model_validate(next(labels)) for p in range(emitted)]
+        return out + [None] * (self.total - emitted)

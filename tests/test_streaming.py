@@ -1,0 +1,164 @@
+"""The cached-rerun fast path: chunked planning, the prefix-hashed cache key, batched store reads and
+labels written as chunks settle. Each fast part is checked against the plain computation it replaces."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from fakejudge import FakeJudge, expected_grade, sample, write_rubric
+
+import labeller.labelling.engine as engine
+from labeller.cache_key import cache_key, user_keyer
+from labeller.io.tables import RowWriter, read_rows, write_rows
+from labeller.labelling import LabelOptions, label_pairs
+from labeller.labelling.rows import label_row
+from labeller.records import Doc, Label, Pair, Query, Verdict
+from labeller.retry import RetryPolicy
+from labeller.rubric import JudgePrompt, load_rubric
+from labeller.store.base import CachedVerdict
+from labeller.store.directory import DirectoryStore
+
+FAST = RetryPolicy(initial_wait=0, max_wait=0, max_retry_after=0)
+AWKWARD = ["", "plain", 'quote " and \\ backslash', "caf\u00e9 \u6587\u5b57 \U0001f600", "line\u2028sep\u0085next",
+           "nul \x00 and \x1f controls", "\x00labeller:user\x00", '"user":"x"}', "</document>\n<query>"]
+
+
+@pytest.mark.parametrize("settings", [{}, {"temperature": 0.0, "seed": 7, "nested": {"b": [1, "\u00e9"]}}])
+def test_the_prefix_hashed_key_is_cache_key_byte_for_byte(settings):
+    system = "You grade.\n\u00e9 \"quoted\" \\ and \x00 too"
+    fields = dict(provider="openai", model="gpt-4.1-mini", base_url="http://127.0.0.1:9/v1/", settings=settings)
+    keyer = user_keyer(**fields, prompt=JudgePrompt(system=system, user=""))
+    for user in AWKWARD:
+        assert keyer(user) == cache_key(**fields, prompt=JudgePrompt(system=system, user=user)), repr(user)
+
+
+def test_the_prompt_parts_compose_into_render(tmp_path):
+    for rubric in (load_rubric("general"), load_rubric("transactions")):
+        query = Query(query_id="q", text="a <b> & c", fields={"supplier": "Acme\nx", "amount": 3})
+        doc = Doc(doc_id="d", text="caf\u00e9", fields={"supplier": "A", "amount": 1.5, "category": ["x", "y"]})
+        prompt = rubric.render(query, doc)
+        assert rubric.user_text(rubric.query_block(query), rubric.doc_block(doc)) == prompt.user
+        assert prompt.system == rubric.system_prompt()
+
+
+def _run(pairs, queries, corpus, judge, rubric, cache, sink=None, concurrency=3):
+    options = LabelOptions(progress=False, retry=FAST, concurrency=concurrency)
+    return asyncio.run(label_pairs(pairs, queries, corpus, judge, rubric, cache, options, sink=sink))
+
+
+def _inputs(n_queries=5, docs=9):
+    queries, corpus, pairs = sample(n_queries, docs)
+    corpus["twin"] = Doc(doc_id="twin", text=corpus["d0-0"].text)  # renders as d0-0 does: one key for both
+    pairs.append(Pair(query_id="q0", doc_id="twin"))  # in the last chunk, its twin in the first
+    return queries, corpus, pairs
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 7, 45, 46, 20_000])
+def test_chunk_boundaries_change_nothing(tmp_path, monkeypatch, chunk):
+    """Half the pairs cached beforehand, the rest sent: every pair once, rows in input order, twins paid once,
+    and the streamed rows equal the rows of the labels returned without a sink."""
+    queries, corpus, pairs = _inputs()
+    rubric = load_rubric(write_rubric(tmp_path))
+    monkeypatch.setattr(engine, "PLAN_CHUNK", chunk)
+    with DirectoryStore(tmp_path / "cache") as cache:
+        _run(pairs[::2], queries, corpus, FakeJudge(), rubric, cache)
+        judge, rows, sizes = FakeJudge(), [], []
+        streamed = _run(pairs, queries, corpus, judge, rubric, cache, sink=lambda got: (rows.extend(got),
+                                                                                          sizes.append(len(got))))
+        kept = _run(pairs, queries, corpus, FakeJudge(), rubric, cache)
+    assert streamed.labels == [] and streamed.failures == []
+    assert [(r["query_id"], r["doc_id"]) for r in rows] == [(p.query_id, p.doc_id) for p in pairs]
+    assert [r["grade"] for r in rows[:-1]] == [expected_grade(p.query_id, p.doc_id) for p in pairs[:-1]]
+    assert rows[-1]["grade"] == rows[0]["grade"]  # the twin: d0-0's verdict
+    sent = sorted(judge.calls)
+    assert len(sent) == len(set(sent)) == len(pairs[1::2]) - (1 if len(pairs) % 2 == 0 else 0)
+    assert sum(sizes) == len(pairs) and max(sizes) <= chunk
+    assert (streamed.stats.new, streamed.stats.cached) == (len(sent), len(pairs) - len(sent))
+    assert [lb.model_dump(exclude={"from_cache"}) for lb in kept.labels] == \
+           [{k: v for k, v in r.items() if k != "from_cache"} for r in rows]
+    assert all(lb.from_cache for lb in kept.labels)
+
+
+def test_a_failed_key_fails_its_twin_in_a_later_chunk_without_a_second_request(tmp_path, monkeypatch):
+    queries, corpus, pairs = _inputs(2, 3)
+    rubric = load_rubric(write_rubric(tmp_path))
+    monkeypatch.setattr(engine, "PLAN_CHUNK", 2)
+    judge = FakeJudge(script={"d0-0": ["malformed"] * 20})
+    with DirectoryStore(tmp_path / "cache") as cache:
+        result = _run(pairs, queries, corpus, judge, rubric, cache, sink=lambda rows: None, concurrency=1)
+    assert [(f.doc_id, f.attempts) for f in result.failures] == [("d0-0", 3), ("twin", 3)]
+    assert judge.calls.count(("q0", "d0-0")) == 3 and ("q0", "twin") not in judge.calls
+    assert result.stats.failed == 2 and result.stats.new == len(pairs) - 2
+
+
+def _verdict(key: str, justification: str = "fits") -> CachedVerdict:
+    return CachedVerdict(cache_key=key, query_id="q", doc_id="d", verdict=Verdict(justification=justification, grade=3),
+                         judge="fake:scripted", provider="fake", model="scripted", schema_version="1", rubric="r",
+                         rubric_version="v", input_tokens=None, cost_usd=0.25, created_at="2026-01-01T00:00:00.000+00:00")
+
+
+def test_the_batched_directory_read_matches_one_get_per_key(tmp_path):
+    """Inline values, one long enough for diskcache to keep in a file of its own, a missing key, an expired
+    entry under a verdict's name, and more keys than one SELECT takes."""
+    records = [_verdict(f"k{i}") for i in range(5003)] + [_verdict("long", "x" * 70_000)]
+    with DirectoryStore(tmp_path / "cache") as store:
+        store.put_many(records)
+        store._db.set("verdict:gone", records[0].model_dump_json(), expire=-1)
+        keys = [r.cache_key for r in records] + ["missing", "gone"]
+        raw = store.get_many_raw(keys)
+        assert set(raw) == {r.cache_key for r in records}
+        assert all(raw[r.cache_key] == r.model_dump_json() for r in records)
+        assert store.get_many(keys)["long"] == records[-1]
+        assert all(store.get(k) is None for k in ("missing", "gone"))
+
+
+def test_a_row_from_a_stored_record_is_the_label_the_model_would_build():
+    record = _verdict("k1")
+    row = label_row("q9", "d9", json.loads(record.model_dump_json()), True)
+    expected = Label(query_id="q9", doc_id="d9", grade=3, justification="fits", judge=record.judge,
+                     provider=record.provider, model=record.model, rubric="r", rubric_version="v", cache_key="k1",
+                     cost_usd=0.25, created_at=record.created_at, from_cache=True)
+    assert row == expected.model_dump() and list(row) == list(Label.model_fields)
+
+
+ROWS = [{"query_id": "q1", "doc_id": "d\u00e9", "grade": 4, "justification": "=HYPERLINK(\"x\")", "cost": 0.5},
+        {"query_id": "q2", "doc_id": "d,2", "grade": 1, "justification": "line\nbreak \u2028", "cost": 1.25}]
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.csv", "out.parquet"])
+def test_rows_written_in_chunks_are_the_file_write_rows_writes(tmp_path, name):
+    write_rows(tmp_path / f"whole-{name}", ROWS * 3)
+    with RowWriter(tmp_path / name) as writer:
+        for rows in ([ROWS[0]], [], [ROWS[1], ROWS[0]], [ROWS[1]] + ROWS):
+            writer.write(rows)
+        assert not (tmp_path / name).exists()  # nothing in place until the end
+        writer.close()
+    if name.endswith(".parquet"):
+        assert [r for _, r in read_rows(tmp_path / name)] == [r for _, r in read_rows(tmp_path / f"whole-{name}")]
+    else:
+        assert (tmp_path / name).read_bytes() == (tmp_path / f"whole-{name}").read_bytes()
+
+
+def test_a_writer_that_fails_midway_leaves_no_output_and_no_temporary_file(tmp_path):
+    (tmp_path / "out.jsonl").write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with RowWriter(tmp_path / "out.jsonl") as writer:
+            writer.write(ROWS)
+            raise RuntimeError("killed midway")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+    assert (tmp_path / "out.jsonl").read_text() == "old\n"
+
+
+def test_pairs_are_folded_by_document_and_query_in_first_seen_order(tmp_path):
+    from labeller.io.inputs import PairList, read_pairs
+
+    rows = [("q1", "d1"), ("q2", "d1"), ("q1", "d1"), ("q3", "d1"), ("q2", "d1"), ("q1", "d2"), ("q1", "d2")]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"query_id": q, "doc_id": d}) + "\n" for q, d in rows), encoding="utf-8")
+    expected = [("q1", "d1"), ("q2", "d1"), ("q3", "d1"), ("q1", "d2")]
+    lean = read_pairs(path, lean=True)
+    assert isinstance(lean, PairList) and [(p.query_id, p.doc_id) for p in lean] == expected
+    assert read_pairs(path) == [Pair(query_id=q, doc_id=d) for q, d in expected]
+    assert [(p.query_id, p.doc_id) for p in lean[1:3]] == expected[1:3]
