@@ -121,3 +121,17 @@ def test_a_temperature_change_is_a_judge_change_and_a_samples_change_is_not(tmp_
     assert '"temperature": 0.7' in json.loads((out / "drift.json").read_text())["judge"]["settings"]
     more = run(out, OLD, "judge.temperature=0.7", "label.samples=5", "label.aggregate=majority")
     assert more.judge_drift["status"] == "unchanged"
+
+
+def test_another_model_behind_the_same_url_and_name_is_a_judge_change(tmp_path, fake):
+    """llama-server answers to any name: a swapped GGUF behind the same URL and model name is another judge.
+    Its /v1/models entry is part of the judge identity, as it is part of the cache key."""
+    out = tmp_path / "reg"
+    fake.served_model = "smollm2-135m-q8.gguf"
+    assert run(out, OLD).judge_drift["status"] == "created"
+    fake.served_model = "gemma-3-270m-q8.gguf"
+    fake.model_grades = {"gpt-4.1-mini": lambda grade: 6 - grade}  # the new GGUF grades the other way round
+    swapped = run(out, OLD)
+    d = swapped.judge_drift
+    assert d["status"] == "checked" and d["changed"] == ["served"] and d["drifted"] and swapped.exit_code == 1
+    assert "gemma-3-270m" in (d["new"]["served"] or "") and "smollm2" in (d["old"]["served"] or "")

@@ -2,8 +2,9 @@
 
 The first regression run picks `drift.sample` pairs of its labelled pool (deterministically: the pairs
 whose sha256(query_id, doc_id) sort first) and stores them, with the grades the judge gave and the
-judge's identity (provider, model, base URL, decoding settings, rubric name, version and a hash of the
-rubric text), in `drift.json` beside the history. A later run whose judge identity differs grades the
+judge's identity (provider, model, base URL, decoding settings with the output mode, rubric name,
+version and a hash of the rubric text, and a local server's /v1/models entry for the model, so a GGUF
+swapped behind the same URL and name is a change), in `drift.json` beside the history. A later run whose judge identity differs grades the
 same pairs with the new judge (through the cache: they are usually in today's pool anyway) and compares
 old and new verdicts: quadratic-weighted kappa and exact agreement. Below `drift.min_kappa` that is
 JUDGE DRIFT, reported apart from retrieval regressions: today's figures are on labels of a judge that
@@ -35,7 +36,7 @@ from labeller.io.validation import validation_error
 from labeller.records import GRADE_MAX, GRADE_MIN, Label, Record
 
 FORMAT = "labeller-drift-sample/1"
-IDENTITY_FIELDS = ("provider", "model", "base_url", "settings", "rubric", "rubric_version", "rubric_hash")
+IDENTITY_FIELDS = ("provider", "model", "base_url", "settings", "rubric", "rubric_version", "rubric_hash", "served")
 
 
 class JudgeIdentity(Record):
@@ -48,6 +49,7 @@ class JudgeIdentity(Record):
     rubric: str
     rubric_version: str
     rubric_hash: str  # sha256 of the rendered system prompt: an edit without a version bump still shows
+    served: str | None = None  # a local server's /v1/models entry: another GGUF behind the same name is a change
 
 
 class SampleVerdict(Record):
@@ -97,20 +99,28 @@ def write_sample(path: Path, sample: DriftSample) -> None:
     write_text(path, sample.model_dump_json(indent=2) + "\n")
 
 
-def judge_identity(spec: str, base_url: str | None, rubric: str, temperature: float | None = None) -> JudgeIdentity:
+def judge_identity(spec: str, base_url: str | None, rubric: str, temperature: float | None = None,
+                   output_mode: str | None = None) -> JudgeIdentity:
     from labeller.judges.registry import make_judge
     from labeller.rubric import load_rubric
 
     loaded = load_rubric(rubric)
-    judge = make_judge(spec, base_url=base_url, api_key="identity-only-sends-nothing", temperature=temperature or 0.0)
-    try:
-        settings = json.dumps(judge.decoding_settings(), sort_keys=True, default=str)
-        shown_url = (judge.base_url or "").rstrip("/")
-    finally:
-        asyncio.run(judge.aclose())
+    judge = make_judge(spec, base_url=base_url, api_key="identity-only-sends-nothing", temperature=temperature or 0.0,
+                       output_mode=output_mode)
+
+    async def served() -> str | None:  # what the labels' cache keys hold too (nothing for a provider's own API)
+        try:
+            return await judge.served_identity()
+        finally:
+            await judge.aclose()
+
+    settings = json.dumps(judge.decoding_settings(), sort_keys=True, default=str)
+    shown_url = (judge.base_url or "").rstrip("/")
+    served_as = asyncio.run(served())
     return JudgeIdentity(provider=judge.provider, model=judge.model, base_url=shown_url, settings=settings,
                          rubric=loaded.name, rubric_version=loaded.version,
-                         rubric_hash=hashlib.sha256(loaded.system_prompt().encode("utf-8")).hexdigest())
+                         rubric_hash=hashlib.sha256(loaded.system_prompt().encode("utf-8")).hexdigest(),
+                         served=served_as)
 
 
 def _order(label: Label) -> str:
@@ -184,7 +194,8 @@ def check_drift(cfg, out: Path, stored: DriftSample | None, pool: list[Label], n
     from labeller.records import Pair
 
     drift = cfg.drift
-    identity = judge_identity(cfg.judge.spec, cfg.judge.base_url, cfg.judge.rubric, cfg.judge.temperature)
+    identity = judge_identity(cfg.judge.spec, cfg.judge.base_url, cfg.judge.rubric, cfg.judge.temperature,
+                              cfg.judge.output_mode)
     if drift.sample == 0:
         return DriftCheck(status="off", min_kappa=drift.min_kappa, new=identity), 0
     if stored is None:
