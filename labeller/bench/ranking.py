@@ -15,17 +15,14 @@ from labeller.evaluation.runs import Ranking as Run
 from labeller.evaluation.runs import load_run
 from labeller.evaluation.scoring import score_run
 from labeller.evaluation.system_ranking import agreement
-from labeller.io.gold import GradeFile, settled_grade
+from labeller.io.gold import GradeFile, settled_grades
 
 
 def judgments(grades: GradeFile, kind: str) -> Judgments:
     """A grade file as evaluation judgments; several gold grades of one pair give their consensus."""
-    by_pair: dict[tuple[str, str], list] = {}
-    for row in grades.rows:
-        by_pair.setdefault((row.query_id, row.doc_id), []).append(row)
     out: dict[str, dict[str, int]] = {}
-    for (query_id, doc_id), rows in by_pair.items():
-        out.setdefault(query_id, {})[doc_id] = settled_grade(rows)
+    for (query_id, doc_id), grade in settled_grades(grades).items():
+        out.setdefault(query_id, {})[doc_id] = grade
     return Judgments(out, grades.path, kind)
 
 

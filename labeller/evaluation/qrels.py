@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from labeller.evaluation.columnar import has_duplicate_pair, read_spaced, string_hash
-from labeller.io.gold import DEFAULT_QRELS_SCALE, Graded, Role, read_grades, settled_grade
+from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, read_grades, settled_grades
 from labeller.io.trec import is_ranx_json, is_table, parse_scale
 from labeller.records import GRADE_MIN, Label
 
@@ -70,12 +70,9 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
         if fast is not None:
             return fast
     graded = read_grades(path, role=role, from_scale=from_scale, clip_hint=False)  # evaluate has no --clip
-    by_pair: dict[tuple[str, str], list[Graded]] = {}
-    for row in graded.rows:
-        by_pair.setdefault((row.query_id, row.doc_id), []).append(row)
     grades: Grades = {}
-    for (qid, did), rows in by_pair.items():
-        grades.setdefault(qid, {})[did] = settled_grade(rows)
+    for (qid, did), grade in settled_grades(graded).items():
+        grades.setdefault(qid, {})[did] = grade
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
     return Judgments(grades, str(path), graded.kind, scale)
 

@@ -249,6 +249,19 @@ def settled_grade(rows: list[Graded]) -> int:
     return adjudicated[-1] if adjudicated else consensus_grade([r.grade for r in rows])
 
 
+def rows_by_pair(graded: GradeFile) -> dict[tuple[str, str], list[Graded]]:
+    """The rows of each (query_id, doc_id), in file order (several annotators may grade one pair)."""
+    by_pair: dict[tuple[str, str], list[Graded]] = {}
+    for row in graded.rows:
+        by_pair.setdefault((row.query_id, row.doc_id), []).append(row)
+    return by_pair
+
+
+def settled_grades(graded: GradeFile) -> dict[tuple[str, str], int]:
+    """One grade per pair, in file order: settled_grade of its rows."""
+    return {pair: settled_grade(rows) for pair, rows in rows_by_pair(graded).items()}
+
+
 def import_qrels(path: str | Path, out: str | Path, *, from_scale: str, annotator: str = "qrels",
                  clip: bool = False) -> int:
     """Turn TREC qrels into a gold file (JSONL/CSV/Parquet by extension). Returns the number of rows."""
@@ -271,11 +284,8 @@ def export_qrels(path: str | Path, out: str | Path, *, to_scale: str, from_scale
     low, high = parse_scale(to_scale) or (GRADE_MIN, GRADE_MAX)
     top = high - low + GRADE_MIN  # the highest labeller grade the target scale can hold
     graded = read_grades(path, role="judgments", from_scale=from_scale)
-    by_pair: dict[tuple[str, str], list[Graded]] = {}
-    for g in graded.rows:
-        by_pair.setdefault((g.query_id, g.doc_id), []).append(g)
     grades: dict[tuple[str, str], int] = {}
-    for pair, rows in by_pair.items():
+    for pair, rows in rows_by_pair(graded).items():
         grade = settled_grade(rows)
         if grade > top and not clip:
             raise BadInputError(f"grade {grade} of pair {pair} does not fit the target scale {low}-{high}; "

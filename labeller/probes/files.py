@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 
 from labeller.errors import BadInputError
-from labeller.io.gold import read_grades, settled_grade
+from labeller.io.gold import read_grades, settled_grades
 from labeller.io.inputs import read_corpus, read_pairs, read_queries
 from labeller.io.outputs import check_outputs, existing_files
 from labeller.labelling import LabelOptions
@@ -60,12 +59,10 @@ def read_reference(*, labels: str | Path | None, pairs: str | Path | None, queri
         return [(p, None) for p in read_pairs(pairs, queries, corpus)]
     grades = read_grades(labels, role="judgments", from_scale=from_scale, clip_hint=False, queries=queries,
                          corpus=corpus)
-    rows = defaultdict(list)
-    for row in grades.rows:
-        rows[(row.query_id, row.doc_id)].append(row)
-    if not rows:
+    settled = settled_grades(grades)
+    if not settled:
         raise BadInputError("no graded pair to probe (every row is marked can't-judge or later)", path=str(labels))
-    return [(Pair(query_id=q, doc_id=d), settled_grade(r)) for (q, d), r in rows.items()]
+    return [(Pair(query_id=q, doc_id=d), grade) for (q, d), grade in settled.items()]
 
 
 def report_paths(directory: str | Path | None) -> dict[str, Path]:
