@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from fakeapi import FakeAPI, _text
 from fakejudge import write_rubric
 
-from labeller.cli import main
+from cli_helpers import cli, jsonl
 
 N = 40
 BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pairs", "pairs.jsonl",
@@ -21,10 +20,6 @@ BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pa
 def planted(i: int) -> int:
     return (i * 3) % 5 + 1
 
-
-def jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def read(path: Path) -> list[dict]:
@@ -45,12 +40,6 @@ def write_slice(folder: Path, monkeypatch, api: FakeAPI, key: str) -> Path:
     write_rubric(folder)
     return folder
 
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
 
 
 def by_model(api: FakeAPI) -> dict[str, int]:

@@ -4,7 +4,6 @@ install name that is this project's."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -16,23 +15,13 @@ import pytest
 from fakeapi import FakeAPI
 from fakejudge import write_rubric
 
-from labeller.cli import main
+from cli_helpers import cli, jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = [{"query_id": "q1", "text": "how to blanch spinach"}, {"query_id": "q2", "text": "bounty hunter pay"}]
 CORPUS = [{"doc_id": f"d{i}", "text": f"passage {i} about spinach and bounty hunters"} for i in range(12)]
 
 
-def jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
 
 
 def test_version_names_this_distribution(capsys):

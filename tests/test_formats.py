@@ -14,22 +14,12 @@ import pytest
 import pytrec_eval
 from sklearn.metrics import cohen_kappa_score
 
-from labeller.cli import main
+from cli_helpers import cli, jsonl
 
 QUERIES = [f"q{i}" for i in range(1, 9)]
 DOCS = [f"d{i}" for i in range(1, 16)]
 
 
-def jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main([str(a) for a in args])
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
 
 
 def cli_json(capsys, *args) -> dict:

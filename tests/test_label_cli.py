@@ -11,10 +11,10 @@ import pytest
 from fakeapi import FakeAPI, expected_grade
 from fakejudge import write_rubric
 
-from labeller.cli import main
 from labeller.io import read_labels
 from labeller.records import Doc, Query
 from labeller.rubric import load_rubric
+from cli_helpers import cli, jsonl
 
 KEY = "sk-test-secret-0123456789"
 QUERIES = [{"query_id": "q1", "text": "how to blanch spinach"}, {"query_id": "q2", "text": "bounty hunter pay"}]
@@ -23,10 +23,6 @@ CORPUS = [{"doc_id": "d1", "text": "Blanch spinach for two minutes."},
           {"doc_id": "d3", "text": "Spinach is green."}]
 PAIRS = [{"query_id": q, "doc_id": d} for q in ("q1", "q2") for d in ("d1", "d2", "d3")]
 
-
-def jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -41,12 +37,6 @@ def files(tmp_path, monkeypatch):
 
 BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
 
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
 
 
 def test_offline_labelling_then_a_rerun_from_the_cache(files, capsys):
