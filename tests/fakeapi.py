@@ -64,7 +64,8 @@ MARKER = re.compile(r"\[\[grade:([1-5])\]\]")
 INJECTED = re.compile(r"\bgrade (?:it |this |this document )?([1-5])\b", re.IGNORECASE)  # obeys_injection
 KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400",
          "expired",  # expired: a batch request the provider never ran (batch endpoints only)
-         "empty")  # a verdict whose justification is "" (scripted only)
+         "empty",  # a verdict whose justification is "" (scripted only)
+         "garbled", "shapeless")  # a 200 that is not a reply: HTML, or JSON of the wrong shape
 
 
 def expected_grade(user_prompt: str) -> int:
@@ -99,6 +100,8 @@ class Faults:
     out_of_range: float = 0.0  # grade 9
     missing: float = 0.0  # no grade field
     refusal: float = 0.0
+    garbled: float = 0.0  # HTTP 200 whose body is an HTML page (a proxy's), not the API's JSON
+    shapeless: float = 0.0  # HTTP 200 JSON of the wrong shape (choices / content not lists)
     retry_after: float = 0.05  # seconds sent in Retry-After
     seed: int = 0
 
@@ -121,7 +124,8 @@ class Faults:
         roll = rng.random()
         for kind, p in (("429", self.rate_limit), ("500", self.server_error), ("529", self.overloaded),
                         ("drop", self.drop), ("malformed", self.malformed), ("range", self.out_of_range),
-                        ("missing", self.missing), ("refusal", self.refusal)):
+                        ("missing", self.missing), ("refusal", self.refusal), ("garbled", self.garbled),
+                        ("shapeless", self.shapeless)):
             if roll < p:
                 return kind
             roll -= p
@@ -321,6 +325,8 @@ class FakeAPI:
         body, kind = await self._receive(request, "authorization")
         if kind == "refused":
             return web.json_response(self._local_refusal(body), status=500)
+        if kind in ("garbled", "shapeless"):
+            return self._not_the_api(kind, {"id": "chatcmpl-x", "object": "chat.completion", "choices": "none"})
         if not kind.isdigit() and kind != "drop":
             return web.json_response(self._openai_reply(body or {}, kind))
         return self._error(kind, anthropic=False)
@@ -355,6 +361,8 @@ class FakeAPI:
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         body, kind = await self._receive(request, "x-api-key")
+        if kind in ("garbled", "shapeless"):
+            return self._not_the_api(kind, {"id": "msg_x", "type": "message", "role": "assistant", "content": "none"})
         if not kind.isdigit() and kind != "drop":
             return web.json_response(self._anthropic_reply(body or {}, kind))
         return self._error(kind, anthropic=True)
@@ -367,6 +375,13 @@ class FakeAPI:
     def batched_twice(self) -> int:
         """Requests submitted in a batch more than once (a pair paid twice)."""
         return sum(1 for n in self.batched.values() if n > 1)
+
+    @staticmethod
+    def _not_the_api(kind: str, shapeless: dict[str, Any]) -> web.Response:
+        """A 200 that is not a reply: a proxy's HTML page, or JSON of the wrong shape."""
+        if kind == "garbled":
+            return web.Response(text="<html><body>502 Bad Gateway (proxy)</body></html>", content_type="text/html")
+        return web.json_response(shapeless)
 
     def _error(self, kind: str, *, anthropic: bool) -> web.Response:
         status = 500 if kind == "drop" else int(kind)

@@ -101,6 +101,8 @@ def test_key_travels_only_in_the_auth_header(api, monkeypatch):
     ("range", MalformedReplyError, "less than or equal to 5"),
     ("missing", MalformedReplyError, "grade: Field required"),
     ("refusal", MalformedReplyError, "refusal"),
+    ("garbled", MalformedReplyError, "malformed reply"),
+    ("shapeless", MalformedReplyError, "malformed reply"),
     ("404", JudgeError, "does not know model 'm'"),
 ])
 def test_each_failure_is_classified(api, kind, error, reason):

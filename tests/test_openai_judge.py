@@ -113,6 +113,8 @@ def test_key_travels_only_in_the_authorization_header(api, monkeypatch):
     ("range", MalformedReplyError, "less than or equal to 5"),
     ("missing", MalformedReplyError, "grade: Field required"),
     ("refusal", MalformedReplyError, "refusal"),
+    ("garbled", MalformedReplyError, "not a chat completion"),
+    ("shapeless", MalformedReplyError, "not a chat completion"),
     ("404", JudgeError, "does not know model 'm'"),
     ("400", RejectedRequestError, "HTTP 400"),
 ])

@@ -85,6 +85,8 @@ class AnthropicJudge(Judge):
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with sdk_errors(anthropic, self, service="Anthropic", key_variable=KEY_VARIABLE, reply_kind="a message"):
             message = await self._client.messages.create(**self.request(prompt))
+        if not isinstance(message, anthropic.types.Message):  # a 200 that is not JSON (a proxy's page): the SDK's text
+            raise MalformedReplyError("malformed reply: the response is not a message")
         return self.read_message(message)
 
     def read_message(self, message: Any) -> JudgeReply:

@@ -31,6 +31,7 @@ import openai
 
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.openai_reply import Completion
 from labeller.judges.output_modes import check_output_mode, refusal_hint, reply_payload, request_fields, system_text
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.judges.served import served_identity
@@ -43,6 +44,8 @@ OPENAI_HOST = "api.openai.com"
 AZURE_SUFFIX = ".openai.azure.com"  # Azure OpenAI: the same API rules as OpenAI's own (no max_tokens for o-series)
 KEY_VARIABLE = KEY_VARIABLES["openai"]
 POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
+# What chat.completions.create sends with its request (bearer auth), for the same request through client.post.
+_CHAT_OPTIONS: Any = {"security": {"bearer_auth": True}}
 
 
 class OpenAIJudge(Judge):
@@ -111,7 +114,12 @@ class OpenAIJudge(Judge):
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with refusal_hint(self.output_mode), sdk_errors(openai, self, service=self.service, key_variable=KEY_VARIABLE,
                                                         reply_kind="a chat completion"):
-            completion = await self._client.chat.completions.create(**self.request(prompt))
+            body = await self._client.post("/chat/completions", body=self.request(prompt), cast_to=bytes,
+                                           options=_CHAT_OPTIONS)
+        try:
+            completion = Completion.model_validate_json(body)
+        except ValueError:
+            raise MalformedReplyError("malformed reply: the response is not a chat completion") from None
         return self._read(completion)
 
     def _warn(self, text: str) -> None:

@@ -16,13 +16,15 @@ The flow of one run (label_job, then label_pairs):
    (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it).
 4. `concurrency` workers take the remaining keys in input order. For each: take a lease in the
    cache (so another process labelling into the same cache never pays for it too; a pair leased
-   elsewhere is waited for and read from the cache), then call the judge under the retry policy
+   elsewhere is waited for and read from the cache; leases are claimed --concurrency queued keys
+   at a time, ahead of the workers, so none waits for a transaction before sending), then call the
+   judge under the retry policy
    (labeller.retry). Every attempt, retries included, is metered (labelling.budget): it is sent only
    if spent + possibly billed + in flight + its own worst case stays within --max-cost, and one the
    provider may bill without reporting usage (a timeout, a drop after sending) counts at its worst
    case. A circuit breaker shared by all pairs stops the run when attempts in a row cannot connect.
    A verdict is written to the cache the moment it arrives (the verdicts of one event-loop pass in
-   one transaction: batch.LoopBatcher); its worker waits until it is committed.
+   one transaction: batch.LoopBatcher); its worker waits that one pass, until it is committed.
 5. Every pair ends as a Label or a LabelFailure (judge gave up, or never sent because the budget
    or a fatal judge error stopped the run). Once every pair of the oldest open chunk has settled,
    its label rows (labelling.rows) go to the output's temporary file, in input order; the file is

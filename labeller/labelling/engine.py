@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 from collections import deque
@@ -85,9 +86,10 @@ class _Run:
         self.waiting: list[Item] = []
         self.stop_reason: str | None = None
         self.rejected = 0  # pairs the provider refused outright (HTTP 400/413/422)
-        # Leases and verdicts of one event-loop pass share one transaction each. On the loop itself: a store
+        # Leases are claimed ahead of the workers (claim_ahead); a worker waits one loop pass for its verdict's
+        # commit (batch.LoopBatcher), the verdicts of a pass in one transaction. On the loop itself: a store
         # thread measured slower (each SQLite call hands the GIL back and forth with a busy loop).
-        self.claims = LoopBatcher(lambda keys: cache.claim(keys, self.owner))
+        self.claimed: dict[str, str] = {}  # claim results of queued keys, claimed ahead of their workers
         self.saves = LoopBatcher(cache.put_many)
         self.bar: ProgressBar | None = None
         self.served: str | None = None  # what a local server says it serves under the model name (cache key)
@@ -228,10 +230,25 @@ class _Run:
         self.cache.release([item[0]], self.owner)
         self.skip(item)
 
+    def claim_ahead(self, item: Item) -> str:
+        """The claim result of a queued item's key. The first worker to find its key unclaimed claims it and the
+        next --concurrency queued keys in one call, so workers seldom wait for a transaction before sending (waiting
+        for one per pair left about half of --concurrency in flight). Leases claimed ahead count as held: renewed
+        while queued, released if the run is interrupted."""
+        key = item[0]
+        if key not in self.claimed:
+            keys = [key] + [k for k, _ in itertools.islice(self.queue, self.options.concurrency)
+                            if k not in self.claimed]
+            for k, status in zip(keys, self.cache.claim(keys, self.owner)):
+                self.claimed[k] = status
+                if status == MINE:
+                    self.held.add(k)
+        return self.claimed.pop(key)
+
     async def process(self, item: Item, leased: bool = False) -> None:
         key, positions = item
         if not leased and not self.stop_reason:
-            claimed = await self.claims.submit(key)
+            claimed = self.claim_ahead(item)
             if claimed == BUSY:  # another process is grading it: wait for its verdict
                 self.waiting.append(item)
                 return
@@ -241,8 +258,9 @@ class _Run:
                 return self.from_cache(self.cache.get(key), positions)
             leased = True
         if self.stop_reason:  # a budget or fatal stop, perhaps while we were claiming
-            if leased:
+            if leased or self.claimed.pop(key, None) == MINE:
                 self.cache.release([key], self.owner)
+                self.held.discard(key)
             return self.skip(item)
         self.held.add(key)
         prompt = self.render(positions[0])
