@@ -294,7 +294,8 @@ def main() -> None:
     parser.add_argument("--eval-queries", type=int, default=10_000)
     parser.add_argument("--eval-depth", type=int, default=1_000)
     parser.add_argument("--cached-pairs", type=int, default=200_000)
-    parser.add_argument("--label-pairs", type=int, default=2_000)
+    parser.add_argument("--label-pairs", type=int, default=5_000,
+                        help="pairs per fresh labelling run: enough that start-up (about 1 s for either side) is a small part")
     parser.add_argument("--concurrency", default="64,128")
     parser.add_argument("--latencies", default="0.2,0.1", help="fake server latency in seconds, comma-separated")
     parser.add_argument("--repeat", type=int, default=3)
