@@ -235,3 +235,18 @@ def test_requests_per_minute_applies_to_the_run(env):
     result = run(env, judge, concurrency=12, requests_per_minute=60)  # one a second, ten in the bucket
     assert len(result.labels) == 12
     assert time.monotonic() - started >= 1.5  # twelve requests need two refills after the burst of ten
+
+
+@pytest.mark.parametrize("stop", ["budget", "fatal", "none"])
+def test_no_lease_is_left_behind_whatever_ends_the_run(env, stop):
+    """Leases are claimed for the next --concurrency queued pairs at once, ahead of the workers: those never sent
+    (a budget or fatal stop) are released, not left to block another process until they expire."""
+    queries, corpus, pairs, rubric, cache = env
+    per_request = PRICE.cost(estimate_tokens(rubric.render(queries["q0"], corpus["d0-0"])), DEFAULT_OUTPUT_CAP)
+    options = {"budget": {"max_cost": per_request * 2.5}, "fatal": {}, "none": {}}[stop]
+    judge = FakeJudge(latency=0.02, script={"d0-2": ["boom"]} if stop == "fatal" else {})
+    result = run(env, judge, concurrency=4, **options)
+    assert len(result.labels) + len(result.failures) == 12
+    assert (len(result.failures) > 0) == (stop != "none")
+    assert cache.stats().leases_held == 0
+    assert cache.stats().entries == len(result.labels)
