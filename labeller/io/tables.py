@@ -274,6 +274,21 @@ def _json_cells(row: dict[str, Any]) -> dict[str, Any]:
 _UNESCAPED = json.JSONEncoder(ensure_ascii=False)
 
 
+def _row_encoder():
+    """json.dumps(row, ensure_ascii=False) of a dict, by json's own C encoder built once (json.dumps builds
+    one per call, which is most of its cost on a small row): the same bytes. No cycle check (a row of values
+    holds none); without the C extension, json.dumps itself."""
+    from json.encoder import c_make_encoder, encode_basestring
+
+    if c_make_encoder is None:
+        return _UNESCAPED.encode
+    encode = c_make_encoder(None, _UNESCAPED.default, encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda row: "".join(encode(row, 0))
+
+
+_encode_row = _row_encoder()
+
+
 class RowWriter:
     """write_rows a chunk at a time: JSONL and CSV rows go to the temporary file as they come (the same
     bytes write_rows writes, except that a CSV column of whole numbers with gaps keeps "12" rather than
@@ -298,8 +313,8 @@ class RowWriter:
         self.rows += len(rows)
         try:
             if self.kind == "jsonl":
-                encode = _UNESCAPED.encode  # json.dumps(row, ensure_ascii=False), without a new encoder per row
-                self._handle.write("".join([encode(row) + "\n" for row in rows]).encode("utf-8"))
+                encode = _encode_row
+                self._handle.write(("\n".join([encode(row) for row in rows]) + "\n").encode("utf-8"))
             elif self.kind == "csv":
                 import pandas as pd
 
