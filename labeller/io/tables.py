@@ -98,8 +98,17 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
     unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw)."""
     blank = True
+    plain = _PLAIN_VALUES.issuperset
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            try:  # the usual line: a JSON object of strings, read by orjson straight from the bytes
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                row = None  # a blank line, a byte-order mark, bad UTF-8 or bad JSON: the full reading below
+            if type(row) is dict and plain(map(type, row.values())):
+                blank = False
+                yield number, row
+                continue
             if blank and raw.strip():
                 blank = False
             try:
@@ -136,6 +145,7 @@ def loads(text: str | bytes) -> Any:
 
 
 _MAYBE_CHANGED = (float, list, dict)
+_PLAIN_VALUES = frozenset({str, int, bool, type(None)})  # values orjson reads exactly as json does (see loads)
 
 
 def load_own(text: str | bytes) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 from labeller.cache_key import UserKeyer, user_keyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
-from labeller.io.inputs import pair_ids, text_and_fields
+from labeller.io.inputs import has_all, pair_ids, text_and_fields
 from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
@@ -101,7 +101,8 @@ class _Run:
         """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
         exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        for qid, did in zip(self.query_ids, self.doc_ids):
+        known = has_all(self.queries, self.query_ids) and has_all(self.corpus, self.doc_ids)
+        for qid, did in zip(self.query_ids, self.doc_ids) if not known else ():  # which pair, and what it lacks
             if qid not in self.queries or did not in self.corpus:
                 missing = "query" if qid not in self.queries else "document"
                 raise BadInputError(f"pair ({qid}, {did}) names an unknown {missing}")

@@ -28,8 +28,8 @@ import diskcache
 
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
-                                 StoreStats, VerdictStore, chunks, now_iso, owner_is_dead, tally_stats)
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, LOOKUP_CHUNK, MINE, BatchRecord, CachedVerdict,
+                                 NoStoreError, StoreStats, VerdictStore, now_iso, owner_is_dead, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
@@ -75,7 +75,8 @@ class DirectoryStore(VerdictStore):
         than diskcache's min_file_size is inline (MODE_RAW); a longer one lives in a file and is read
         through Cache.get like any other. Entries expired are skipped, as Cache.get skips them."""
         found: dict[str, str | bytes] = {}
-        for chunk in chunks(dict.fromkeys(VERDICT + key for key in keys)):
+        names = [VERDICT + key for key in dict.fromkeys(keys)]
+        for chunk in (names[lo:lo + LOOKUP_CHUNK] for lo in range(0, len(names), LOOKUP_CHUNK)):
             marks = ",".join("?" * len(chunk))
             rows = self._db._sql(  # noqa: SLF001 - diskcache's documented schema; reads only
                 f"SELECT key, mode, value FROM Cache WHERE raw = 1 AND key IN ({marks}) "
