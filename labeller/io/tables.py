@@ -297,6 +297,7 @@ def _row_encoder():
 
 
 _encode_row = _row_encoder()
+_WRITE_ROWS = 512  # JSONL rows encoded and written at a time
 
 
 class RowWriter:
@@ -323,8 +324,9 @@ class RowWriter:
         self.rows += len(rows)
         try:
             if self.kind == "jsonl":
-                encode = _encode_row
-                self._handle.write(("\n".join([encode(row) for row in rows]) + "\n").encode("utf-8"))
+                encode, write = _encode_row, self._handle.write
+                for lo in range(0, len(rows), _WRITE_ROWS):  # buffers small enough to be reused, not mapped anew
+                    write(("\n".join([encode(row) for row in rows[lo:lo + _WRITE_ROWS]]) + "\n").encode("utf-8"))
             elif self.kind == "csv":
                 import pandas as pd
 
