@@ -131,8 +131,8 @@ class _Run:
 
         sample_of, rubric, queries, doc_of = self.sample_of, self.rubric, self.queries, text_and_fields(self.corpus)
         user_rest, query_ids, doc_ids = rubric.user_rest, self.query_ids, self.doc_ids
-        for lo in range(0, len(self.pairs), PLAN_CHUNK):
-            hi = min(lo + PLAN_CHUNK, len(self.pairs))
+
+        def keys_of(lo: int, hi: int) -> list[str]:
             heads: dict[Any, Any] = {}  # (query, sample) -> the hash state of the query's part of the user text
             keys = []
             for i, qid, did in zip(range(lo, hi), query_ids[lo:hi], doc_ids[lo:hi]):
@@ -141,34 +141,43 @@ class _Run:
                 if head is None:
                     head = heads[qid, sample] = keyer_of(sample).start(rubric.user_head(rubric.query_block(queries[qid])))
                 keys.append(keyers[sample].key(head, user_rest(*doc_of(did))))
-            del heads
-            chunk = lo // PLAN_CHUNK
-            slots = self.done.plan(chunk)
+            return keys
+
+        for lo in range(0, len(self.pairs), PLAN_CHUNK):
+            hi = min(lo + PLAN_CHUNK, len(self.pairs))
+            keys = keys_of(lo, hi)
             inflight, failed = self.inflight, self.failed
-            found = self.cache.get_many_raw([k for k in dict.fromkeys(keys) if k not in inflight and k not in failed])
-            todo: list[Item] = []
-            if len(found) == len(keys):  # the whole chunk is in the store (a rerun): rows straight into their slots
-                for offset, qid, did, key in zip(range(hi - lo), query_ids[lo:hi], doc_ids[lo:hi], keys):
-                    slots[offset] = label_row(qid, did, load_own(found[key]), True)
-                self.done.filled(chunk, hi - lo)
-                self.stats.cached += hi - lo
-                yield todo
-                continue
-            by_key: dict[str, list[int]] = {}
-            for i, key in zip(range(lo, hi), keys):
-                by_key.setdefault(key, []).append(i)
-            for key, positions in by_key.items():
-                if key in inflight:  # the same prompt earlier in the input, not yet answered: paid once
-                    inflight[key].extend(positions)
-                elif key in failed:
-                    reason, attempts = failed[key]
-                    self.fail(key, positions, reason, attempts)
-                elif key in found:
-                    self.from_cache(load_own(found[key]), positions)
-                else:
-                    inflight[key] = positions
-                    todo.append((key, positions))
-            yield todo
+            yield self.settle_chunk(lo, hi, keys, self.cache.get_many_raw(
+                [k for k in dict.fromkeys(keys) if k not in inflight and k not in failed]))
+
+    def settle_chunk(self, lo: int, hi: int, keys: list[str], found: dict[str, str | bytes]) -> list[Item]:
+        """The pairs lo..hi, given their keys and what the store holds of them: answered from the store, joined
+        to the same key queued earlier, failed as it failed earlier, or returned to be sent (one item per key)."""
+        chunk, query_ids, doc_ids = lo // PLAN_CHUNK, self.query_ids, self.doc_ids
+        slots = self.done.plan(chunk)
+        inflight, failed = self.inflight, self.failed
+        todo: list[Item] = []
+        if len(found) == len(keys):  # the whole chunk is in the store (a rerun): rows straight into their slots
+            for offset, qid, did, key in zip(range(hi - lo), query_ids[lo:hi], doc_ids[lo:hi], keys):
+                slots[offset] = label_row(qid, did, load_own(found[key]), True)
+            self.done.filled(chunk, hi - lo)
+            self.stats.cached += hi - lo
+            return todo
+        by_key: dict[str, list[int]] = {}
+        for i, key in zip(range(lo, hi), keys):
+            by_key.setdefault(key, []).append(i)
+        for key, positions in by_key.items():
+            if key in inflight:  # the same prompt earlier in the input, not yet answered: paid once
+                inflight[key].extend(positions)
+            elif key in failed:
+                reason, attempts = failed[key]
+                self.fail(key, positions, reason, attempts)
+            elif key in found:
+                self.from_cache(load_own(found[key]), positions)
+            else:
+                inflight[key] = positions
+                todo.append((key, positions))
+        return todo
 
     def note_rejection(self, reason: str) -> None:
         """One refused pair is that pair's problem; refusals with no success at all mean the request
