@@ -80,10 +80,23 @@ def _inputs(n_queries=5, docs=9):
 def test_chunk_boundaries_change_nothing(tmp_path, monkeypatch, chunk):
     """Half the pairs cached beforehand, the rest sent: every pair once, rows in input order, twins paid once,
     and the streamed rows equal the rows of the labels returned without a sink."""
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: DirectoryStore(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 20_000])
+def test_chunk_boundaries_change_nothing_when_the_store_is_read_ahead(tmp_path, monkeypatch, chunk, postgres_url):
+    """PostgreSQL is read one chunk ahead on a thread, while the chunk before is settled and sent."""
+    from labeller.store.postgres import PostgresStore
+
+    assert PostgresStore.reads_ahead
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: PostgresStore(postgres_url))
+
+
+def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache):
     queries, corpus, pairs = _inputs()
     rubric = load_rubric(write_rubric(tmp_path))
     monkeypatch.setattr(engine, "PLAN_CHUNK", chunk)
-    with DirectoryStore(tmp_path / "cache") as cache:
+    with open_cache() as cache:
         _run(pairs[::2], queries, corpus, FakeJudge(), rubric, cache)
         judge, rows, sizes = FakeJudge(), [], []
         streamed = _run(pairs, queries, corpus, judge, rubric, cache, sink=lambda got: (rows.extend(got),

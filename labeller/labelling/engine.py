@@ -7,6 +7,8 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 from labeller.cache_key import UserKeyer, user_keyer
@@ -143,12 +145,24 @@ class _Run:
                 keys.append(keyers[sample].key(head, user_rest(*doc_of(did))))
             return keys
 
-        for lo in range(0, len(self.pairs), PLAN_CHUNK):
-            hi = min(lo + PLAN_CHUNK, len(self.pairs))
-            keys = keys_of(lo, hi)
-            inflight, failed = self.inflight, self.failed
-            yield self.settle_chunk(lo, hi, keys, self.cache.get_many_raw(
-                [k for k in dict.fromkeys(keys) if k not in inflight and k not in failed]))
+        # A store that waits on a server is read one chunk ahead, on a thread: its lookup overlaps the hashing of
+        # the next chunk. Keys queued or failed by the time a chunk settles are looked at again first there.
+        with ThreadPoolExecutor(1, thread_name_prefix="labeller-lookup") if self.cache.reads_ahead else \
+                nullcontext() as ahead:
+            planned = None
+            for lo in range(0, len(self.pairs), PLAN_CHUNK):
+                hi = min(lo + PLAN_CHUNK, len(self.pairs))
+                keys = keys_of(lo, hi)
+                wanted = [k for k in dict.fromkeys(keys) if k not in self.inflight and k not in self.failed]
+                if ahead is None:
+                    yield self.settle_chunk(lo, hi, keys, self.cache.get_many_raw(wanted))
+                    continue
+                lookup = ahead.submit(self.cache.get_many_raw, wanted)
+                if planned is not None:
+                    yield self.settle_chunk(*planned[:3], planned[3].result())
+                planned = lo, hi, keys, lookup
+            if planned is not None:
+                yield self.settle_chunk(*planned[:3], planned[3].result())
 
     def settle_chunk(self, lo: int, hi: int, keys: list[str], found: dict[str, str | bytes]) -> list[Item]:
         """The pairs lo..hi, given their keys and what the store holds of them: answered from the store, joined
