@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any
 
 from labeller.judges.base import SCHEMA_VERSION
@@ -52,26 +51,62 @@ def cache_key(*, provider: str, model: str, base_url: str | None, settings: dict
 
 
 _HOLE = "\x00labeller:user\x00"  # stands in for the user text; JSON writes it as an escape no real text yields
+# Bytes that json.dumps(ensure_ascii=False) writes as an escape, but for the newline (prompts are full of
+# them): text without any of these is its own JSON string body once each newline is written as \\n (UTF-8
+# never uses these byte values inside a multi-byte character).
+_ESCAPED_BUT_NEWLINE = bytes(b for b in range(0x20) if b != 0x0A) + b'"\\'
+_quote = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(text, ensure_ascii=False), built once
 
 
-def user_keyer(**fields: Any) -> Callable[[str], str]:
+def _json_body(text: str) -> bytes:
+    """json.dumps(text, ensure_ascii=False) without its quotes, as UTF-8. JSON escapes character by
+    character, so the body of a + b is the body of a then the body of b."""
+    raw = text.encode("utf-8")
+    if len(raw.translate(None, _ESCAPED_BUT_NEWLINE)) == len(raw):  # two C scans instead of json's loop
+        return raw.replace(b"\n", b"\\n")
+    return _quote(text)[1:-1].encode("utf-8")
+
+
+class UserKeyer:
     """cache_key(**fields) as a function of the user text alone (fields["prompt"] gives the system text),
     for a run whose prompts share everything else. The same bytes are hashed: the JSON around the user
     text is written once and the hash of its head reused, so a pair costs one string escape and one
-    hash update instead of a whole json.dumps of the material."""
-    system = fields.pop("prompt").system
-    blob = key_material(**fields, prompt=JudgePrompt(system=system, user=_HOLE))
-    hole = json.dumps(_HOLE, ensure_ascii=False)
-    if blob.count(hole) != 1:  # never expected; the whole computation is always right
-        return lambda user: cache_key(**fields, prompt=JudgePrompt(system=system, user=user))
-    head, tail = (part.encode("utf-8") for part in blob.split(hole))
-    start = hashlib.sha256(head)
-    quote = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(user, ensure_ascii=False), built once
+    hash update instead of a whole json.dumps of the material.
 
-    def key(user: str) -> str:
-        digest = start.copy()
-        digest.update(quote(user).encode("utf-8"))
-        digest.update(tail)
+    keyer(user) is the key of one user text. For many texts that start alike (the pairs of one query),
+    keyer.key(keyer.start(head), rest) is keyer(head + rest), with head hashed only once."""
+
+    def __init__(self, **fields: Any) -> None:
+        self._system = fields.pop("prompt").system
+        self._fields = fields
+        blob = key_material(**fields, prompt=JudgePrompt(system=self._system, user=_HOLE))
+        hole = json.dumps(_HOLE, ensure_ascii=False)
+        # Never expected otherwise (a system prompt holding the placeholder itself): then every key is the
+        # whole computation, and the states are the texts so far.
+        self._exact = blob.count(hole) == 1
+        head, tail = blob.split(hole) if self._exact else ("", "")
+        self._head: Any = hashlib.sha256(head.encode("utf-8") + b'"') if self._exact else ""
+        self._tail = b'"' + tail.encode("utf-8")  # from the user text's closing quote to the end
+
+    def __call__(self, user: str) -> str:
+        return self.key(self._head, user)
+
+    def start(self, head: str) -> Any:
+        """The hash state after the first part of user texts (copied, never changed, by key())."""
+        if not self._exact:
+            return head
+        state = self._head.copy()
+        state.update(_json_body(head))
+        return state
+
+    def key(self, state: Any, rest: str) -> str:
+        """The key of the user text whose first part made `state` (start()) and whose rest is `rest`."""
+        if not self._exact:
+            return cache_key(**self._fields, prompt=JudgePrompt(system=self._system, user=state + rest))
+        digest = state.copy()
+        digest.update(_json_body(rest))
+        digest.update(self._tail)
         return digest.hexdigest()
 
-    return key
+
+user_keyer = UserKeyer  # the name callers know

@@ -34,13 +34,34 @@ def test_the_prefix_hashed_key_is_cache_key_byte_for_byte(settings):
         assert keyer(user) == cache_key(**fields, prompt=JudgePrompt(system=system, user=user)), repr(user)
 
 
+@pytest.mark.parametrize("system", ["You grade.\n\u00e9 \"quoted\"", "\x00labeller:user\x00"])
+def test_a_key_hashed_from_a_shared_head_is_cache_key_byte_for_byte(system):
+    """keyer.key(keyer.start(head), rest) is cache_key of head + rest, for every split of awkward text (the
+    escapes of JSON, newlines, non-ASCII, the placeholder itself, a system prompt that is the placeholder)."""
+    fields = dict(provider="openai", model="gpt-4.1-mini", base_url=None, settings={"seed": 1}, sample=2)
+    keyer = user_keyer(**fields, prompt=JudgePrompt(system=system, user=""))
+    for head in AWKWARD:
+        state = keyer.start(head)
+        for rest in AWKWARD + ["<document>\nplain\n</document>\nGrade it.", "\n\n"]:
+            assert keyer.key(state, rest) == cache_key(**fields, prompt=JudgePrompt(system=system, user=head + rest))
+        assert keyer.key(state, "x") == keyer.key(state, "x")  # the state is copied, never changed
+
+
 def test_the_prompt_parts_compose_into_render(tmp_path):
+    from labeller.io.inputs import Records, text_and_fields
+
     for rubric in (load_rubric("general"), load_rubric("transactions")):
         query = Query(query_id="q", text="a <b> & c", fields={"supplier": "Acme\nx", "amount": 3})
-        doc = Doc(doc_id="d", text="caf\u00e9", fields={"supplier": "A", "amount": 1.5, "category": ["x", "y"]})
-        prompt = rubric.render(query, doc)
-        assert rubric.user_text(rubric.query_block(query), rubric.doc_block(doc)) == prompt.user
-        assert prompt.system == rubric.system_prompt()
+        docs = [Doc(doc_id="d", text="caf\u00e9 <x>", fields={"supplier": "A", "amount": 1.5, "category": ["x", "y"]}),
+                Doc(doc_id="e", text="only </document> text")]
+        lean = Records(Doc, "doc_id", {d.doc_id: (d.text, d.fields) if d.fields else d.text for d in docs})
+        for doc in docs:
+            prompt = rubric.render(query, doc)
+            assert rubric.user_text(rubric.query_block(query), rubric.doc_block(doc)) == prompt.user
+            assert prompt.system == rubric.system_prompt()
+            for text_of in (text_and_fields(lean), text_and_fields({d.doc_id: d for d in docs})):
+                assert rubric.user_head(rubric.query_block(query)) + rubric.user_rest(*text_of(doc.doc_id)) == \
+                    prompt.user
 
 
 def _run(pairs, queries, corpus, judge, rubric, cache, sink=None, concurrency=3):
@@ -59,10 +80,23 @@ def _inputs(n_queries=5, docs=9):
 def test_chunk_boundaries_change_nothing(tmp_path, monkeypatch, chunk):
     """Half the pairs cached beforehand, the rest sent: every pair once, rows in input order, twins paid once,
     and the streamed rows equal the rows of the labels returned without a sink."""
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: DirectoryStore(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 20_000])
+def test_chunk_boundaries_change_nothing_when_the_store_is_read_ahead(tmp_path, monkeypatch, chunk, postgres_url):
+    """PostgreSQL is read one chunk ahead on a thread, while the chunk before is settled and sent."""
+    from labeller.store.postgres import PostgresStore
+
+    assert PostgresStore.reads_ahead
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: PostgresStore(postgres_url))
+
+
+def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache):
     queries, corpus, pairs = _inputs()
     rubric = load_rubric(write_rubric(tmp_path))
     monkeypatch.setattr(engine, "PLAN_CHUNK", chunk)
-    with DirectoryStore(tmp_path / "cache") as cache:
+    with open_cache() as cache:
         _run(pairs[::2], queries, corpus, FakeJudge(), rubric, cache)
         judge, rows, sizes = FakeJudge(), [], []
         streamed = _run(pairs, queries, corpus, judge, rubric, cache, sink=lambda got: (rows.extend(got),
@@ -114,6 +148,20 @@ def test_the_batched_directory_read_matches_one_get_per_key(tmp_path):
         assert all(store.get(k) is None for k in ("missing", "gone"))
 
 
+def test_stored_values_that_would_break_the_joined_read_are_read_one_by_one(tmp_path):
+    """The batched read joins rows with newlines: a value or a key holding a newline (or the separator
+    between key and value) is not what labeller writes, but it is read back exactly all the same."""
+    with DirectoryStore(tmp_path / "cache") as store:
+        odd = {"k1": "two\nlines", "k2": "rs \x1e inside", "k\n3": "key with a newline", "k\x1e4": "key with rs",
+               "k5": "", "k6": _verdict("k6").model_dump_json()}
+        for key, value in odd.items():
+            store._db.set("verdict:" + key, value)
+        store._db.set("verdict:k7", b"bytes value")
+        for keys in (list(odd), ["k5", "k6"], ["k6", "k7"], ["k1"], ["k\n3", "missing"]):
+            assert store.get_many_raw(keys) == {k: store._db.get("verdict:" + k) for k in keys
+                                                if store._db.get("verdict:" + k) is not None}
+
+
 def test_a_row_from_a_stored_record_is_the_label_the_model_would_build():
     record = _verdict("k1")
     row = label_row("q9", "d9", json.loads(record.model_dump_json()), True)
@@ -125,6 +173,20 @@ def test_a_row_from_a_stored_record_is_the_label_the_model_would_build():
 
 ROWS = [{"query_id": "q1", "doc_id": "d\u00e9", "grade": 4, "justification": "=HYPERLINK(\"x\")", "cost": 0.5},
         {"query_id": "q2", "doc_id": "d,2", "grade": 1, "justification": "line\nbreak \u2028", "cost": 1.25}]
+ODD_ROWS = [{"query_id": "q3", "doc_id": "d\\3", "grade": 2, "justification": "nul \x00 \x1f tab\t \U0001f600 '\"}, {",
+             "cost_usd": 2e-05, "latency_s": 1e16, "none": None, "yes": True, "big": 10**20, "nan": float("nan"),
+             "inf": float("-inf"), "list": [1, "\u00e9"], "dict": {"a": {"b": None}}, "": 0.1 + 0.2},
+            {"%s": "%(x)s %%", "\u00e9\"": []}]
+
+
+def test_jsonl_rows_are_json_dumps_bytes_row_for_row(tmp_path):
+    rows = ROWS + ODD_ROWS + [label_row("q\u00e9", "d\n", json.loads(_verdict("k").model_dump_json()), True)]
+    with RowWriter(tmp_path / "out.jsonl") as writer:
+        writer.write(rows)
+        writer.write(rows * 300)  # more than one batch of encoded rows
+        writer.close()
+    expected = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows * 301).encode("utf-8")
+    assert (tmp_path / "out.jsonl").read_bytes() == expected
 
 
 @pytest.mark.parametrize("name", ["out.jsonl", "out.csv", "out.parquet"])
@@ -162,3 +224,17 @@ def test_pairs_are_folded_by_document_and_query_in_first_seen_order(tmp_path):
     assert isinstance(lean, PairList) and [(p.query_id, p.doc_id) for p in lean] == expected
     assert read_pairs(path) == [Pair(query_id=q, doc_id=d) for q, d in expected]
     assert [(p.query_id, p.doc_id) for p in lean[1:3]] == expected[1:3]
+
+
+def test_jsonl_rows_read_fast_are_json_loads_values(tmp_path):
+    """Rows of plain strings go through orjson straight from the bytes; a byte-order mark, blank lines,
+    floats, integers past 64 bits, nested values and escaped surrogates are read as json.loads reads them."""
+    lines = ['{"query_id": "q1", "text": "caf\\u00e9 \\ud83d\\ude00", "n": 3, "ok": true, "none": null}',
+             "", "   ", '{"query_id": "q2", "text": "x", "amount": 1.10, "big": 123456789012345678901234567890}',
+             '{"query_id": "q3", "text": "y", "tags": ["a", {"b": 2.5}]}', '{"query_id": "q4", "text": "\\ud800 lone"}',
+             '{"query_id": "q5", "text": "dup", "text": "last wins"}']
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8") + b"\n")
+    got = list(read_rows(path))
+    assert got == [(n, json.loads(line)) for n, line in enumerate(lines, start=1) if line.strip()]
+    assert [type(v) for v in got[1][1].values()] == [str, str, float, int]

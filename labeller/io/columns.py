@@ -94,13 +94,15 @@ def rename_plan(columns: list[str] | set[str], role: str | None) -> dict[str, st
 
 def renamed(rows: Iterator[tuple[int, dict[str, Any]]], role: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
     """The rows with their columns renamed to labeller's names (the plan is made from the first row)."""
-    plan: dict[str, str] | None = None
     for line, row in rows:
-        if plan is None:
-            plan = rename_plan(list(row), role)
-        if plan:
-            row = {plan.get(k, k): v for k, v in row.items()}
-        yield line, row
+        plan = rename_plan(list(row), role)
+        if not plan:  # nothing to rename: the rest as they come (no Python step per row of a large file)
+            yield line, row
+            yield from rows
+            return
+        yield line, {plan.get(k, k): v for k, v in row.items()}
+        for line, row in rows:
+            yield line, {plan.get(k, k): v for k, v in row.items()}
 
 
 def missing_hint(field: str, columns: list[str]) -> str:

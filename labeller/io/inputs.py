@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -100,11 +101,28 @@ class PairList(Sequence):
         return len(self.doc_ids)
 
 
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
 def text_and_fields(records: Mapping[str, Query] | Mapping[str, Doc]):
-    """A function id -> (text, fields) for a mapping of records, without building a model per call when it can."""
+    """A function id -> (text, fields) for a mapping of records, without building a model per call when it can.
+    The fields are for reading only (a row without any shares one empty mapping: a million pairs, no dict each)."""
     if isinstance(records, Records):
-        return records.text_and_fields
+        rows = records.rows
+        return lambda key: (row, _NO_FIELDS) if type(row := rows[key]) is str else row
     return lambda key: (lambda record: (record.text, record.fields))(records[key])
+
+
+def has_all(records: Mapping[str, Query] | Mapping[str, Doc], ids: Iterable[str]) -> bool:
+    """Whether every id is in records, tested by the dict itself where it can (a million pairs' ids)."""
+    return all(map(_membership(records), ids))
+
+
+def _membership(records: Mapping[str, Any] | None) -> Callable[[str], bool] | None:
+    """`id in records` as a function: a Records' own dict's, not a Python-level __contains__ per id."""
+    if records is None:
+        return None
+    return records.rows.__contains__ if isinstance(records, Records) else records.__contains__
 
 
 def pair_ids(pairs: Sequence[Pair]) -> tuple[Sequence[str], Sequence[str]]:
@@ -126,11 +144,12 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
     query_ids: list[str] = []
     doc_ids: list[str] = []
     interned: dict[str, str] = {}  # one string per query id, however many pairs name it
+    query_known, doc_known = _membership(queries), _membership(corpus)
     for line, row in read_rows(path, role="pairs"):
         qid, did = row.get("query_id"), row.get("doc_id")
         if type(qid) is not str or type(did) is not str or not qid.strip() or not did.strip():
             qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
-        if (queries is not None and qid not in queries) or (corpus is not None and did not in corpus):
+        if (query_known and not query_known(qid)) or (doc_known and not doc_known(did)):
             check_known(qid, did, queries, corpus, path, line)
         paired = seen.get(did)
         if paired is None:

@@ -98,8 +98,17 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
     unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw)."""
     blank = True
+    plain = _PLAIN_VALUES.issuperset
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            try:  # the usual line: a JSON object of strings, read by orjson straight from the bytes
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                row = None  # a blank line, a byte-order mark, bad UTF-8 or bad JSON: the full reading below
+            if type(row) is dict and plain(map(type, row.values())):
+                blank = False
+                yield number, row
+                continue
             if blank and raw.strip():
                 blank = False
             try:
@@ -136,6 +145,7 @@ def loads(text: str | bytes) -> Any:
 
 
 _MAYBE_CHANGED = (float, list, dict)
+_PLAIN_VALUES = frozenset({str, int, bool, type(None)})  # values orjson reads exactly as json does (see loads)
 
 
 def load_own(text: str | bytes) -> Any:
@@ -274,6 +284,22 @@ def _json_cells(row: dict[str, Any]) -> dict[str, Any]:
 _UNESCAPED = json.JSONEncoder(ensure_ascii=False)
 
 
+def _row_encoder():
+    """json.dumps(row, ensure_ascii=False) of a dict, by json's own C encoder built once (json.dumps builds
+    one per call, which is most of its cost on a small row): the same bytes. No cycle check (a row of values
+    holds none); without the C extension, json.dumps itself."""
+    from json.encoder import c_make_encoder, encode_basestring
+
+    if c_make_encoder is None:
+        return _UNESCAPED.encode
+    encode = c_make_encoder(None, _UNESCAPED.default, encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda row: "".join(encode(row, 0))
+
+
+_encode_row = _row_encoder()
+_WRITE_ROWS = 512  # JSONL rows encoded and written at a time
+
+
 class RowWriter:
     """write_rows a chunk at a time: JSONL and CSV rows go to the temporary file as they come (the same
     bytes write_rows writes, except that a CSV column of whole numbers with gaps keeps "12" rather than
@@ -298,8 +324,9 @@ class RowWriter:
         self.rows += len(rows)
         try:
             if self.kind == "jsonl":
-                encode = _UNESCAPED.encode  # json.dumps(row, ensure_ascii=False), without a new encoder per row
-                self._handle.write("".join([encode(row) + "\n" for row in rows]).encode("utf-8"))
+                encode, write = _encode_row, self._handle.write
+                for lo in range(0, len(rows), _WRITE_ROWS):  # buffers small enough to be reused, not mapped anew
+                    write(("\n".join([encode(row) for row in rows[lo:lo + _WRITE_ROWS]]) + "\n").encode("utf-8"))
             elif self.kind == "csv":
                 import pandas as pd
 

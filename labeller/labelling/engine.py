@@ -8,11 +8,13 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
-from labeller.cache_key import user_keyer
+from labeller.cache_key import UserKeyer, user_keyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
-from labeller.io.inputs import pair_ids, text_and_fields
+from labeller.io.inputs import has_all, pair_ids, text_and_fields
 from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
@@ -103,7 +105,8 @@ class _Run:
         """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
         exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        for qid, did in zip(self.query_ids, self.doc_ids):
+        known = has_all(self.queries, self.query_ids) and has_all(self.corpus, self.doc_ids)
+        for qid, did in zip(self.query_ids, self.doc_ids) if not known else ():  # which pair, and what it lacks
             if qid not in self.queries or did not in self.corpus:
                 missing = "query" if qid not in self.queries else "document"
                 raise BadInputError(f"pair ({qid}, {did}) names an unknown {missing}")
@@ -117,46 +120,80 @@ class _Run:
     def plan_chunks(self) -> Iterator[list[Item]]:
         """Chunk by chunk: answer what the store holds (one lookup per many keys: a remote store is not asked
         per pair) and yield the rest, one item per distinct cache key. The key hashes the same bytes as
-        cache_key(), with the system prompt's part hashed once and each query's block rendered once a chunk."""
+        cache_key(), with the system prompt's part hashed once and each query's part once a chunk; a pair
+        found in the store becomes its output row straight from the stored JSON."""
         system = JudgePrompt(system=self.rubric.system_prompt(), user="")
-        keyers: dict[int, Callable[[str], str]] = {}  # one per sample index (--samples: k > 0 is hashed too)
+        keyers: dict[int, UserKeyer] = {}  # one per sample index (--samples: k > 0 is hashed too)
 
-        def key_of(user: str, sample: int) -> str:
+        def keyer_of(sample: int) -> UserKeyer:
             keyer = keyers.get(sample)
             if keyer is None:
                 keyer = keyers[sample] = user_keyer(provider=self.judge.provider, model=self.judge.model,
                                                     base_url=self.judge.base_url, settings=self.settings,
                                                     prompt=system, sample=sample, served=self.served)
-            return keyer(user)
+            return keyer
 
-        sample_of = self.sample_of
-        rubric, queries, doc_of, user_text, block = self.rubric, self.queries, text_and_fields(self.corpus), \
-            self.rubric.user_text, self.rubric.block
-        for lo in range(0, len(self.pairs), PLAN_CHUNK):
-            blocks: dict[str, str] = {}
-            by_key: dict[str, list[int]] = {}
-            hi = min(lo + PLAN_CHUNK, len(self.pairs))
-            for i, qid, did in zip(range(lo, hi), self.query_ids[lo:hi], self.doc_ids[lo:hi]):
-                query_block = blocks.get(qid)
-                if query_block is None:
-                    query_block = blocks[qid] = rubric.query_block(queries[qid])
-                user = user_text(query_block, block("document", *doc_of(did)))
-                by_key.setdefault(key_of(user, sample_of(i)), []).append(i)
-            self.done.plan(lo // PLAN_CHUNK)
-            found = self.cache.get_many_raw([k for k in by_key if k not in self.inflight and k not in self.failed])
-            todo: list[Item] = []
-            for key, positions in by_key.items():
-                if key in self.inflight:  # the same prompt earlier in the input, not yet answered: paid once
-                    self.inflight[key].extend(positions)
-                elif key in self.failed:
-                    reason, attempts = self.failed[key]
-                    self.fail(key, positions, reason, attempts)
-                elif key in found:
-                    self.from_cache(load_own(found[key]), positions)
-                else:
-                    self.inflight[key] = positions
-                    todo.append((key, positions))
-            yield todo
+        sample_of, rubric, queries, doc_of = self.sample_of, self.rubric, self.queries, text_and_fields(self.corpus)
+        user_rest, query_ids, doc_ids = rubric.user_rest, self.query_ids, self.doc_ids
+
+        def keys_of(lo: int, hi: int) -> list[str]:
+            heads: dict[Any, Any] = {}  # (query, sample) -> the hash state of the query's part of the user text
+            keys = []
+            for i, qid, did in zip(range(lo, hi), query_ids[lo:hi], doc_ids[lo:hi]):
+                sample = sample_of(i)
+                head = heads.get((qid, sample))
+                if head is None:
+                    head = heads[qid, sample] = keyer_of(sample).start(rubric.user_head(rubric.query_block(queries[qid])))
+                keys.append(keyers[sample].key(head, user_rest(*doc_of(did))))
+            return keys
+
+        # A store that waits on a server is read one chunk ahead, on a thread: its lookup overlaps the hashing of
+        # the next chunk. Keys queued or failed by the time a chunk settles are looked at again first there.
+        with ThreadPoolExecutor(1, thread_name_prefix="labeller-lookup") if self.cache.reads_ahead else \
+                nullcontext() as ahead:
+            planned = None
+            for lo in range(0, len(self.pairs), PLAN_CHUNK):
+                hi = min(lo + PLAN_CHUNK, len(self.pairs))
+                keys = keys_of(lo, hi)
+                wanted = [k for k in dict.fromkeys(keys) if k not in self.inflight and k not in self.failed]
+                if ahead is None:
+                    yield self.settle_chunk(lo, hi, keys, self.cache.get_many_raw(wanted))
+                    continue
+                lookup = ahead.submit(self.cache.get_many_raw, wanted)
+                if planned is not None:
+                    yield self.settle_chunk(*planned[:3], planned[3].result())
+                planned = lo, hi, keys, lookup
+            if planned is not None:
+                yield self.settle_chunk(*planned[:3], planned[3].result())
+
+    def settle_chunk(self, lo: int, hi: int, keys: list[str], found: dict[str, str | bytes]) -> list[Item]:
+        """The pairs lo..hi, given their keys and what the store holds of them: answered from the store, joined
+        to the same key queued earlier, failed as it failed earlier, or returned to be sent (one item per key)."""
+        chunk, query_ids, doc_ids = lo // PLAN_CHUNK, self.query_ids, self.doc_ids
+        slots = self.done.plan(chunk)
+        inflight, failed = self.inflight, self.failed
+        todo: list[Item] = []
+        if len(found) == len(keys):  # the whole chunk is in the store (a rerun): rows straight into their slots
+            for offset, qid, did, key in zip(range(hi - lo), query_ids[lo:hi], doc_ids[lo:hi], keys):
+                slots[offset] = label_row(qid, did, load_own(found[key]), True)
+            self.done.filled(chunk, hi - lo)
+            self.stats.cached += hi - lo
+            return todo
+        by_key: dict[str, list[int]] = {}
+        for i, key in zip(range(lo, hi), keys):
+            by_key.setdefault(key, []).append(i)
+        for key, positions in by_key.items():
+            if key in inflight:  # the same prompt earlier in the input, not yet answered: paid once
+                inflight[key].extend(positions)
+            elif key in failed:
+                reason, attempts = failed[key]
+                self.fail(key, positions, reason, attempts)
+            elif key in found:
+                self.from_cache(load_own(found[key]), positions)
+            else:
+                inflight[key] = positions
+                todo.append((key, positions))
+        return todo
 
     def note_rejection(self, reason: str) -> None:
         """One refused pair is that pair's problem; refusals with no success at all mean the request

@@ -49,44 +49,57 @@ def labels_from_rows(rows: list[dict[str, Any]]) -> list[Label]:
     return [Label.model_validate(row) for row in rows]
 
 
+_OPEN = object()  # a slot whose pair has not settled yet
+
+
 class PlannedChunks:
-    """Settled results of the pairs planned so far, keyed by input position, emitted a whole chunk at a time."""
+    """Settled results of the pairs planned so far, slot by input position, emitted a whole chunk at a time."""
 
     def __init__(self, total: int, size: int, sink: Callable[[list[dict[str, Any]]], None]) -> None:
         self.total, self.size, self.sink = total, size, sink
-        self.results: dict[int, dict[str, Any] | LabelFailure] = {}
+        self.slots: dict[int, list[Any]] = {}  # chunk number -> its results by offset (_OPEN until settled)
         self.settled: dict[int, int] = {}  # chunk number -> pairs settled in it
         self.head = 0  # the oldest chunk not yet emitted
         self.planned = 0  # chunks planned so far
         self.failures: list[LabelFailure] = []  # kept for the summary and the failures file (in input order)
         self.failed_positions: list[int] = []  # the input position of each of those failures
 
-    def plan(self, chunk: int) -> None:
+    def plan(self, chunk: int) -> list[Any]:
+        """Open a chunk; its slots are returned for a planner that settles many pairs at once (filled())."""
+        lo = chunk * self.size
+        slots = self.slots[chunk] = [_OPEN] * (min(lo + self.size, self.total) - lo)
+        self.settled[chunk] = 0
         self.planned = max(self.planned, chunk + 1)
+        return slots
+
+    def filled(self, chunk: int, count: int) -> None:
+        """`count` open slots of the chunk were settled by writing into them directly."""
+        self.settled[chunk] += count
 
     def settle(self, position: int, result: dict[str, Any] | LabelFailure) -> None:
-        if position in self.results:  # each pair settles once
+        chunk, offset = divmod(position, self.size)
+        slots = self.slots[chunk]
+        if slots[offset] is not _OPEN:  # each pair settles once
             raise RuntimeError(f"pair {position} settled twice")
-        self.results[position] = result
-        chunk = position // self.size
-        self.settled[chunk] = self.settled.get(chunk, 0) + 1
+        slots[offset] = result
+        self.settled[chunk] += 1
 
     def flush(self) -> None:
         """Emit every leading chunk whose pairs have all settled."""
         while self.head < self.planned:
-            lo = self.head * self.size
-            hi = min(lo + self.size, self.total)
-            if self.settled.get(self.head, 0) < hi - lo:
+            slots = self.slots[self.head]
+            if self.settled[self.head] < len(slots):
                 return
-            rows = []
-            for position in range(lo, hi):
-                result = self.results.pop(position)
-                if isinstance(result, LabelFailure):
-                    self.failures.append(result)
-                    self.failed_positions.append(position)
-                else:
-                    rows.append(result)
-            del self.settled[self.head]
+            rows = slots
+            if any(isinstance(result, LabelFailure) for result in slots):
+                rows = []
+                for position, result in enumerate(slots, start=self.head * self.size):
+                    if isinstance(result, LabelFailure):
+                        self.failures.append(result)
+                        self.failed_positions.append(position)
+                    else:
+                        rows.append(result)
+            del self.slots[self.head], self.settled[self.head]
             self.head += 1
             self.sink(rows)
 

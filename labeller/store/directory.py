@@ -28,8 +28,8 @@ import diskcache
 
 from labeller.errors import BadInputError
 from labeller.records import LabelFailure
-from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
-                                 StoreStats, VerdictStore, chunks, now_iso, owner_is_dead, tally_stats)
+from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, LOOKUP_CHUNK, MINE, BatchRecord, CachedVerdict,
+                                 NoStoreError, StoreStats, VerdictStore, now_iso, owner_is_dead, tally_stats)
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
@@ -52,7 +52,10 @@ class DirectoryStore(VerdictStore):
             with _open_lock(self.directory):  # a cache another process is creating right now is not "empty"
                 if db_file.is_file() and db_file.stat().st_size == 0:
                     raise _damaged(db_file, "the file is empty")
-                self._db = diskcache.Cache(str(self.directory), eviction_policy="none", statistics=0)
+                # No memory map: SQLite's mapped pages count as the process's memory, and its 32 MB page cache
+                # reads a million-verdict rerun as fast.
+                self._db = diskcache.Cache(str(self.directory), eviction_policy="none", statistics=0,
+                                           sqlite_mmap_size=0)
                 self._probe()
         except sqlite3.DatabaseError as exc:
             raise _damaged(db_file, str(exc)) from None
@@ -70,18 +73,32 @@ class DirectoryStore(VerdictStore):
         return {key: CachedVerdict.model_validate_json(raw) for key, raw in self.get_many_raw(keys).items()}
 
     def get_many_raw(self, keys: Iterable[str]) -> dict[str, str | bytes]:
-        """One SELECT per LOOKUP_CHUNK keys on diskcache's own table (Cache: key, raw, mode, value, ...),
+        """One statement per LOOKUP_CHUNK keys on diskcache's own table (Cache: key, raw, mode, value, ...),
         instead of one per key through Cache.get. A str key is stored as it is (raw = 1); a value shorter
         than diskcache's min_file_size is inline (MODE_RAW); a longer one lives in a file and is read
-        through Cache.get like any other. Entries expired are skipped, as Cache.get skips them."""
+        through Cache.get like any other. Entries expired are skipped, as Cache.get skips them.
+
+        The rows come back as one string (group_concat): SQLite does the whole lookup in one step, and Python
+        builds one string per row instead of a tuple of three values. A stored value is JSON, never a raw
+        newline; anything unexpected in the string (a count that does not add up, a key not asked for) reads
+        the rows one by one."""
         found: dict[str, str | bytes] = {}
-        for chunk in chunks(dict.fromkeys(VERDICT + key for key in keys)):
-            marks = ",".join("?" * len(chunk))
-            rows = self._db._sql(  # noqa: SLF001 - diskcache's documented schema; reads only
-                f"SELECT key, mode, value FROM Cache WHERE raw = 1 AND key IN ({marks}) "
-                "AND (expire_time IS NULL OR expire_time > ?)", (*chunk, time.time())).fetchall()
-            for name, mode, value in rows:
-                if mode != diskcache.core.MODE_RAW:
+        names = [VERDICT + key for key in dict.fromkeys(keys)]
+        for chunk in (names[lo:lo + LOOKUP_CHUNK] for lo in range(0, len(names), LOOKUP_CHUNK)):
+            where = (f"FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(chunk))}) "
+                     "AND (expire_time IS NULL OR expire_time > ?)")
+            args = (*chunk, time.time())
+            ((count, joined),) = self._db._sql(  # noqa: SLF001 - diskcache's documented schema; reads only
+                f"SELECT count(*), group_concat(CASE WHEN mode = {diskcache.core.MODE_RAW} AND typeof(value) = "
+                f"'text' THEN key || char(30) || value ELSE key END, char(10)) {where}", args).fetchall()
+            if not count:
+                continue
+            rows = [part.partition("\x1e") for part in joined.split("\n")]
+            asked = set(chunk)
+            if len(rows) != count or not asked.issuperset(name for name, _, _ in rows):
+                rows = [(name, "", None) for (name,) in self._db._sql(f"SELECT key {where}", args).fetchall()]  # noqa: SLF001
+            for name, inline, value in rows:
+                if not inline:  # a value kept in a file, a blob, or a row read one by one
                     value = self._db.get(name)
                 if value is not None:
                     found[name[len(VERDICT):]] = value

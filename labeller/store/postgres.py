@@ -65,6 +65,7 @@ _store_errors = store_errors(psycopg.Error)
 
 class PostgresStore(VerdictStore):
     backend = "postgresql"
+    reads_ahead = True  # the lookup is the server's work; psycopg's connection lock serialises threads
 
     def __init__(self, url: str, *, create: bool = True) -> None:
         self.location, self._password = redact_url(url), None
