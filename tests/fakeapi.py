@@ -229,6 +229,11 @@ class FakeAPI:
         with self._lock:
             self._script.extend(kinds)
 
+    def unscript(self) -> None:
+        """Forget the scripted answers not used yet."""
+        with self._lock:
+            self._script.clear()
+
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()

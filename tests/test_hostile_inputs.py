@@ -179,6 +179,7 @@ class Case:
     latency: float = 0.0  # seconds the fake server waits before each reply (> --timeout: every attempt times out)
     emulate: str = ""  # the local server the fake plays for this case ("llama-cpp-python", "ollama"; fakeapi.py)
     check: Callable[[Path, str, FakeAPI], None] | None = None  # more assertions: (workspace, stderr, server)
+    replies: tuple[str, ...] = ()  # what the fake server answers first, in order (fakeapi KINDS), then "ok"
 
 
 SAMPLE = ["annotate", "sample", "--out", "sample.jsonl"]
@@ -378,6 +379,19 @@ CASES: list[Case] = [
          [*LABEL_OUT, "--judge", "offline:lexical", "--escalate-to", "openai:gpt-4.1", "--base-url", "{openai}",
           "--samples", "3", "--escalate-below", "0.8"],
          stderr="offline:lexical is deterministic", outputs=("out.jsonl", ".labeller-cache")),
+    # issue 14: chat completions are read from the body's bytes; a 200 that is no reply (a proxy's HTML page, JSON of
+    # the wrong shape) is a malformed reply, retried and then a counted failure. The Anthropic judge stopped the run
+    # on an AttributeError for an HTML 200.
+    Case("label-html-200-from-a-proxy-is-a-failure", [*LABEL_OUT, *OPENAI], exit=1, error_line=False,
+         stderr="6 failed", replies=("garbled",) * 40, mutable=(".labeller-cache",), requests=None,
+         check=lambda d, err, api: _all_failed_as(d, "not a chat completion")),
+    Case("label-wrong-shape-200-is-a-failure", [*LABEL_OUT, *OPENAI], exit=1, error_line=False,
+         stderr="6 failed", replies=("shapeless",) * 40, mutable=(".labeller-cache",), requests=None,
+         check=lambda d, err, api: _all_failed_as(d, "not a chat completion")),
+    Case("label-anthropic-html-200-is-a-failure",
+         [*LABEL_OUT, "--judge", "anthropic:claude-haiku-4-5", "--base-url", "{anthropic}"], exit=1,
+         error_line=False, stderr="6 failed", replies=("garbled",) * 40, mutable=(".labeller-cache",),
+         requests=None, check=lambda d, err, api: _all_failed_as(d, "the response is not a message")),
     # agree --------------------------------------------------------------------------------
     Case("agree-gold-not-json", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: (d / "gold.jsonl").write_text("{not json\n", encoding="utf-8"), stderr="gold.jsonl:1"),
@@ -774,6 +788,13 @@ def _all_json_object(api: FakeAPI) -> None:
     assert {r.body["response_format"]["type"] for r in api.requests} == {"json_object"}
 
 
+def _all_failed_as(root: Path, reason: str) -> None:
+    """No label at all, and every pair in the failures file with this reason after its retries."""
+    assert not (root / "out.jsonl").exists() or not (root / "out.jsonl").read_text(encoding="utf-8").strip()
+    failures = [json.loads(line) for line in (root / "out.failures.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(failures) == 6 and all(reason in f["reason"] and f["attempts"] > 1 for f in failures), failures
+
+
 def _stopped_early(err: str, api: FakeAPI) -> None:
     assert api.total <= 6 and "try --output-mode json_object" in err, (api.total, err)  # one wave at most, not 36
     assert "the first 4 answers were all the same error" in err
@@ -845,10 +866,13 @@ def test_hostile_input(case: Case, server, tmp_path, monkeypatch, capsys):
             .replace("{credentials}", credentials) for a in case.args]
 
     server.latency, server.emulate = case.latency, case.emulate
+    server.unscript()
+    server.script(list(case.replies))
     try:
         code, err = _run(case, root, args, capsys)
     finally:
         server.latency, server.emulate = 0.0, ""
+        server.unscript()
 
     assert code == case.exit, f"exit {code}, expected {case.exit}; stderr:\n{err}"
     assert "Traceback" not in err, err
