@@ -14,6 +14,8 @@ written by a newer labeller is refused rather than guessed at. The URL's passwor
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -60,14 +62,26 @@ _OPEN_BATCH_COVERS = """EXISTS (SELECT 1 FROM labeller_batch_keys bk JOIN labell
                                 WHERE bk.cache_key = k AND b.status = 'open')"""
 
 
-_store_errors = store_errors(psycopg.Error)
+def _store_errors(method):
+    """The backend's errors as a StoreError (store_errors), and one call at a time on the one connection: the
+    lookup thread (reads_ahead) shares it with the event loop, and psycopg's own lock covers one statement, not
+    the several of a pipeline (claim), which another thread's statement must not interleave with."""
+    guarded = store_errors(psycopg.Error)(method)
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._serial:
+            return guarded(self, *args, **kwargs)
+
+    return wrapper
 
 
 class PostgresStore(VerdictStore):
     backend = "postgresql"
-    reads_ahead = True  # the lookup is the server's work; psycopg's connection lock serialises threads
+    reads_ahead = True  # the lookup is the server's work; calls are serialised (_store_errors)
 
     def __init__(self, url: str, *, create: bool = True) -> None:
+        self._serial = threading.RLock()  # re-entrant: a method may call another (records -> _page)
         self.location, self._password = redact_url(url), None
         try:
             self._password = conninfo_to_dict(url).get("password")
