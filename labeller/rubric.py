@@ -156,13 +156,7 @@ class Rubric(BaseModel):
         return f"{query_block}\n"
 
     def user_rest(self, text: str, fields: dict[str, Any]) -> str:
-        if self._text_only_docs:  # the usual rubric: the block inlined (a million pairs, a million calls fewer)
-            return f"<document>\n{text.replace('<', '&lt;').replace('>', '&gt;')}\n</document>\n{_INSTRUCTION}"
         return f"{self.block('document', text, fields)}\n{_INSTRUCTION}"
-
-    @functools.cached_property
-    def _text_only_docs(self) -> bool:
-        return self.doc_fields == ["text"]
 
 
 class SamePromptCheck:

@@ -48,10 +48,9 @@ class LoopBatcher(Generic[T]):
         if batch.error is not None:
             raise batch.error
 
-    def flush(self, batch: _Batch[T] | None = None) -> None:
-        """Write a batch (by default the open one); its error is kept for each of its workers."""
-        batch = batch or self.open
-        if batch is None or batch.written:
+    def flush(self, batch: _Batch[T]) -> None:
+        """Write a batch once; its error is kept for each of its workers."""
+        if batch.written:
             return
         batch.written = True
         if self.open is batch:

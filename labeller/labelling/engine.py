@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import Any
 
-from labeller.cache_key import UserKeyer, user_keyer
+from labeller.cache_key import UserKeyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.io.inputs import has_all, pair_ids, text_and_fields
 from labeller.io.tables import load_own
@@ -128,9 +128,9 @@ class _Run:
         def keyer_of(sample: int) -> UserKeyer:
             keyer = keyers.get(sample)
             if keyer is None:
-                keyer = keyers[sample] = user_keyer(provider=self.judge.provider, model=self.judge.model,
-                                                    base_url=self.judge.base_url, settings=self.settings,
-                                                    prompt=system, sample=sample, served=self.served)
+                keyer = keyers[sample] = UserKeyer(provider=self.judge.provider, model=self.judge.model,
+                                                   base_url=self.judge.base_url, settings=self.settings,
+                                                   prompt=system, sample=sample, served=self.served)
             return keyer
 
         sample_of, rubric, queries, doc_of = self.sample_of, self.rubric, self.queries, text_and_fields(self.corpus)
