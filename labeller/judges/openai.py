@@ -131,7 +131,7 @@ class OpenAIJudge(Judge):
     def read_body(self, body: Any) -> JudgeReply:
         """A verdict from a chat-completion body as JSON (a batch output line, a vLLM run-batch output)."""
         try:
-            completion = openai.types.chat.ChatCompletion.model_validate(body)
+            completion = Completion.model_validate(body)
         except ValueError:
             raise MalformedReplyError("malformed reply: the response is not a chat completion") from None
         return self._read(completion)

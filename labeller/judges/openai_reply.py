@@ -1,4 +1,5 @@
-"""The part of a chat-completion reply the OpenAI judge reads, parsed straight from the body's bytes.
+"""The part of a chat-completion reply the OpenAI judge reads: a synchronous reply, parsed straight from
+the body's bytes, and a batch output line's body (OpenAIJudge.read_body), both by this one model.
 
 Why not the SDK's own ChatCompletion: `chat.completions.create` runs the request body through the
 SDK's typed transform and builds the whole reply model in Python, which together cost about a
