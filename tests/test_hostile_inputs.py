@@ -99,6 +99,10 @@ def damage_cache(root: Path, how: str) -> None:
         db.write_bytes(b"")
     elif how == "truncate":
         os.truncate(db, db.stat().st_size // 2)
+    elif how == "garble-pages":  # the header whole, every page past the first two overwritten
+        with open(db, "r+b") as f:
+            f.seek(8192)
+            f.write(b"\xa5" * (db.stat().st_size - 8192))
     else:
         with open(db, "r+b") as f:
             f.write(b"not a database!!")
@@ -226,6 +230,9 @@ CASES: list[Case] = [
          outputs=("out.jsonl",)),
     Case("label-cache-db-garbled-header", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
          setup=lambda d: damage_cache(d, "garble"), stderr="cache.db: the verdict cache cannot be read",
+         outputs=("out.jsonl",)),
+    Case("label-cache-db-garbled-pages", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: damage_cache(d, "garble-pages"), stderr="cache.db: the verdict cache cannot be read",
          outputs=("out.jsonl",)),
     # An output that is one of the inputs would destroy it (issue 9): refused before anything is sent,
     # however the path is spelled.

@@ -144,7 +144,7 @@ def test_write_rows_is_atomic_and_readable_by_others(tmp_path):
 
     with pytest.raises(RuntimeError):
         write_rows(path, broken())
-    assert path.read_text() == '{"a": 1}\n'
+    assert path.read_text() == '{"a":1}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # no temporary file left behind
     umask = os.umask(0)
     os.umask(umask)

@@ -155,7 +155,7 @@ def test_demo_pipelines_run_with_a_real_llm_client(tmp_path, api, monkeypatch):
     assert sent == first.judge_requests == 2 * 190 and api.total == sent and second.judge_requests == 0
     assert second.figures == first.figures
     labels = (tmp_path / "v" / "labels-new.jsonl").read_text()
-    assert '"judge": "openai:gpt-4.1-mini"' in labels and "sk-test-pipelines" not in labels
+    assert '"judge":"openai:gpt-4.1-mini"' in labels and "sk-test-pipelines" not in labels
 
 
 def test_pairs_that_cannot_be_labelled_fail_the_pipeline_but_keep_every_report(tmp_path, api, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 
 import pytest
 from fakejudge import FakeJudge, expected_grade, sample, write_rubric
@@ -64,9 +65,9 @@ def test_the_prompt_parts_compose_into_render(tmp_path):
                     prompt.user
 
 
-def _run(pairs, queries, corpus, judge, rubric, cache, sink=None, concurrency=3):
+def _run(pairs, queries, corpus, judge, rubric, cache, sink=None, concurrency=3, lines=False):
     options = LabelOptions(progress=False, retry=FAST, concurrency=concurrency)
-    return asyncio.run(label_pairs(pairs, queries, corpus, judge, rubric, cache, options, sink=sink))
+    return asyncio.run(label_pairs(pairs, queries, corpus, judge, rubric, cache, options, sink=sink, lines=lines))
 
 
 def _inputs(n_queries=5, docs=9):
@@ -76,32 +77,39 @@ def _inputs(n_queries=5, docs=9):
     return queries, corpus, pairs
 
 
+@pytest.mark.parametrize("lines", [False, True])
 @pytest.mark.parametrize("chunk", [1, 4, 7, 45, 46, 20_000])
-def test_chunk_boundaries_change_nothing(tmp_path, monkeypatch, chunk):
+def test_chunk_boundaries_change_nothing(tmp_path, monkeypatch, chunk, lines):
     """Half the pairs cached beforehand, the rest sent: every pair once, rows in input order, twins paid once,
-    and the streamed rows equal the rows of the labels returned without a sink."""
-    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: DirectoryStore(tmp_path / "cache"))
+    and the streamed rows equal the rows of the labels returned without a sink (with lines=True, a pair
+    answered from the store comes as its JSONL line, built by SQLite)."""
+    assert DirectoryStore.reads_ahead
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: DirectoryStore(tmp_path / "cache"), lines)
 
 
+@pytest.mark.parametrize("lines", [False, True])
 @pytest.mark.parametrize("chunk", [1, 7, 20_000])
-def test_chunk_boundaries_change_nothing_when_the_store_is_read_ahead(tmp_path, monkeypatch, chunk, postgres_url):
+def test_chunk_boundaries_change_nothing_when_the_store_is_read_ahead(tmp_path, monkeypatch, chunk, postgres_url,
+                                                                        lines):
     """PostgreSQL is read one chunk ahead on a thread, while the chunk before is settled and sent."""
     from labeller.store.postgres import PostgresStore
 
     assert PostgresStore.reads_ahead
-    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: PostgresStore(postgres_url))
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: PostgresStore(postgres_url), lines)
 
 
-def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache):
+def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache, lines=False):
     queries, corpus, pairs = _inputs()
     rubric = load_rubric(write_rubric(tmp_path))
     monkeypatch.setattr(engine, "PLAN_CHUNK", chunk)
     with open_cache() as cache:
         _run(pairs[::2], queries, corpus, FakeJudge(), rubric, cache)
-        judge, rows, sizes = FakeJudge(), [], []
-        streamed = _run(pairs, queries, corpus, judge, rubric, cache, sink=lambda got: (rows.extend(got),
-                                                                                          sizes.append(len(got))))
+        judge, got_rows, sizes = FakeJudge(), [], []
+        streamed = _run(pairs, queries, corpus, judge, rubric, cache, lines=lines,
+                        sink=lambda got: (got_rows.extend(got), sizes.append(len(got))))
         kept = _run(pairs, queries, corpus, FakeJudge(), rubric, cache)
+    rows = [json.loads(row) if isinstance(row, bytes) else row for row in got_rows]
+    assert [isinstance(row, bytes) for row in got_rows] == [lines and row["from_cache"] for row in rows]
     assert streamed.labels == [] and streamed.failures == []
     assert [(r["query_id"], r["doc_id"]) for r in rows] == [(p.query_id, p.doc_id) for p in pairs]
     assert [r["grade"] for r in rows[:-1]] == [expected_grade(p.query_id, p.doc_id) for p in pairs[:-1]]
@@ -112,6 +120,7 @@ def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache):
     assert (streamed.stats.new, streamed.stats.cached) == (len(sent), len(pairs) - len(sent))
     assert [lb.model_dump(exclude={"from_cache"}) for lb in kept.labels] == \
            [{k: v for k, v in r.items() if k != "from_cache"} for r in rows]
+    assert all(list(lb.model_dump()) == list(r) for lb, r in zip(kept.labels, rows))  # the same keys, in order
     assert all(lb.from_cache for lb in kept.labels)
 
 
@@ -179,14 +188,18 @@ ODD_ROWS = [{"query_id": "q3", "doc_id": "d\\3", "grade": 2, "justification": "n
             {"%s": "%(x)s %%", "\u00e9\"": []}]
 
 
-def test_jsonl_rows_are_json_dumps_bytes_row_for_row(tmp_path):
+def test_jsonl_rows_read_back_as_the_rows_row_for_row(tmp_path):
+    """Compact JSON (orjson's), one row a line, however many batches; a non-finite float is null (JSON has
+    no NaN), as in pydantic's JSON."""
     rows = ROWS + ODD_ROWS + [label_row("q\u00e9", "d\n", json.loads(_verdict("k").model_dump_json()), True)]
     with RowWriter(tmp_path / "out.jsonl") as writer:
         writer.write(rows)
         writer.write(rows * 300)  # more than one batch of encoded rows
         writer.close()
-    expected = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows * 301).encode("utf-8")
-    assert (tmp_path / "out.jsonl").read_bytes() == expected
+    finite = [{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()} for row in rows]
+    back = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").split("\n")[:-1]]
+    assert back == finite * 301
+    assert all(list(row) == list(original) for row, original in zip(back, rows))
 
 
 @pytest.mark.parametrize("name", ["out.jsonl", "out.csv", "out.parquet"])

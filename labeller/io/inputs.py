@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from labeller.errors import BadInputError
-from labeller.io.tables import read_rows, require
+from labeller.io.tables import read_rows, require, table_format
 from labeller.io.validation import validation_error
 from labeller.records import Doc, GoldLabel, Label, Pair, Query
 
@@ -18,28 +18,43 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def _texts(path: Path, id_field: str) -> dict[str, str | tuple[str, dict[str, Any]]]:
-    """id -> text, or (text, fields) for a row with other columns. A row whose id and text are plain
+    """id -> text, or (text, fields) for a row with other columns."""
+    seen: dict[str, str | tuple[str, dict[str, Any]]] = {}
+    for line, key, text, fields in entries(read_rows(path, role=_role(id_field)), path, id_field):
+        if key in seen:
+            raise duplicate(path, id_field, key, line)
+        seen[key] = (text, fields) if fields else text
+    return seen
+
+
+def entries(rows: Iterable[tuple[int, dict[str, Any]]], path: Path,
+            id_field: str) -> Iterator[tuple[int, str, str, dict[str, Any] | None]]:
+    """(line, id, text, other fields or None) of each query or corpus row. A row whose id and text are plain
     non-blank strings is taken as it is; anything else goes through require() for its error or its
     conversion (a number as an id)."""
-    seen: dict[str, str | tuple[str, dict[str, Any]]] = {}
     plain = {id_field, "text"}
-    for line, row in read_rows(path, role="queries" if id_field == "query_id" else "corpus"):
+    for line, row in rows:
         key, text = row.get(id_field), row.get("text")
         if type(key) is not str or not key.strip():
             key = require(row, id_field, path, line)
         if type(text) is not str or not text.strip():
             text = require(row, "text", path, line, kind="text")
-        if key in seen:
-            raise BadInputError(f"duplicate {id_field} '{key}' (first on line {_first_line(path, id_field, key)}); "
-                                "expected unique ids", path=str(path), line=line, field=id_field)
         fields = {k: v for k, v in row.items() if k not in plain and v is not None} if len(row) > 2 else None
-        seen[key] = (text, fields) if fields else text
-    return seen
+        yield line, key, text, fields or None
+
+
+def duplicate(path: Path, id_field: str, key: str, line: int) -> BadInputError:
+    return BadInputError(f"duplicate {id_field} '{key}' (first on line {_first_line(path, id_field, key)}); "
+                         "expected unique ids", path=str(path), line=line, field=id_field)
+
+
+def _role(id_field: str) -> str:
+    return "queries" if id_field == "query_id" else "corpus"
 
 
 def _first_line(path: Path, id_field: str, key: str) -> int:
     """Where an id first appears (read again only to word a duplicate's error)."""
-    return next(line for line, row in read_rows(path, role="queries" if id_field == "query_id" else "corpus")
+    return next(line for line, row in read_rows(path, role=_role(id_field))
                 if require(row, id_field, path, line) == key)
 
 
@@ -55,8 +70,13 @@ def read_queries(path: str | Path) -> dict[str, Query]:
 
 def read_corpus(path: str | Path, *, lean: bool = False) -> dict[str, Doc] | Records:
     """Corpus rows need `doc_id` and `text`; other columns become fields a rubric may show.
-    lean=True gives a read-only mapping that keeps each row's text (and fields) and builds its Doc when asked:
-    half the memory of a million Doc models (labelling a large slice holds its whole corpus)."""
+    lean=True gives a read-only mapping that builds each row's Doc when asked: a JSONL corpus is kept as where
+    each row is in the file (io.corpus_index: a fifth of the memory of its texts), any other as each row's text
+    (and fields), half the memory of a million Doc models (labelling a large slice holds its whole corpus)."""
+    if lean and table_format(path) == "jsonl" and Path(path).is_file():
+        from labeller.io.corpus_index import IndexedCorpus
+
+        return IndexedCorpus(Path(path))
     rows = _texts(Path(path), "doc_id")
     if lean:
         return Records(Doc, "doc_id", rows)
@@ -89,8 +109,9 @@ class Records(Mapping):
 class PairList(Sequence):
     """Pairs as two lists of ids (a Pair model is built on access): a million pairs in a tenth of the memory."""
 
-    def __init__(self, query_ids: list[str], doc_ids: list[str]) -> None:
+    def __init__(self, query_ids: list[str], doc_ids: list[str], known_in: tuple[Any, Any] | None = None) -> None:
         self.query_ids, self.doc_ids = query_ids, doc_ids
+        self.known_in = known_in  # (queries, corpus) every pair was found in when it was read (read_pairs)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -107,10 +128,22 @@ _NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 def text_and_fields(records: Mapping[str, Query] | Mapping[str, Doc]):
     """A function id -> (text, fields) for a mapping of records, without building a model per call when it can.
     The fields are for reading only (a row without any shares one empty mapping: a million pairs, no dict each)."""
-    if isinstance(records, Records):
+    if type(records) is Records:
         rows = records.rows
         return lambda key: (row, _NO_FIELDS) if type(row := rows[key]) is str else row
+    if isinstance(records, Records):
+        return records.text_and_fields
     return lambda key: (lambda record: (record.text, record.fields))(records[key])
+
+
+def known_in(pairs: Sequence[Pair], queries: Mapping[str, Query], corpus: Mapping[str, Doc]) -> bool:
+    """Whether every pair names a query and a document of these: checked already as the pairs were read, or
+    now (a million pairs: two dict lookups each)."""
+    checked = getattr(pairs, "known_in", None)
+    if checked is not None and checked[0] is queries and checked[1] is corpus:
+        return True
+    query_ids, doc_ids = pair_ids(pairs)
+    return has_all(queries, query_ids) and has_all(corpus, doc_ids)
 
 
 def has_all(records: Mapping[str, Query] | Mapping[str, Doc], ids: Iterable[str]) -> bool:
@@ -164,7 +197,7 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
             seen[did] = {paired, qid}
         query_ids.append(interned.setdefault(qid, qid))
         doc_ids.append(did)
-    pairs = PairList(query_ids, doc_ids)
+    pairs = PairList(query_ids, doc_ids, (queries, corpus) if queries is not None and corpus is not None else None)
     return pairs if lean else list(pairs)
 
 

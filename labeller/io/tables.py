@@ -21,6 +21,7 @@ import orjson
 
 from labeller.errors import BadInputError, OutputError
 from labeller.io.csvcells import escape_row, unescape_cell
+from labeller.io.jsonl import jsonl
 from labeller.io.outputs import refuse_guarded
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -93,14 +94,20 @@ def _decode(raw: bytes, path: Path) -> str:
         ) from None
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_jsonl(path: Path, span: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Line by line from the file, never the whole text in memory (a corpus may be gigabytes). Lines end
     at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
-    unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw)."""
+    unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw). Given `span`, it holds the
+    [start, end) byte offsets of the line of each row as it is yielded (io.corpus_index reads rows again)."""
     blank = True
     plain = _PLAIN_VALUES.issuperset
+    end = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            if span is not None:
+                span[0] = end
+                end += len(raw)
+                span[1] = end
             try:  # the usual line: a JSON object of strings, read by orjson straight from the bytes
                 row = orjson.loads(raw)
             except orjson.JSONDecodeError:
@@ -265,8 +272,8 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     rows = list(rows)
     with atomic_file(path) as handle:
         if kind == "jsonl":
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+            for lo in range(0, len(rows), _WRITE_ROWS):
+                handle.write(jsonl(rows[lo:lo + _WRITE_ROWS]))
         else:
             import pandas as pd
 
@@ -281,22 +288,6 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
 def _json_cells(row: dict[str, Any]) -> dict[str, Any]:
     """A list or dict cell (a label's sample_grades) as JSON text: CSV has no list type."""
     return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in row.items()}
-_UNESCAPED = json.JSONEncoder(ensure_ascii=False)
-
-
-def _row_encoder():
-    """json.dumps(row, ensure_ascii=False) of a dict, by json's own C encoder built once (json.dumps builds
-    one per call, which is most of its cost on a small row): the same bytes. No cycle check (a row of values
-    holds none); without the C extension, json.dumps itself."""
-    from json.encoder import c_make_encoder, encode_basestring
-
-    if c_make_encoder is None:
-        return _UNESCAPED.encode
-    encode = c_make_encoder(None, _UNESCAPED.default, encode_basestring, None, ": ", ", ", False, False, True)
-    return lambda row: "".join(encode(row, 0))
-
-
-_encode_row = _row_encoder()
 _WRITE_ROWS = 512  # JSONL rows encoded and written at a time
 
 
@@ -324,10 +315,11 @@ class RowWriter:
         self.rows += len(rows)
         try:
             if self.kind == "jsonl":
-                encode, write = _encode_row, self._handle.write
                 for lo in range(0, len(rows), _WRITE_ROWS):  # buffers small enough to be reused, not mapped anew
-                    write(("\n".join([encode(row) for row in rows[lo:lo + _WRITE_ROWS]]) + "\n").encode("utf-8"))
-            elif self.kind == "csv":
+                    self._handle.write(jsonl(rows[lo:lo + _WRITE_ROWS]))
+                return
+            rows = [orjson.loads(row) if type(row) is bytes else row for row in rows]  # JSONL lines: as dicts
+            if self.kind == "csv":
                 import pandas as pd
 
                 frame = pd.DataFrame([escape_row(_json_cells(row)) for row in rows], columns=self.columns,

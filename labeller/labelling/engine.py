@@ -8,20 +8,18 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from typing import Any
 
-from labeller.cache_key import UserKeyer
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
-from labeller.io.inputs import has_all, pair_ids, text_and_fields
+from labeller.io.inputs import known_in, pair_ids
 from labeller.io.tables import load_own
 from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
-from labeller.labelling.rows import PlannedChunks, label_row, labels_from_rows
+from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, label_row, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.labelling.planning import Found, PairKeys, looked_up
 from labeller.labelling.samples import check_sampling, collapse, expand
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
@@ -62,7 +60,7 @@ def _secrets(judge: Judge) -> list[str | None]:
 class _Run:
     def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                  rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None,
-                 sink: RowSink, sample_of: Callable[[int], int] = lambda position: 0) -> None:
+                 sink: RowSink, sample_of: Callable[[int], int] = lambda position: 0, lines: bool = False) -> None:
         self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
         self.sample_of = sample_of  # position -> sample index (--samples; labelling.samples)
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
@@ -78,6 +76,7 @@ class _Run:
         self.settings = judge.decoding_settings()
         self.secrets = _secrets(judge)
         self.done = PlannedChunks(len(pairs), PLAN_CHUNK, sink)
+        self.lines = lines  # the sink takes a cached pair's row as its JSONL line, built by the store (rows.CACHED_ROW)
         self.query_ids, self.doc_ids = pair_ids(pairs)
         self.inflight: dict[str, list[int]] = {}  # keys queued or being graded: later duplicates join them
         self.failed: dict[str, tuple[str, int]] = {}  # keys that failed this run: (reason, attempts)
@@ -105,7 +104,7 @@ class _Run:
         """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
         exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
         self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        known = has_all(self.queries, self.query_ids) and has_all(self.corpus, self.doc_ids)
+        known = known_in(self.pairs, self.queries, self.corpus)
         for qid, did in zip(self.query_ids, self.doc_ids) if not known else ():  # which pair, and what it lacks
             if qid not in self.queries or did not in self.corpus:
                 missing = "query" if qid not in self.queries else "document"
@@ -118,64 +117,37 @@ class _Run:
         same.check()
 
     def plan_chunks(self) -> Iterator[list[Item]]:
-        """Chunk by chunk: answer what the store holds (one lookup per many keys: a remote store is not asked
-        per pair) and yield the rest, one item per distinct cache key. The key hashes the same bytes as
-        cache_key(), with the system prompt's part hashed once and each query's part once a chunk; a pair
-        found in the store becomes its output row straight from the stored JSON."""
-        system = JudgePrompt(system=self.rubric.system_prompt(), user="")
-        keyers: dict[int, UserKeyer] = {}  # one per sample index (--samples: k > 0 is hashed too)
+        """Chunk by chunk (labelling.planning): answer what the store holds (one lookup per many keys: a remote
+        store is not asked per pair) and yield the rest, one item per distinct cache key. A pair found in the
+        store becomes its output row straight from the stored JSON (or, with lines, from the store's own)."""
+        keys = PairKeys(judge=self.judge, settings=self.settings, served=self.served, rubric=self.rubric,
+                        queries=self.queries, corpus=self.corpus, query_ids=self.query_ids, doc_ids=self.doc_ids,
+                        sample_of=self.sample_of)
+        for lo, hi, chunk_keys, found in looked_up(len(self.pairs), PLAN_CHUNK, keys, self.lookup,
+                                                   self.cache.reads_ahead,
+                                                   lambda key: key in self.inflight or key in self.failed):
+            yield self.settle_chunk(lo, hi, chunk_keys, found)
 
-        def keyer_of(sample: int) -> UserKeyer:
-            keyer = keyers.get(sample)
-            if keyer is None:
-                keyer = keyers[sample] = UserKeyer(provider=self.judge.provider, model=self.judge.model,
-                                                   base_url=self.judge.base_url, settings=self.settings,
-                                                   prompt=system, sample=sample, served=self.served)
-            return keyer
+    def lookup(self, keys: list[str]) -> Found:
+        if self.lines:
+            return self.cache.get_many_projected(keys, CACHED_ROW)
+        return {}, self.cache.get_many_raw(keys)
 
-        sample_of, rubric, queries, doc_of = self.sample_of, self.rubric, self.queries, text_and_fields(self.corpus)
-        user_rest, query_ids, doc_ids = rubric.user_rest, self.query_ids, self.doc_ids
-
-        def keys_of(lo: int, hi: int) -> list[str]:
-            heads: dict[Any, Any] = {}  # (query, sample) -> the hash state of the query's part of the user text
-            keys = []
-            for i, qid, did in zip(range(lo, hi), query_ids[lo:hi], doc_ids[lo:hi]):
-                sample = sample_of(i)
-                head = heads.get((qid, sample))
-                if head is None:
-                    head = heads[qid, sample] = keyer_of(sample).start(rubric.user_head(rubric.query_block(queries[qid])))
-                keys.append(keyers[sample].key(head, user_rest(*doc_of(did))))
-            return keys
-
-        # A store that waits on a server is read one chunk ahead, on a thread: its lookup overlaps the hashing of
-        # the next chunk. Keys queued or failed by the time a chunk settles are looked at again first there.
-        with ThreadPoolExecutor(1, thread_name_prefix="labeller-lookup") if self.cache.reads_ahead else \
-                nullcontext() as ahead:
-            planned = None
-            for lo in range(0, len(self.pairs), PLAN_CHUNK):
-                hi = min(lo + PLAN_CHUNK, len(self.pairs))
-                keys = keys_of(lo, hi)
-                wanted = [k for k in dict.fromkeys(keys) if k not in self.inflight and k not in self.failed]
-                if ahead is None:
-                    yield self.settle_chunk(lo, hi, keys, self.cache.get_many_raw(wanted))
-                    continue
-                lookup = ahead.submit(self.cache.get_many_raw, wanted)
-                if planned is not None:
-                    yield self.settle_chunk(*planned[:3], planned[3].result())
-                planned = lo, hi, keys, lookup
-            if planned is not None:
-                yield self.settle_chunk(*planned[:3], planned[3].result())
-
-    def settle_chunk(self, lo: int, hi: int, keys: list[str], found: dict[str, str | bytes]) -> list[Item]:
-        """The pairs lo..hi, given their keys and what the store holds of them: answered from the store, joined
-        to the same key queued earlier, failed as it failed earlier, or returned to be sent (one item per key)."""
+    def settle_chunk(self, lo: int, hi: int, keys: list[str], found: Found) -> list[Item]:
+        """The pairs lo..hi, given their keys and what the store holds of them (rows.CACHED_ROW objects, and
+        records as stored): answered from the store, joined to the same key queued earlier, failed as it
+        failed earlier, or returned to be sent (one item per key)."""
         chunk, query_ids, doc_ids = lo // PLAN_CHUNK, self.query_ids, self.doc_ids
         slots = self.done.plan(chunk)
         inflight, failed = self.inflight, self.failed
+        projected, stored = found
         todo: list[Item] = []
-        if len(found) == len(keys):  # the whole chunk is in the store (a rerun): rows straight into their slots
+        if len(projected) == len(keys):  # the whole chunk is in the store (a rerun): lines straight into their slots
+            slots[:] = cached_lines(query_ids[lo:hi], doc_ids[lo:hi], [projected[key] for key in keys])
+        elif len(stored) == len(keys):
             for offset, qid, did, key in zip(range(hi - lo), query_ids[lo:hi], doc_ids[lo:hi], keys):
-                slots[offset] = label_row(qid, did, load_own(found[key]), True)
+                slots[offset] = label_row(qid, did, load_own(stored[key]), True)
+        if len(projected) == len(keys) or len(stored) == len(keys):
             self.done.filled(chunk, hi - lo)
             self.stats.cached += hi - lo
             return todo
@@ -188,8 +160,14 @@ class _Run:
             elif key in failed:
                 reason, attempts = failed[key]
                 self.fail(key, positions, reason, attempts)
-            elif key in found:
-                self.from_cache(load_own(found[key]), positions)
+            elif key in projected:
+                lines = cached_lines([query_ids[i] for i in positions], [doc_ids[i] for i in positions],
+                                     [projected[key]] * len(positions))
+                for i, line in zip(positions, lines):
+                    self.done.settle(i, line)
+                self.stats.cached += len(positions)
+            elif key in stored:
+                self.from_cache(load_own(stored[key]), positions)
             else:
                 inflight[key] = positions
                 todo.append((key, positions))
@@ -450,12 +428,14 @@ class _Run:
 
 async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                       rubric: Rubric, cache: VerdictStore, options: LabelOptions | None = None, *,
-                      prices: PriceTable | None = None, sink: RowSink | None = None) -> LabelRun:
+                      prices: PriceTable | None = None, sink: RowSink | None = None, lines: bool = False) -> LabelRun:
     """Label every pair: from the cache when it can, from the judge otherwise.
 
     Every pair ends as a Label or a LabelFailure, in input order. With a `sink`, label rows
     (Label.model_dump()'s shape) go to it a chunk at a time, in input order, and the LabelRun holds no
-    labels (a large run is written as it goes); without one they are returned. Does not close the judge.
+    labels (a large run is written as it goes); without one they are returned. lines=True: the sink also
+    takes JSONL lines (bytes, no newline) among the rows, a pair answered from the store as its store read
+    it (rows.CACHED_ROW). Does not close the judge.
     """
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
@@ -465,7 +445,8 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     sampled = options.samples > 1  # the N samples of a pair are collapsed at the end: nothing is streamed
     kept: list[dict[str, Any]] = []
     run = _Run(work.items, queries, corpus, judge, rubric, cache, options, price,
-               kept.extend if sink is None or sampled else sink, work.sample_of)
+               kept.extend if sink is None or sampled else sink, work.sample_of,
+               lines=lines and sink is not None and not sampled)
     await run.run()
     stats = run.stats
     stats.samples = options.samples

@@ -77,7 +77,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature)
     queries = read_queries(queries_path)
-    corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: texts kept, Doc models built per pair
+    corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
@@ -92,7 +92,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
     with writer:  # labels go to a temporary file as chunks settle; moved into place only at the end
         run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
-                        sink=None if keep_labels else sink)
+                        sink=None if keep_labels else sink, lines=writer.kind == "jsonl")
         sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
         with verdicts_kept(cache_spec):
             run.out_path = str(writer.close())
@@ -107,7 +107,8 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
 
 def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge, rubric_obj: Rubric,
-              prices: PriceTable, options: LabelOptions, cache_spec: str | Path, sink=None) -> LabelRun:
+              prices: PriceTable, options: LabelOptions, cache_spec: str | Path, sink=None,
+              lines: bool = False) -> LabelRun:
     """One judge over loaded, checked pairs through the store (the batch API with options.batch); nothing
     written but verdicts. label_job's core, shared by juries and escalation (labelling/jury.py)."""
     if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
@@ -126,7 +127,7 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
                 if not options.dry_run:  # pairs in a killed --batch run's batches are collected, not bought again
                     await finish_open_batches(pairs, queries, corpus, judge, rubric_obj, store, options, prices=prices)
                 return await label_pairs(pairs, queries, corpus, sender, rubric_obj, store, options, prices=prices,
-                                         sink=sink)
+                                         sink=sink, lines=lines)
         finally:
             await sender.aclose()
 

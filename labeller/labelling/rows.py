@@ -9,12 +9,16 @@ straight from the stored verdict's JSON: a cached rerun builds no pydantic objec
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
+import orjson
+
 from labeller.records import JURY_COLUMNS, Label, LabelFailure
 from labeller.store.base import CachedVerdict
+from labeller.store.projection import Projection
 
 LABEL_FIELDS = tuple(Label.model_fields)
 _DEFAULTS = {name: field.default for name, field in Label.model_fields.items() if not field.is_required()}
@@ -27,6 +31,33 @@ _pick = itemgetter(*_COPIED)
 # A row as Label.model_dump() gives it for one judge's verdict: the jury columns are left out when unset
 # (records.Label's serializer), the sample columns are None until labelling.samples collapses samples.
 _TEMPLATE = {name: _DEFAULTS.get(name) for name in LABEL_FIELDS if name not in JURY_COLUMNS}
+
+
+# The same row for a pair answered from the store, as its store reads it: every field after the pair's ids.
+CACHED_ROW = Projection(
+    fields=tuple((name, ("verdict", name) if name in _OWN else (name,) if name in _COPIED else
+                  "true" if name == "from_cache" else orjson.dumps(_TEMPLATE[name]).decode())
+                 for name in _TEMPLATE if name not in ("query_id", "doc_id")),
+    required=((("verdict", "grade"), "integer"), (("verdict", "justification"), "text")))
+
+
+def cached_lines(query_ids: Sequence[str], doc_ids: Sequence[str], rows: Iterable[bytes]) -> list[bytes]:
+    """The JSONL line (no newline) of each pair answered from the store, given its CACHED_ROW object: the
+    same values, in the same order, as label_row() gives for the record."""
+    return [b'{"query_id":"%b","doc_id":"%b",%b' % (q, d, row[1:])
+            for q, d, row in zip(json_bodies(query_ids), json_bodies(doc_ids), rows)]
+
+
+def json_bodies(texts: Sequence[str]) -> list[bytes]:
+    """Each text as a JSON string without its quotes, in one orjson call: inside a JSON string every quote is
+    escaped, so '","' only ever falls between two of them."""
+    try:
+        bodies = orjson.dumps(list(texts))[2:-2].split(b'","')
+    except TypeError:  # a lone surrogate (orjson refuses it); json writes it raw, and UTF-8 then says where
+        bodies = []
+    if len(bodies) == len(texts) and texts:
+        return bodies
+    return [json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8") for text in texts]
 
 
 def label_row(query_id: str, doc_id: str, record: dict[str, Any], from_cache: bool) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from labeller.errors import BadInputError, StoreError
 from labeller.records import LabelFailure, Verdict
+from labeller.store.projection import Projection
 
 DONE, MINE, BUSY, IN_BATCH = "done", "mine", "busy", "in_batch"  # what claim() says about each key
 LEASE_TTL = 30.0  # seconds; holders renew every LEASE_TTL / 3
@@ -202,6 +203,20 @@ class VerdictStore(ABC):
         that read many verdicts written by labeller itself and need no model of each (a cached rerun).
         Backends that keep the JSON as it is return it without parsing it."""
         return {key: rec.model_dump_json() for key, rec in self.get_many(keys).items()}
+
+    def get_many_projected(self, keys: Iterable[str],
+                           projection: Projection) -> tuple[dict[str, bytes], dict[str, str | bytes]]:
+        """The verdicts among `keys`, each as the JSON object `projection` reads from it (UTF-8, no newline),
+        or, where a record lacks what the projection requires, as its stored JSON (get_many_raw's). A
+        backend that can build the objects itself does (the directory store, in SQLite)."""
+        projected: dict[str, bytes] = {}
+        stored: dict[str, str | bytes] = {}
+        for key, raw in self.get_many_raw(keys).items():
+            if (value := projection.of_json(raw)) is None:
+                stored[key] = raw
+            else:
+                projected[key] = value
+        return projected, stored
 
     def get(self, key: str) -> CachedVerdict | None:
         return self.get_many([key]).get(key)

@@ -1,0 +1,233 @@
+"""A cached rerun's rows built by the store (rows.CACHED_ROW, in SQLite's JSON functions), JSONL written by one
+orjson call per batch, and a JSONL corpus kept as offsets into its file (io.corpus_index). Each fast part is
+checked against the plain computation it replaces: label_row() and json.loads, read_corpus without lean."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import labeller.store.directory as directory
+from labeller.io.inputs import read_corpus, text_and_fields
+from labeller.io.tables import RowWriter, jsonl, write_rows
+from labeller.labelling.rows import CACHED_ROW, cached_lines, json_bodies, label_row
+from labeller.records import Verdict
+from labeller.store.base import CachedVerdict, VerdictStore
+from labeller.store.directory import DirectoryStore
+from labeller.store.projection import Projection
+
+
+def _record(key: str, **changes) -> dict:
+    record = CachedVerdict(cache_key=key, query_id="q", doc_id="d", verdict=Verdict(justification="fits", grade=3),
+                           judge="fake:scripted", provider="fake", model="scripted", settings={"seed": 1},
+                           schema_version="1", rubric="r", rubric_version="v", input_tokens=12, cost_usd=0.1 + 0.2,
+                           latency_s=1e-05, created_at="2026-01-01T00:00:00.000+00:00").model_dump(mode="json")
+    record.update(changes)
+    return record
+
+
+ODD_TEXT = 'quote " back \\ nl \n tab \t nul \x00 \u2028 caf\u00e9 \U0001f600 },{ "x":1'
+PROJECTABLE = {
+    "plain": _record("plain"),
+    "odd-text": _record("odd-text", verdict={"grade": 5, "justification": ODD_TEXT}, served_model=ODD_TEXT),
+    "older": {k: v for k, v in _record("older").items() if k not in ("served_model", "system_fingerprint",
+                                                                    "cost_usd", "latency_s")},
+    "numbers": _record("numbers", cost_usd=1e-300, latency_s=123456789.125, input_tokens=2 ** 62),
+    "extra": _record("extra", unknown={"nested": [1, {"a": None}]}),
+}
+NOT_PROJECTABLE = {
+    "grade-text": json.dumps(_record("grade-text", verdict={"grade": "3", "justification": "x"})),
+    "no-verdict": json.dumps({k: v for k, v in _record("no-verdict").items() if k != "verdict"}),
+    "bad-json": '{"cache_key": "bad-json", "verdict": {',
+    "array": "[1, 2]",
+    "grade-float": json.dumps(_record("grade-float", verdict={"grade": 3.0, "justification": "x"})),
+}
+
+
+def _fill(store: DirectoryStore) -> None:
+    for key, record in PROJECTABLE.items():
+        store._db.set("verdict:" + key, json.dumps(record, ensure_ascii=False))
+    for key, raw in NOT_PROJECTABLE.items():
+        store._db.set("verdict:" + key, raw)
+    long = _record("long", verdict={"grade": 2, "justification": "y" * 70_000})  # past min_file_size: in a file
+    store._db.set("verdict:long", json.dumps(long))
+    store._db.set("verdict:blob", json.dumps(_record("blob")).encode())  # bytes: a blob, not text
+
+
+@pytest.mark.parametrize("sqlite_json", [True, False])
+def test_a_projected_row_is_label_row_of_the_stored_record(tmp_path, monkeypatch, sqlite_json):
+    """By SQLite's JSON functions or, without them, by Python: the same values in label_row's order, numbers
+    as stored; a record the projection cannot read comes back as stored, for label_row's own reading."""
+    monkeypatch.setattr(directory, "_HAS_JSON", directory._HAS_JSON and sqlite_json)
+    in_python = []
+    of_json = Projection.of_json
+    monkeypatch.setattr(Projection, "of_json", lambda self, raw: in_python.append(raw) or of_json(self, raw))
+    with DirectoryStore(tmp_path / "cache") as store:
+        _fill(store)
+        keys = [*PROJECTABLE, *NOT_PROJECTABLE, "long", "blob", "missing"]
+        projected, stored = store.get_many_projected(keys, CACHED_ROW)
+        raw = store.get_many_raw(keys)
+    # SQLite built every inline text record's row; Python only the one kept in a file, the blob and the rest
+    assert len(in_python) == (len(NOT_PROJECTABLE) + 2 if sqlite_json else len(keys) - 1)
+    assert set(projected) == {*PROJECTABLE, "long", "blob"}
+    assert stored == {key: NOT_PROJECTABLE[key] for key in NOT_PROJECTABLE}
+    for key, value in projected.items():
+        (line,) = cached_lines(["q\u00e9 \"1\""], ["d\n1"], [value])
+        expected = label_row("q\u00e9 \"1\"", "d\n1", json.loads(raw[key]), True)
+        assert json.loads(line) == expected and list(json.loads(line)) == list(expected), key
+        assert b"\n" not in line
+    assert json.loads(cached_lines(["q"], ["d"], [projected["numbers"]])[0])["input_tokens"] == 2 ** 62
+
+
+def test_postgresql_builds_the_same_rows(tmp_path, postgres_url):
+    """The server builds each row from the record's json text (numbers as stored); a record that is not JSON
+    makes its chunk projected here; one whose projected field holds newlines is projected here too."""
+    from labeller.store.postgres import PostgresStore
+
+    records = {key: json.dumps(record, ensure_ascii=False) for key, record in PROJECTABLE.items()}
+    records |= NOT_PROJECTABLE
+    records["pretty"] = json.dumps(_record("pretty", served_model=None, verdict={"grade": 4, "justification": "p"}),
+                                   indent=2)
+    records["nested"] = json.dumps(_record("nested", served_model={"a": [1, 2]}), indent=2)  # newlines inside it
+    with PostgresStore(postgres_url) as store:
+        store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
+                            "SELECT k, r, 'j', 'r' FROM unnest(%s::text[], %s::text[]) AS t(k, r)",
+                            (list(records), list(records.values())))
+        keys = [*records, "missing"]
+        good = [key for key in keys if key != "bad-json"]
+        for asked in (good, keys):  # without the record that fails the cast, and with it
+            projected, stored = store.get_many_projected(asked, CACHED_ROW)
+            assert set(projected) == {*PROJECTABLE, "pretty", "nested"}
+            assert stored == {key: NOT_PROJECTABLE[key] for key in NOT_PROJECTABLE if key in asked}
+            for key, value in projected.items():
+                assert b"\n" not in value
+                (line,) = cached_lines(["q"], ["d"], [value])
+                expected = label_row("q", "d", json.loads(records[key]), True)
+                assert json.loads(line) == expected and list(json.loads(line)) == list(expected), key
+        assert projected["numbers"].count(b"1e-300") == 1  # the stored text of the number
+
+
+def test_the_default_projection_of_a_store_is_the_same(tmp_path):
+    """A backend without its own get_many_projected (VerdictStore's) gives what the directory store gives."""
+    with DirectoryStore(tmp_path / "cache") as store:
+        _fill(store)
+        keys = [*PROJECTABLE, *NOT_PROJECTABLE, "long"]
+        ours = store.get_many_projected(keys, CACHED_ROW)
+        plain = VerdictStore.get_many_projected(store, keys, CACHED_ROW)
+    assert {k: json.loads(v) for k, v in ours[0].items()} == {k: json.loads(v) for k, v in plain[0].items()}
+    assert ours[1] == plain[1]
+
+
+def test_a_projection_names_only_plain_fields():
+    with pytest.raises(ValueError):
+        Projection(fields=(("grade", ("verdict", "grade') OR 1=1 --")),))
+    with pytest.raises(ValueError):
+        Projection(fields=(("grade", "'); DROP TABLE Cache; --"),))
+
+
+@pytest.mark.parametrize("texts", [["a", 'b","c', "\\", 'x"', "\u00e9\n", ""], [""], ["\ud800"], []])
+def test_json_bodies_are_json_dumps_without_quotes(texts):
+    expected = [json.dumps(t, ensure_ascii=False)[1:-1] for t in texts]
+    try:
+        expected = [e.encode("utf-8") for e in expected]
+    except UnicodeEncodeError:  # a lone surrogate cannot be written as UTF-8 either way
+        with pytest.raises(UnicodeEncodeError):
+            json_bodies(texts)
+        return
+    assert json_bodies(texts) == expected
+
+
+ROWS = [{"query_id": "q1", "doc_id": "d\u00e9", "grade": 4, "justification": "=HYPERLINK(\"x\")", "cost": 0.5},
+        {"query_id": "q2", "justification": "},{ inside }, {", "nested": [{"a": 1}, {"b": 2}], "cost": 1.25},
+        {"big": 10 ** 20, "float": 0.1 + 0.2, "tiny": 2e-05, "huge": 1e16, "none": None, "yes": True},
+        {1: "an int key", "u": "\u2028 \x00 \U0001f600"}, {}]
+
+
+def test_jsonl_lines_read_back_as_the_rows(tmp_path):
+    """Compact JSON, one row a line, however the rows hold '},{' (in a string, in a list of objects), integers
+    past 64 bits or keys that are not strings; a row given as bytes is written as it is."""
+    rows = ROWS + [{"nan": float("nan"), "inf": float("-inf")}]
+    lines = jsonl([*rows, b'{"already":"encoded"}']).decode("utf-8").split("\n")
+    assert lines[-1] == "" and len(lines) == len(rows) + 2
+    back = [json.loads(line) for line in lines[:-1]]
+    assert back[:-2] == [{str(k): v for k, v in row.items()} for row in ROWS]
+    assert back[-2] == {"nan": None, "inf": None}  # JSON has no NaN: null, as pydantic writes it
+    assert back[-1] == {"already": "encoded"}
+    assert lines[0] == json.dumps(ROWS[0], ensure_ascii=False, separators=(",", ":"))
+    assert jsonl([]) == b""
+    assert not math.isnan(back[2]["float"])
+
+
+def test_lines_among_rows_are_decoded_for_csv_and_parquet(tmp_path):
+    encoded = jsonl(ROWS[:1])[:-1]
+    for name in ("out.csv", "out.parquet", "out.jsonl"):
+        with RowWriter(tmp_path / name) as writer:
+            writer.write([encoded, ROWS[0]])
+            writer.close()
+        write_rows(tmp_path / f"whole-{name}", [ROWS[0], ROWS[0]])
+        assert (tmp_path / name).read_bytes() == (tmp_path / f"whole-{name}").read_bytes()
+
+
+CORPUS_LINES = [
+    '\ufeff{"doc_id": "d1", "text": "first, after a byte-order mark"}',
+    "",
+    '{"doc_id": "d2", "text": "fields", "supplier": "Acme", "amount": 1.5, "tags": ["a"], "gone": null}',
+    '{"doc_id": 3, "text": "a number as an id"}',
+    '{"doc_id": "d4", "text": "line\u2028separator and \u0085 next"}',
+    '{"doc_id": "d5", "text": "caf\u00e9 \\ud83d\\ude00 escaped"}',
+    '   ',
+    '{"doc_id": "d6", "text": "last, no newline"}',
+]
+
+
+@pytest.mark.parametrize("reads_mapped", [1, 4096])
+def test_an_indexed_corpus_reads_what_read_corpus_reads(tmp_path, monkeypatch, reads_mapped):
+    import labeller.io.corpus_index as corpus_index
+
+    monkeypatch.setattr(corpus_index, "_READS_MAPPED", reads_mapped)  # pages released after every read, or not
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes("\n".join(CORPUS_LINES).encode("utf-8"))
+    whole, lean = read_corpus(path), read_corpus(path, lean=True)
+    assert type(lean).__name__ == "IndexedCorpus"
+    assert list(lean) == list(whole) == ["d1", "d2", "3", "d4", "d5", "d6"]
+    read = text_and_fields(lean)
+    for _ in range(3):
+        for key, doc in whole.items():
+            assert lean[key] == doc and read(key) == (doc.text, doc.fields)
+
+
+def test_an_indexed_corpus_renames_columns_as_read_rows_does(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"_id": "d1", "contents": "renamed"}\n{"_id": "d2", "contents": "too", "title": "t"}\n')
+    assert read_corpus(path, lean=True)["d2"] == read_corpus(path)["d2"]
+    assert text_and_fields(read_corpus(path, lean=True))("d1") == ("renamed", {})
+
+
+def test_a_corpus_rewritten_in_place_is_an_error_not_a_wrong_text(tmp_path):
+    from labeller.errors import BadInputError
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"doc_id": "d1", "text": "one"}\n{"doc_id": "d2", "text": "two"}\n')
+    lean = read_corpus(path, lean=True)
+    with open(path, "r+b") as handle:  # the same bytes' length, another document
+        handle.write(b'{"doc_id": "d9", "text": "one"}\n')
+    with pytest.raises(BadInputError, match="the corpus changed"):
+        text_and_fields(lean)("d1")
+    assert text_and_fields(lean)("d2") == ("two", {})
+
+
+def test_an_indexed_corpus_refuses_what_read_corpus_refuses(tmp_path):
+    from labeller.errors import BadInputError
+
+    for body, message in (('{"doc_id": "d1", "text": "a"}\n{"doc_id": "d1", "text": "b"}\n', "duplicate doc_id"),
+                          ('{"doc_id": "d1", "text": "  "}\n', "text"), ('{"doc_id": "d1"}\n', "text"),
+                          ("", "empty"), ('{"doc_id": "d1", "text": "a"}\n{"doc_id": \n', "not valid JSON")):
+        path = tmp_path / "corpus.jsonl"
+        path.write_text(body)
+        with pytest.raises(BadInputError, match=message) as lean:
+            read_corpus(path, lean=True)
+        with pytest.raises(BadInputError) as whole:
+            read_corpus(path)
+        assert str(lean.value) == str(whole.value)
