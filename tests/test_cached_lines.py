@@ -91,15 +91,16 @@ def test_postgresql_builds_the_same_rows(tmp_path, postgres_url):
     records["pretty"] = json.dumps(_record("pretty", served_model=None, verdict={"grade": 4, "justification": "p"}),
                                    indent=2)
     records["nested"] = json.dumps(_record("nested", served_model={"a": [1, 2]}), indent=2)  # newlines inside it
+    records["late"] = json.dumps(_record("late"))  # asked for in a later chunk of keys than the others
     with PostgresStore(postgres_url) as store:
         store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
                             "SELECT k, r, 'j', 'r' FROM unnest(%s::text[], %s::text[]) AS t(k, r)",
                             (list(records), list(records.values())))
-        keys = [*records, "missing"]
+        keys = [*records, *(f"missing{i}" for i in range(6000)), "late"]  # more than one chunk of keys
         good = [key for key in keys if key != "bad-json"]
         for asked in (good, keys):  # without the record that fails the cast, and with it
             projected, stored = store.get_many_projected(asked, CACHED_ROW)
-            assert set(projected) == {*PROJECTABLE, "pretty", "nested"}
+            assert set(projected) == {*PROJECTABLE, "pretty", "nested", "late"}
             assert stored == {key: NOT_PROJECTABLE[key] for key in NOT_PROJECTABLE if key in asked}
             for key, value in projected.items():
                 assert b"\n" not in value

@@ -27,7 +27,7 @@ from labeller.errors import BadInputError, redact
 from labeller.records import LabelFailure
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
                                  StoreStats, VerdictStore, chunks, one_line, owner_is_dead, store_errors)
-from labeller.store.projection import Projection, postgres_json_text
+from labeller.store.projection import Projection, postgres_select
 from labeller.store.registry import redact_url
 
 SCHEMA_VERSION = 1
@@ -161,13 +161,13 @@ class PostgresStore(VerdictStore):
         all (the cast fails the statement) is projected here, record by record."""
         projected: dict[str, bytes] = {}
         stored: dict[str, str | bytes] = {}
+        joins, row_sql = postgres_select(projection, "v.record")
         with self._conn.cursor(binary=True) as cur:
             for chunk in chunks(dict.fromkeys(keys)):
                 try:
                     cur.execute(f"""SELECT v.cache_key, p.line, CASE WHEN p.line = '' THEN v.record END
-                                    FROM unnest(%b::text[]) AS k(cache_key) JOIN labeller_verdicts v USING (cache_key),
-                                         LATERAL (SELECT {postgres_json_text(projection, 'r')} AS line
-                                                  FROM (SELECT v.record::json AS r) AS j) AS p""", (chunk,))
+                                    FROM unnest(%b::text[]) AS k(cache_key) JOIN labeller_verdicts v USING (cache_key)
+                                    {joins}, LATERAL (SELECT {row_sql} AS line) AS p""", (chunk,))
                     rows = cur.fetchall()
                 except psycopg.DataError:  # not JSON, or JSON the server cannot read (SQLSTATE class 22)
                     rows = [(key, "", raw) for key, raw in self.get_many_raw(chunk).items()]
