@@ -232,3 +232,41 @@ def test_an_indexed_corpus_refuses_what_read_corpus_refuses(tmp_path):
         with pytest.raises(BadInputError) as whole:
             read_corpus(path)
         assert str(lean.value) == str(whole.value)
+
+
+def test_a_rerun_from_a_jsonl_corpus_writes_what_the_first_run_wrote(tmp_path):
+    """End to end (label_job, the offline judge): a first run, a rerun answered wholly by the store (cached lines,
+    the corpus kept as offsets) and a rerun reading the same corpus as
+    CSV (texts kept) write the same labels, in the same order, and the reruns pay for nothing."""
+    import csv
+
+    from labeller.labelling import LabelOptions
+    from labeller.labelling.job import label_job
+
+    docs = [{"doc_id": f"d{i}", "text": f"invoice {i} <b>caf\u00e9</b> \"{i}\" line\nbreak"} for i in range(30)]
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "text": f"invoice {i}"}) + "\n"
+                                                    for i in range(4)))
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    with open(tmp_path / "corpus.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["doc_id", "text"])
+        writer.writeheader()
+        writer.writerows(docs)
+    pairs = [{"query_id": f"q{i % 4}", "doc_id": f"d{(i * 7) % 30}"} for i in range(40)]  # any order
+    pairs += pairs[:5]  # and repeated: folded
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+
+    def run(corpus: str, out: str):
+        return label_job(queries_path=tmp_path / "queries.jsonl", corpus_path=tmp_path / corpus,
+                         pairs_path=tmp_path / "pairs.jsonl", judge_spec="offline:lexical", cache_dir=tmp_path / "c",
+                         out_path=tmp_path / out, options=LabelOptions(progress=False))
+
+    first, again, from_csv = run("corpus.jsonl", "a.jsonl"), run("corpus.jsonl", "b.jsonl"), run("corpus.csv", "c.jsonl")
+    assert first.stats.new == 40 and again.stats.new == from_csv.stats.new == 0
+    rows = {name: [json.loads(line) for line in (tmp_path / name).read_text(encoding="utf-8").splitlines()]
+            for name in ("a.jsonl", "b.jsonl", "c.jsonl")}
+    assert [(r["query_id"], r["doc_id"]) for r in rows["a.jsonl"]] == list(dict.fromkeys(
+        (p["query_id"], p["doc_id"]) for p in pairs))
+    strip = [[{k: v for k, v in r.items() if k != "from_cache"} for r in rows[name]] for name in rows]
+    assert strip[0] == strip[1] == strip[2]
+    assert [list(r) for r in rows["a.jsonl"]] == [list(r) for r in rows["b.jsonl"]]
+    assert all(r["from_cache"] for r in rows["b.jsonl"] + rows["c.jsonl"])

@@ -57,8 +57,8 @@ class IndexedCorpus(Records):
         start = self.starts[number]
         raw = self._map[start:self.ends[number]]  # a copy: a pread per row costs three times as much
         self._reads += 1
-        if self._reads == _READS_MAPPED and _RELEASE is not None:  # mapped pages count as this process's memory until they are let go
-            self._reads = 0
+        if self._reads == _READS_MAPPED and _RELEASE is not None:  # mapped pages are this process's memory
+            self._reads = 0  # until they are let go
             self._map.madvise(_RELEASE)
         try:
             row = orjson.loads(raw) if start else None  # the first line may start with a byte-order mark
