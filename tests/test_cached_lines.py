@@ -14,7 +14,7 @@ from labeller.io.inputs import read_corpus, text_and_fields
 from labeller.io.tables import RowWriter, jsonl, write_rows
 from labeller.labelling.rows import CACHED_ROW, cached_lines, json_bodies, label_row
 from labeller.records import Verdict
-from labeller.store.base import CachedVerdict, VerdictStore
+from labeller.store.base import CachedVerdict
 from labeller.store.directory import DirectoryStore
 from labeller.store.projection import Projection
 
@@ -58,67 +58,38 @@ def _fill(store: DirectoryStore) -> None:
 
 @pytest.mark.parametrize("sqlite_json", [True, False])
 def test_a_projected_row_is_label_row_of_the_stored_record(tmp_path, monkeypatch, sqlite_json):
-    """By SQLite's JSON functions or, without them, by Python: the same values in label_row's order, numbers
-    as stored; a record the projection cannot read comes back as stored, for label_row's own reading."""
+    """SQLite's JSON functions build the same values in label_row's order, numbers as stored; a record they
+    cannot read (and every record, for an SQLite without them) comes back as stored, for label_row's reading."""
     monkeypatch.setattr(directory, "_HAS_JSON", directory._HAS_JSON and sqlite_json)
-    in_python = []
-    of_json = Projection.of_json
-    monkeypatch.setattr(Projection, "of_json", lambda self, raw: in_python.append(raw) or of_json(self, raw))
     with DirectoryStore(tmp_path / "cache") as store:
         _fill(store)
         keys = [*PROJECTABLE, *NOT_PROJECTABLE, "long", "blob", "missing"]
         projected, stored = store.get_many_projected(keys, CACHED_ROW)
         raw = store.get_many_raw(keys)
-    # SQLite built every inline text record's row; Python only the one kept in a file, the blob and the rest
-    assert len(in_python) == (len(NOT_PROJECTABLE) + 2 if sqlite_json else len(keys) - 1)
-    assert set(projected) == {*PROJECTABLE, "long", "blob"}
-    assert stored == {key: NOT_PROJECTABLE[key] for key in NOT_PROJECTABLE}
+    outside = {*NOT_PROJECTABLE, "long", "blob"}  # not JSON of a verdict, kept in a file, a blob
+    assert set(projected) == (set(PROJECTABLE) if sqlite_json else set())
+    assert stored == {key: raw[key] for key in (outside if sqlite_json else set(raw))}
+    assert set(raw) == set(keys) - {"missing"}
     for key, value in projected.items():
         (line,) = cached_lines(["q\u00e9 \"1\""], ["d\n1"], [value])
         expected = label_row("q\u00e9 \"1\"", "d\n1", json.loads(raw[key]), True)
         assert json.loads(line) == expected and list(json.loads(line)) == list(expected), key
         assert b"\n" not in line
-    assert json.loads(cached_lines(["q"], ["d"], [projected["numbers"]])[0])["input_tokens"] == 2 ** 62
+    if sqlite_json:
+        assert json.loads(cached_lines(["q"], ["d"], [projected["numbers"]])[0])["input_tokens"] == 2 ** 62
+        assert b"1e-300" in projected["numbers"] and b"0.30000000000000004" in projected["plain"]  # as stored
 
 
-def test_postgresql_builds_the_same_rows(tmp_path, postgres_url):
-    """The server builds each row from the record's json text (numbers as stored); a record that is not JSON
-    makes its chunk projected here; one whose projected field holds newlines is projected here too."""
+def test_a_store_that_cannot_build_rows_hands_back_its_records(tmp_path, postgres_url):
+    """VerdictStore's default (PostgreSQL's): every record as stored, for label_row's reading."""
     from labeller.store.postgres import PostgresStore
 
     records = {key: json.dumps(record, ensure_ascii=False) for key, record in PROJECTABLE.items()}
-    records |= NOT_PROJECTABLE
-    records["pretty"] = json.dumps(_record("pretty", served_model=None, verdict={"grade": 4, "justification": "p"}),
-                                   indent=2)
-    records["nested"] = json.dumps(_record("nested", served_model={"a": [1, 2]}), indent=2)  # newlines inside it
-    records["late"] = json.dumps(_record("late"))  # asked for in a later chunk of keys than the others
     with PostgresStore(postgres_url) as store:
         store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
                             "SELECT k, r, 'j', 'r' FROM unnest(%s::text[], %s::text[]) AS t(k, r)",
                             (list(records), list(records.values())))
-        keys = [*records, *(f"missing{i}" for i in range(6000)), "late"]  # more than one chunk of keys
-        good = [key for key in keys if key != "bad-json"]
-        for asked in (good, keys):  # without the record that fails the cast, and with it
-            projected, stored = store.get_many_projected(asked, CACHED_ROW)
-            assert set(projected) == {*PROJECTABLE, "pretty", "nested", "late"}
-            assert stored == {key: NOT_PROJECTABLE[key] for key in NOT_PROJECTABLE if key in asked}
-            for key, value in projected.items():
-                assert b"\n" not in value
-                (line,) = cached_lines(["q"], ["d"], [value])
-                expected = label_row("q", "d", json.loads(records[key]), True)
-                assert json.loads(line) == expected and list(json.loads(line)) == list(expected), key
-        assert projected["numbers"].count(b"1e-300") == 1  # the stored text of the number
-
-
-def test_the_default_projection_of_a_store_is_the_same(tmp_path):
-    """A backend without its own get_many_projected (VerdictStore's) gives what the directory store gives."""
-    with DirectoryStore(tmp_path / "cache") as store:
-        _fill(store)
-        keys = [*PROJECTABLE, *NOT_PROJECTABLE, "long"]
-        ours = store.get_many_projected(keys, CACHED_ROW)
-        plain = VerdictStore.get_many_projected(store, keys, CACHED_ROW)
-    assert {k: json.loads(v) for k, v in ours[0].items()} == {k: json.loads(v) for k, v in plain[0].items()}
-    assert ours[1] == plain[1]
+        assert store.get_many_projected([*records, "missing"], CACHED_ROW) == ({}, records)
 
 
 def test_a_projection_names_only_plain_fields():

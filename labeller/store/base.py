@@ -207,16 +207,10 @@ class VerdictStore(ABC):
     def get_many_projected(self, keys: Iterable[str],
                            projection: Projection) -> tuple[dict[str, bytes], dict[str, str | bytes]]:
         """The verdicts among `keys`, each as the JSON object `projection` reads from it (UTF-8, no newline),
-        or, where a record lacks what the projection requires, as its stored JSON (get_many_raw's). A
-        backend that can build the objects itself does (the directory store, in SQLite)."""
-        projected: dict[str, bytes] = {}
-        stored: dict[str, str | bytes] = {}
-        for key, raw in self.get_many_raw(keys).items():
-            if (value := projection.of_json(raw)) is None:
-                stored[key] = raw
-            else:
-                projected[key] = value
-        return projected, stored
+        or as its stored JSON (get_many_raw's) for the caller's own reading: where a record lacks what the
+        projection requires, and for every record of a backend that cannot build the objects itself (this
+        default). The directory store builds them in SQLite."""
+        return {}, self.get_many_raw(keys)
 
     def get(self, key: str) -> CachedVerdict | None:
         return self.get_many([key]).get(key)

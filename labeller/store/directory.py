@@ -126,10 +126,7 @@ class DirectoryStore(VerdictStore):
                 if value:
                     projected[key] = value.encode("utf-8")
                 elif (raw := self._db.get(name)) is not None:  # kept in a file, a blob, or not projectable
-                    if (value := projection.of_json(raw)) is None:
-                        stored[key] = raw
-                    else:
-                        projected[key] = value
+                    stored[key] = raw
         return projected, stored
 
     def _lookup(self, keys: Iterable[str], column: str) -> Iterator[list[tuple[str, str]]]:

@@ -27,7 +27,6 @@ from labeller.errors import BadInputError, redact
 from labeller.records import LabelFailure
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
                                  StoreStats, VerdictStore, chunks, one_line, owner_is_dead, store_errors)
-from labeller.store.projection import Projection, postgres_select
 from labeller.store.registry import redact_url
 
 SCHEMA_VERSION = 1
@@ -152,36 +151,6 @@ class PostgresStore(VerdictStore):
                                JOIN labeller_verdicts v USING (cache_key)""", (chunk,))
                 found.update(cur)
         return found
-
-    @_store_errors
-    def get_many_projected(self, keys: Iterable[str],
-                           projection: Projection) -> tuple[dict[str, bytes], dict[str, str | bytes]]:
-        """get_many_raw's join, with each record's projected object built by the server (its CPU, not ours),
-        and the record itself only where it is not projectable. A chunk holding a record that is not JSON at
-        all (the cast fails the statement) is projected here, record by record."""
-        projected: dict[str, bytes] = {}
-        stored: dict[str, str | bytes] = {}
-        joins, row_sql = postgres_select(projection, "v.record")
-        with self._conn.cursor(binary=True) as cur:
-            for chunk in chunks(dict.fromkeys(keys)):
-                try:
-                    cur.execute(f"""SELECT v.cache_key, p.line, CASE WHEN p.line = '' THEN v.record END
-                                    FROM unnest(%b::text[]) AS k(cache_key) JOIN labeller_verdicts v USING (cache_key)
-                                    {joins}, LATERAL (SELECT {row_sql} AS line) AS p""", (chunk,))
-                    rows = cur.fetchall()
-                except psycopg.DataError:  # not JSON, or JSON the server cannot read (SQLSTATE class 22)
-                    rows = [(key, "", raw) for key, raw in self.get_many_raw(chunk).items()]
-                for key, line, raw in rows:
-                    if line and "\n" not in line:
-                        projected[key] = line.encode("utf-8")
-                        continue
-                    if raw is None:  # projectable, but a nested value kept its newlines: projected here instead
-                        raw = self.get_many_raw([key])[key]
-                    if (value := projection.of_json(raw)) is None:
-                        stored[key] = raw
-                    else:
-                        projected[key] = value
-        return projected, stored
 
     @_store_errors
     def put_many(self, records: list[CachedVerdict]) -> None:
