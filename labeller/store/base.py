@@ -177,8 +177,8 @@ class VerdictStore(ABC):
     backend: str = ""
     location: str = ""  # for messages: never holds a password
     # A lookup that mostly waits on a server is worth running on a thread while the caller hashes the next
-    # keys (labelling.engine reads one chunk ahead): get_many_raw must then be safe to call from a thread
-    # other than the one using the store's other methods.
+    # keys (labelling.planning reads chunks ahead): get_many_raw and get_many_projected must then be safe to
+    # call from a thread other than the one using the store's other methods.
     reads_ahead: bool = False
 
     def redact(self, text: str) -> str:

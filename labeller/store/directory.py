@@ -54,7 +54,7 @@ OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding 
 class DirectoryStore(VerdictStore):
     backend = "directory"
     # A lookup spends its time in SQLite, which lets go of the GIL (and diskcache gives each thread its own
-    # connection): read one chunk ahead on a thread, on the second core.
+    # connection): read chunks ahead on threads (labelling.planning), on the second core.
     reads_ahead = True
 
     def __init__(self, directory: str | Path, *, create: bool = True) -> None:
@@ -114,7 +114,7 @@ class DirectoryStore(VerdictStore):
     def get_many_projected(self, keys: Iterable[str],
                            projection: Projection) -> tuple[dict[str, bytes], dict[str, str | bytes]]:
         """get_many_raw's lookup with each inline record's projected object built by SQLite's JSON functions
-        in the same statement (off the GIL: a cached rerun reads one chunk ahead on a thread)."""
+        in the same statement (off the GIL: a cached rerun reads chunks ahead on threads)."""
         if not _HAS_JSON:
             return super().get_many_projected(keys, projection)
         projected: dict[str, bytes] = {}
