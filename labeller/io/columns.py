@@ -92,10 +92,14 @@ def rename_plan(columns: list[str] | set[str], role: str | None) -> dict[str, st
     return plan
 
 
-def renamed(rows: Iterator[tuple[int, dict[str, Any]]], role: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The rows with their columns renamed to labeller's names (the plan is made from the first row)."""
+def renamed(rows: Iterator[tuple[int, dict[str, Any]]], role: str | None,
+            keep: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rows with their columns renamed to labeller's names (the plan is made from the first row, and
+    copied into `keep` for a caller that reads rows again: io.corpus_index)."""
     for line, row in rows:
         plan = rename_plan(list(row), role)
+        if keep is not None:
+            keep.update(plan)
         if not plan:  # nothing to rename: the rest as they come (no Python step per row of a large file)
             yield line, row
             yield from rows

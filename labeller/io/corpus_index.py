@@ -11,19 +11,17 @@ from __future__ import annotations
 import mmap
 import weakref
 from array import array
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from labeller.errors import BadInputError
-from labeller.io.columns import rename_plan
-from labeller.io.inputs import Records, duplicate, entries
+from labeller.io.columns import renamed
+from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
 from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
 from labeller.records import Doc
 
-_NO_FIELDS: dict[str, Any] = {}
 _RELEASE = getattr(mmap, "MADV_DONTNEED", None)  # not on Windows
 _READS_MAPPED = 4096  # rows read between two releases of the mapped pages (at most ~16 MB of them resident)
 
@@ -39,7 +37,7 @@ class IndexedCorpus(Records):
         starts, ends = array("q"), array("q")
         rows: dict[str, int] = {}
         self.plan: dict[str, str] = {}
-        for line, key, _, _ in entries(_renamed(_read_jsonl(path, span), self), path, "doc_id"):
+        for line, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
             if key in rows:
                 raise duplicate(path, "doc_id", key, line)
             rows[key] = len(starts)
@@ -69,23 +67,9 @@ class IndexedCorpus(Records):
         if self.plan:
             row = {self.plan.get(k, k): v for k, v in row.items()}
         if len(row) == 2 and row.get("doc_id") == key and type(text := row.get("text")) is str:
-            return text, _NO_FIELDS  # the usual row, as it was checked when the file was indexed
+            return text, NO_FIELDS  # the usual row, as it was checked when the file was indexed
         for _, found, text, fields in entries([(number + 1, row)], self.path, "doc_id"):
             if found == key:
-                return text, fields or _NO_FIELDS
+                return text, fields or NO_FIELDS
         raise BadInputError(f"the corpus changed while labeller was reading it: the row of document '{key}' now "
                             "holds another document; run again on a file left as it is", path=str(self.path))
-
-
-def _renamed(rows: Iterator[tuple[int, dict[str, Any]]], corpus: IndexedCorpus):
-    """The rows with their columns renamed as read_rows renames them (one plan, from the first row), the plan
-    kept on the corpus for the rows it reads again."""
-    for line, row in rows:
-        corpus.plan = rename_plan(list(row), "corpus")
-        yield line, {corpus.plan.get(k, k): v for k, v in row.items()} if corpus.plan else row
-        break
-    if not corpus.plan:
-        yield from rows
-        return
-    for line, row in rows:
-        yield line, {corpus.plan.get(k, k): v for k, v in row.items()}

@@ -122,7 +122,7 @@ class PairList(Sequence):
         return len(self.doc_ids)
 
 
-_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+NO_FIELDS: Mapping[str, Any] = MappingProxyType({})  # the fields of a row without any, shared and read-only
 
 
 def text_and_fields(records: Mapping[str, Query] | Mapping[str, Doc]):
@@ -130,7 +130,7 @@ def text_and_fields(records: Mapping[str, Query] | Mapping[str, Doc]):
     The fields are for reading only (a row without any shares one empty mapping: a million pairs, no dict each)."""
     if type(records) is Records:
         rows = records.rows
-        return lambda key: (row, _NO_FIELDS) if type(row := rows[key]) is str else row
+        return lambda key: (row, NO_FIELDS) if type(row := rows[key]) is str else row
     if isinstance(records, Records):
         return records.text_and_fields
     return lambda key: (lambda record: (record.text, record.fields))(records[key])

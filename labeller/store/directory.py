@@ -35,6 +35,7 @@ from labeller.store.projection import Projection, sqlite_json_object
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
 BATCH_SEQ = "batch-seq"  # a counter: open_batches() lists batches in the order they were put
 DB_FILE = "cache.db"
+OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
 _INLINE = f"mode = {diskcache.core.MODE_RAW} AND typeof(value) = 'text'"  # a value kept in the row itself, as text
 
 
@@ -48,7 +49,6 @@ def _has_json() -> bool:
 
 
 _HAS_JSON = _has_json()
-OPEN_LOCK = DB_FILE + ".open-lock"  # diskcache's check() ignores names holding "cache.db"
 
 
 class DirectoryStore(VerdictStore):
