@@ -6,7 +6,10 @@ does nothing else: no cache, no retries, no output file. Run it as a whole proce
 from start to exit:
 
     OPENAI_BASE_URL=http://127.0.0.1:8123/v1 OPENAI_API_KEY=unused \
-        python benchmarks/bare_loop.py prompts.jsonl --concurrency 32
+        python benchmarks/bare_loop.py prompts.jsonl --concurrency 32 [--transport aiohttp]
+
+--transport picks the SDK's HTTP transport: httpx (its default, what a bare loop gets) or aiohttp (its
+DefaultAioHttpClient, the one labeller's judges use): the stricter reference for labeller's own overhead.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ SCHEMA = {
 }
 
 
-async def label_all(prompts: list[dict[str, str]], model: str, concurrency: int) -> tuple[int, int]:
-    client = openai.AsyncOpenAI(max_retries=0)
+async def label_all(prompts: list[dict[str, str]], model: str, concurrency: int,
+                    transport: str = "httpx") -> tuple[int, int]:
+    http_client = openai.DefaultAioHttpClient() if transport == "aiohttp" else None
+    client = openai.AsyncOpenAI(max_retries=0, http_client=http_client)
     response_format = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": SCHEMA}}
     todo = iter(prompts)
     done = failed = 0
@@ -55,10 +60,11 @@ def main() -> None:
     parser.add_argument("prompts")
     parser.add_argument("--model", default="gpt-4.1-mini")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--transport", choices=("httpx", "aiohttp"), default="httpx")
     args = parser.parse_args()
     with open(args.prompts, encoding="utf-8") as f:
         prompts = [json.loads(line) for line in f]
-    done, failed = asyncio.run(label_all(prompts, args.model, args.concurrency))
+    done, failed = asyncio.run(label_all(prompts, args.model, args.concurrency, args.transport))
     print(json.dumps({"done": done, "failed": failed}))
 
 

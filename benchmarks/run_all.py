@@ -10,7 +10,8 @@ peak RSS (os.wait4's rusage of that very child).
                     a bare script reading the three inputs and writing a row per pair
   label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
                     OpenAI server (tests/fakeapi.py) at each --latencies value, into a fresh directory
-                    store and a fresh PostgreSQL database
+                    store and a fresh PostgreSQL database; the bare loop on the SDK's default httpx
+                    transport, or with --bare-transport aiohttp on the aiohttp one labeller uses
 
 PostgreSQL: $LABELLER_BENCH_POSTGRES, else a throwaway server from the machine's package (tests/pgserver.py,
 fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-postgres.
@@ -181,9 +182,10 @@ def new_database(server_url: str) -> str:
 
 
 def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: list[float], repeat: int,
-                    postgres: str | None = None) -> list[dict]:
+                    postgres: str | None = None, bare_transport: str = "httpx") -> list[dict]:
     """Fresh labelling (every pair sent) into a fresh store each run: a directory, and a new PostgreSQL
-    database when a server URL is given."""
+    database when a server URL is given. The bare loop uses the SDK's default transport (httpx), or the
+    aiohttp one labeller's judges use with bare_transport="aiohttp"."""
     folder = tmp / "label"
     folder.mkdir()
     write_inputs(folder, pairs)
@@ -210,8 +212,9 @@ def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: 
                     return result
 
                 bare = [sys.executable, str(HERE / "bare_loop.py"), str(folder / "prompts.jsonl"),
-                        "--concurrency", str(concurrency)]
-                row = alternate(f"label {pairs:,} pairs @{concurrency}, {latency * 1000:.0f} ms, {backend} store",
+                        "--concurrency", str(concurrency), "--transport", bare_transport]
+                against = "" if bare_transport == "httpx" else f", bare loop on {bare_transport}"
+                row = alternate(f"label {pairs:,} pairs @{concurrency}, {latency * 1000:.0f} ms, {backend} store{against}",
                                 ours, lambda bare=bare: measure(bare, env), repeat)
                 row["throughput"] = True
                 rows.append(row)
@@ -299,6 +302,8 @@ def main() -> None:
     parser.add_argument("--concurrency", default="64,128")
     parser.add_argument("--latencies", default="0.2,0.1", help="fake server latency in seconds, comma-separated")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--bare-transport", choices=("httpx", "aiohttp"), default="httpx",
+                        help="the bare loop's HTTP transport: the SDK's default, or the aiohttp one labeller uses")
     parser.add_argument("--only", default="evaluate,cached,label", help="which parts to run")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL rows")
     parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
@@ -315,7 +320,7 @@ def main() -> None:
         if "label" in parts:
             rows += with_postgres(args, lambda url: bench_labelling(
                 Path(tmp), args.label_pairs, [int(c) for c in args.concurrency.split(",")],
-                [float(x) for x in args.latencies.split(",")], args.repeat, url))
+                [float(x) for x in args.latencies.split(",")], args.repeat, url, args.bare_transport))
     command = "python benchmarks/run_all.py " + " ".join(a for a in sys.argv[1:] if a != "--write-readme")
     text = table(rows, command.strip())
     print("\n" + text)

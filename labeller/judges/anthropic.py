@@ -19,19 +19,16 @@ import os
 from typing import Any
 
 import anthropic
-import httpx2
 
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import (TOOL_NAME, parse_verdict, sdk_errors,
-                                  verdict_schema)
+from labeller.judges.wire import TOOL_NAME, http_client, parse_verdict, sdk_errors, verdict_schema
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VARIABLE = KEY_VARIABLES["anthropic"]
-POOL_SIZE = 256
 
 
 class AnthropicJudge(Judge):
@@ -54,11 +51,10 @@ class AnthropicJudge(Judge):
         self._tool = {"name": TOOL_NAME, "description": "Record the relevance verdict for the pair.",
                       "input_schema": verdict_schema(), "strict": True}
         self._tool_choice = {"type": "tool", "name": TOOL_NAME}
-        pool = httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
         self._client = anthropic.AsyncAnthropic(
             api_key=key, base_url=url, default_query=query or None, timeout=timeout, max_retries=0,
-            http_client=anthropic.DefaultAsyncHttpxClient(limits=pool, timeout=timeout),
+            http_client=http_client(anthropic, timeout, url),
         )
 
     def secrets(self) -> list[str]:

@@ -26,7 +26,6 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx2
 import openai
 
 from labeller.errors import MissingKeyError
@@ -36,14 +35,13 @@ from labeller.judges.output_modes import check_output_mode, refusal_hint, reply_
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.judges.served import served_identity
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import parse_verdict, sdk_errors
+from labeller.judges.wire import http_client, parse_verdict, sdk_errors
 from labeller.rubric import JudgePrompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"
 AZURE_SUFFIX = ".openai.azure.com"  # Azure OpenAI: the same API rules as OpenAI's own (no max_tokens for o-series)
 KEY_VARIABLE = KEY_VARIABLES["openai"]
-POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
 # What chat.completions.create sends with its request (bearer auth), for the same request through client.post.
 _CHAT_OPTIONS: Any = {"security": {"bearer_auth": True}}
 
@@ -76,11 +74,10 @@ class OpenAIJudge(Judge):
                           **request_fields(self.output_mode, min_length=self.local)}
         self._served: str | None = None
         self._warned = False
-        pool = httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
         self._client = openai.AsyncOpenAI(
             api_key=key, base_url=url, default_query=query or None, timeout=timeout, max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(limits=pool, timeout=timeout),
+            http_client=http_client(openai, timeout, url),
         )
 
     def secrets(self) -> list[str]:

@@ -1,5 +1,5 @@
-"""What the HTTP judges share: the verdict schema sent to the model, the reply check, and how an
-HTTP failure is classified (transient, malformed or fatal). No SDK is imported here.
+"""What the HTTP judges share: the verdict schema sent to the model, the reply check, the SDK's HTTP
+client, and how an HTTP failure is classified (transient, malformed or fatal). No SDK is imported here.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx2  # the SDKs' httpx: its Limits describe the pool for either transport
 from pydantic import ValidationError
 
 from labeller.errors import JudgeError, redact
@@ -19,6 +21,7 @@ from labeller.records import GRADE_MAX, GRADE_MIN, Verdict
 VERDICT_NAME = "verdict"  # the OpenAI json_schema name
 TOOL_NAME = "record_verdict"  # the Anthropic forced tool
 
+POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
 # Statuses worth retrying: timeouts, conflicts, rate limits, and every server-side failure (529 overloaded incl.).
 _TRANSIENT_STATUSES = {408, 409, 425, 429}
 # Statuses about this request's content (too long, unprocessable): fail the pair, keep the run going.
@@ -129,10 +132,46 @@ def _queue_hint(judge: Any) -> str:
             "or raise --timeout")
 
 
-def _cause_named(exc: BaseException, name: str) -> bool:
-    """Whether the transport error under an SDK error is `name` (httpx's classes, whatever httpx the SDK ships)."""
+def http_client(sdk: Any, timeout: float, url: str) -> Any:
+    """The SDK's own aiohttp transport (`DefaultAioHttpClient`, the `aiohttp` extra both SDKs ship).
+
+    Why not its default httpx one: httpcore checks every idle pooled connection for expiry, with a poll,
+    on each request it assigns, so at 128 in flight its pool took a fifth of a labelling run's CPU
+    (py-spy); over aiohttp the same run took 0.58 of the time (benchmarks/README.md). Requests, auth,
+    base URL, query, timeout, proxies from the environment and error classes are still the SDK's.
+
+    A base URL with credentials in it (user:password@) keeps httpx: aiohttp refuses to send them beside
+    the SDK's own Authorization header, where httpx sends them as basic auth."""
+    limits = httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
+    parts = urlsplit(url)
+    client = sdk.DefaultAsyncHttpxClient if parts.username or parts.password else sdk.DefaultAioHttpClient
+    return client(limits=limits, timeout=timeout)
+
+
+# The transport failure under an SDK error, by the class names in its cause chain (whatever httpx the SDK
+# ships, and over aiohttp, whose adapter maps a dropped connection and a refused one alike to ConnectTimeout):
+# "connect" (nothing reached the server), "connect-timeout", "pool-timeout" (waiting for a free connection),
+# "timeout" (sent, no reply in time) or "dropped" (sent, the connection broke before the reply).
+_AIOHTTP_KINDS = (("ConnectionTimeoutError", "connect-timeout"), ("ClientConnectorError", "connect"),
+                  ("ServerTimeoutError", "timeout"))
+_HTTPX_KINDS = (("ConnectTimeout", "connect-timeout"), ("PoolTimeout", "pool-timeout"),
+                ("TimeoutException", "timeout"), ("TimeoutError", "timeout"), ("ConnectError", "connect"))
+
+
+def transport_failure(exc: BaseException, default: str) -> str:
+    """What broke under an SDK error (the kinds above); `default` when httpx's error names none of them."""
+    chain = []
     cause = exc.__cause__
-    return cause is not None and type(cause).__name__ == name
+    while cause is not None and len(chain) < 8:
+        chain.append(cause)
+        cause = cause.__cause__
+    aiohttp = [link for link in chain if type(link).__module__.startswith("aiohttp")]
+    if aiohttp:  # its deepest error says what happened; the SDK's class was chosen from a lossy mapping
+        kinds, links, default = _AIOHTTP_KINDS, aiohttp[-1:], "dropped"
+    else:
+        kinds, links = _HTTPX_KINDS, chain[:1]
+    names = {cls.__name__ for link in links for cls in type(link).__mro__}
+    return next((kind for name, kind in kinds if name in names), default)
 
 
 @contextmanager
@@ -144,16 +183,16 @@ def sdk_errors(sdk: Any, judge: Any, *, service: str, key_variable: str, reply_k
         raise classify_status(exc.status_code, exc.response.headers, server_message(exc.body, exc.message),
                               provider=judge.provider, key_variable=key_variable, model=judge.model,
                               base_url=judge.base_url, secret=judge.secrets(), label=service) from None
-    except sdk.APITimeoutError as exc:
-        if _cause_named(exc, "ConnectTimeout"):
+    except (sdk.APITimeoutError, sdk.APIConnectionError) as exc:
+        failure = transport_failure(exc, "timeout" if isinstance(exc, sdk.APITimeoutError) else "dropped")
+        if failure == "connect-timeout":
             raise TransientError(f"could not connect to {judge.base_url} within {judge.timeout:g}s",
                                  kind="unreachable") from None
-        sent = not _cause_named(exc, "PoolTimeout")  # waiting for a free connection: nothing was sent
-        raise TransientError(f"no reply from {service} within {judge.timeout:g}s{_queue_hint(judge)}",
-                             kind="timeout", maybe_billed=sent) from None
-    except sdk.APIConnectionError as exc:
-        if _cause_named(exc, "ConnectError"):
+        if failure == "connect":
             raise TransientError(f"could not connect to {judge.base_url}", kind="unreachable") from None
+        if failure in ("timeout", "pool-timeout"):  # waiting for a free connection: nothing was sent
+            raise TransientError(f"no reply from {service} within {judge.timeout:g}s{_queue_hint(judge)}",
+                                 kind="timeout", maybe_billed=failure == "timeout") from None
         raise TransientError(f"connection to {judge.base_url} broke before the reply", kind="dropped",
                              maybe_billed=True) from None
     except sdk.APIError:  # a 200 whose body is not what was asked for
