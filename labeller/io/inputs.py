@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from labeller.errors import BadInputError
+from labeller.io.plain_pairs import plain_pairs
 from labeller.io.tables import read_rows, require, table_format
 from labeller.io.validation import validation_error
 from labeller.records import Doc, GoldLabel, Label, Pair, Query
@@ -170,6 +171,12 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
     """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded.
     lean=True gives a PairList."""
     path = Path(path)
+    query_known, doc_known = _membership(queries), _membership(corpus)
+    known_in = (queries, corpus) if queries is not None and corpus is not None else None
+    plain = plain_pairs(path, query_known, doc_known) if table_format(path) == "jsonl" else None
+    if plain is not None:  # the usual large file, read by pyarrow; anything else line by line, with its errors
+        pairs = PairList(*plain, known_in)
+        return pairs if lean else list(pairs)
     # Duplicates are found by document: the query ids each document was paired with (usually one, kept as a
     # str; a set only for a document paired with several queries). No tuple per pair: a million pairs of
     # ids take a fraction of the memory.
@@ -177,7 +184,6 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
     query_ids: list[str] = []
     doc_ids: list[str] = []
     interned: dict[str, str] = {}  # one string per query id, however many pairs name it
-    query_known, doc_known = _membership(queries), _membership(corpus)
     for line, row in read_rows(path, role="pairs"):
         qid, did = row.get("query_id"), row.get("doc_id")
         if type(qid) is not str or type(did) is not str or not qid.strip() or not did.strip():
@@ -197,7 +203,7 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
             seen[did] = {paired, qid}
         query_ids.append(interned.setdefault(qid, qid))
         doc_ids.append(did)
-    pairs = PairList(query_ids, doc_ids, (queries, corpus) if queries is not None and corpus is not None else None)
+    pairs = PairList(query_ids, doc_ids, known_in)
     return pairs if lean else list(pairs)
 
 
