@@ -216,6 +216,13 @@ CASES: list[Case] = [
     Case("label-pair-with-unknown-doc", [*LABEL, "--pairs", "pairs.jsonl", *OPENAI],
          setup=lambda d: write_jsonl(d / "pairs.jsonl", [{"query_id": "q1", "doc_id": "zzz"}]),
          stderr="zzz", outputs=("out.jsonl",)),
+    # pyarrow alone reads two objects on one line as two rows, and one object over two lines as one: together
+    # as many rows as lines (io.plain_pairs checks each line ends its object). The line-by-line error stands.
+    Case("label-pairs-two-objects-on-a-line", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: (d / "pairs.jsonl").write_text(
+             '{"query_id": "q1", "doc_id": "d1"}\n{"query_id": "q1", "doc_id": "d2"} {"query_id": "q1", '
+             '"doc_id": "d3"}\n{"query_id": "q2",\n"doc_id": "d1"}\n'),
+         stderr="pairs.jsonl:2: not valid JSON", outputs=("out.jsonl",)),
     Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
          stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
     # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.
