@@ -44,6 +44,8 @@ LEFT = {
                                             '{"query_id": "q1",\n"doc_id": "d3"}\n'),
     "another column": '{"query_id": "q1", "doc_id": "d1", "score": 3}\n',
     "a number for an id": '{"query_id": "q1", "doc_id": 7}\n',
+    # pyarrow reads ISO dates as timestamps: the ids would come back in another spelling
+    "ids that look like dates": '{"query_id": "2020-01-01", "doc_id": "2020-01-02T10:00:00"}\n',
     "a null": '{"query_id": "q1", "doc_id": null}\n',
     "a missing id": '{"query_id": "q1", "doc_id": "d1"}\n{"query_id": "q2"}\n',
     "a blank id": '{"query_id": "q1", "doc_id": "  "}\n',
