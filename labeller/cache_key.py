@@ -99,6 +99,22 @@ class UserKeyer:
         state.update(_json_body(head))
         return state
 
+    @property
+    def exact(self) -> bool:
+        """Whether the states are hash states (key_of_body() needs them)."""
+        return self._exact
+
+    def ending(self, after: str) -> bytes:
+        """What key_of_body() hashes after a body: `after`, as JSON writes it, then the rest of the material."""
+        return _json_body(after) + self._tail
+
+    def key_of_body(self, state: Any, body: bytes, ending: bytes) -> str:
+        """key(state, text + after) given `body`, text as JSON writes it without quotes (UTF-8), and ending(after)."""
+        digest = state.copy()
+        digest.update(body)
+        digest.update(ending)
+        return digest.hexdigest()
+
     def key(self, state: Any, rest: str) -> str:
         """The key of the user text whose first part made `state` (start()) and whose rest is `rest`."""
         if not self._exact:

@@ -158,6 +158,14 @@ class Rubric(BaseModel):
     def user_rest(self, text: str, fields: dict[str, Any]) -> str:
         return f"{self.block('document', text, fields)}\n{_INSTRUCTION}"
 
+    def around_doc_text(self) -> tuple[str, str] | None:
+        """(before, after) such that user_rest(text, fields) == before + escape(text) + after for every document,
+        when the rubric shows a document's text alone; None when it shows other fields too."""
+        if self.doc_fields != ["text"]:
+            return None
+        before, after = self.user_rest(_MARK, {}).split(_MARK)
+        return before, after
+
 
 class SamePromptCheck:
     """Watches the rendered prompts of a run: when pairs whose data differ all render to one prompt,
@@ -192,6 +200,14 @@ def escape(text: str) -> str:
     """Data as it is shown inside a block: no `<` survives, so the data can never close (or open) a tag.
     `&` stays as it is ("Meals & entertainment"): a literal "&lt;" in the data is harmless either way."""
     return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_utf8(text: bytes) -> bytes:
+    """escape() of UTF-8 text, as UTF-8 (neither character is ever a byte of a longer one)."""
+    return text.replace(b"<", b"&lt;").replace(b">", b"&gt;")
+
+
+_MARK = "\x00text\x00"  # stands in for a document's text (around_doc_text); escape() leaves it as it is
 
 
 def _block(tag: str, body: str) -> str:

@@ -252,3 +252,88 @@ def test_jsonl_rows_read_fast_are_json_loads_values(tmp_path):
     got = list(read_rows(path))
     assert got == [(n, json.loads(line)) for n, line in enumerate(lines, start=1) if line.strip()]
     assert [type(v) for v in got[1][1].values()] == [str, str, float, int]
+
+
+# Corpus lines for the keys hashed from a file's own bytes: lines that end with their text and hold no escape
+# (taken from the file), and lines with an escape anywhere, a text before other members, a renamed column or a
+# number as a text (read again); raw non-ASCII, the rubric's own escapes (< and >), a byte-order mark, a twice
+# given "text" (the last one counts), a "text" inside another member, CRLF and spaces, no final newline.
+KEYED_LINES = [
+    '\ufeff{"doc_id": "d1", "text": "first, after a byte-order mark"}',
+    '{"doc_id": "d2", "supplier": "Acme", "amount": 1.5, "text": "tags <b> and </document> & more"}',
+    '{"doc_id": "d3", "text": "caf\u00e9 \u6587\u5b57 \U0001f600 raw, line\u2028sep"}',
+    '{"doc_id": "d4", "text": "an escaped \\"quote\\" and\\nnewline"}',
+    '{"doc_id": "d5", "text": "caf\\u00e9 escaped"}',
+    '{"doc_id": "d6\\t", "text": "plain text, escaped id"}',
+    '{"text": "text first", "doc_id": "d7"}',
+    '{"doc_id": 8, "text": 9}',
+    '{"doc_id": "d10", "text": "first", "text": "second"}',
+    '{"doc_id": "d11", "meta": {"text": "inner"}, "text": "outer"}',
+    '{"doc_id": "d12", "text": "before a number", "n": 1}',
+    '{"doc_id":"d13","text":"compact, CRLF and spaces"  }  \r',
+    '{"doc_id": "d14", "text": "outer first", "x": {"text": "inner last"}}',
+    '{"doc_id":"d15","text":"last, no newline"}',
+]
+TAKEN_FROM_THE_FILE = {"d1", "d2", "d3", "d10", "d11", "d13", "d15"}
+
+
+@pytest.mark.parametrize("rubric_name", ["general", "transactions"])
+@pytest.mark.parametrize("served", [None, "llama-3-8b.Q4.gguf"])
+def test_keys_hashed_from_the_corpus_file_are_cache_key_byte_for_byte(tmp_path, rubric_name, served):
+    from labeller.io.inputs import read_corpus
+    from labeller.labelling.planning import PairKeys
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes("\n".join(KEYED_LINES).encode("utf-8"))
+    lean, whole = read_corpus(path, lean=True), read_corpus(path)
+    assert {key for key in lean if lean.text_bytes(key) is not None} == TAKEN_FROM_THE_FILE
+    rubric = load_rubric(rubric_name)
+    queries = {"q": Query(query_id="q", text="a <query> \u00e9", fields={"supplier": "Acme", "amount": 3}),
+               "r": Query(query_id="r", text="another")}
+    pairs = [(q, d) for d in whole for q in queries]
+    samples = [0, 1, 2]
+    judge = FakeJudge()
+    settings = judge.decoding_settings()
+    keys = PairKeys(judge=judge, settings=settings, served=served, rubric=rubric, queries=queries, corpus=lean,
+                    query_ids=[q for q, _ in pairs] * 3, doc_ids=[d for _, d in pairs] * 3,
+                    sample_of=lambda i: samples[i // len(pairs)])
+    assert (keys.text_bytes is not None) == (rubric.doc_fields == ["text"])  # the fast path is the one tested
+    got = keys(0, 2 * len(pairs)) + keys(2 * len(pairs), 3 * len(pairs))  # heads kept across calls
+    for i, key in enumerate(got):
+        qid, did = pairs[i % len(pairs)]
+        prompt = rubric.render(queries[qid], whole[did])
+        assert key == cache_key(provider=judge.provider, model=judge.model, base_url=judge.base_url,
+                                settings=settings, prompt=prompt, sample=samples[i // len(pairs)], served=served)
+
+
+def test_a_corpus_written_over_after_it_was_indexed_fails_its_keys(tmp_path):
+    """Keys read the text where the file held it: a file written over in place is refused; one replaced by
+    another file (a new inode) is still the mapped old file, read whole."""
+    import os
+
+    from labeller.errors import BadInputError
+    from labeller.io.inputs import read_corpus
+    from labeller.labelling.planning import PairKeys
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"doc_id": "d1", "text": "one"}\n{"doc_id": "d2", "text": "two"}\n')
+    judge = FakeJudge()
+
+    def keys_of(corpus):
+        return PairKeys(judge=judge, settings=judge.decoding_settings(), served=None, rubric=load_rubric("general"),
+                        queries={"q": Query(query_id="q", text="q")}, corpus=corpus, query_ids=["q", "q"],
+                        doc_ids=["d1", "d2"], sample_of=lambda i: 0)
+
+    keys = keys_of(read_corpus(path, lean=True))
+    before = keys(0, 2)
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"doc_id": "d1", "text": "six"}\n{"doc_id": "d2", "text": "ten"}\n')
+    os.replace(other, path)
+    assert keys(0, 2) == before  # still the old file's texts
+    os.utime(path, ns=(10**18, 10**18))  # file times tick coarsely (a few ms): the write below must be later
+    keys = keys_of(read_corpus(path, lean=True))
+    assert keys(0, 2) != before
+    with open(path, "r+b") as handle:  # the same length, another text where the first one was
+        handle.write(b'{"doc_id": "d1", "text": "one"}\n')
+    with pytest.raises(BadInputError, match="the corpus changed"):
+        keys(0, 2)

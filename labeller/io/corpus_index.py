@@ -4,11 +4,16 @@ Labelling a large slice needs every document's text twice: to hash its pair's ca
 pairs the store does not hold. Kept in memory, the texts of a million documents are most of the run's
 memory (~630 MB for 1M documents of 60 words); their ids and byte offsets take ~150 MB, and a row read
 again (a slice of the mapped file, one orjson parse: ~2 µs) costs about what keeping it cost to build.
+
+A cache key needs only a document's text, as JSON writes it: where a line holds no escape at all and ends with
+its text, those are the very bytes of the file, and text_bytes() slices them out with no parse (reading rows
+again was a third of a cached rerun's hashing).
 """
 
 from __future__ import annotations
 
 import mmap
+import os
 import weakref
 from array import array
 from pathlib import Path
@@ -37,6 +42,7 @@ class IndexedCorpus(Records):
         starts, ends = array("q"), array("q")
         rows: dict[str, int] = {}
         self.plan: dict[str, str] = {}
+        read = _written(os.stat(path))
         for line, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
             if key in rows:
                 raise duplicate(path, "doc_id", key, line)
@@ -47,17 +53,53 @@ class IndexedCorpus(Records):
         self.starts, self.ends = starts, ends
         with open(path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            self._written = _written(os.fstat(handle.fileno()))
         weakref.finalize(self, self._map.close)
+        if self._written != read:
+            raise _changed(path)
         self._reads = 0
 
-    def text_and_fields(self, key: str) -> tuple[str, dict[str, Any]]:
-        number = self.rows[key]
-        start = self.starts[number]
-        raw = self._map[start:self.ends[number]]  # a copy: a pread per row costs three times as much
+    def _mapped(self, start: int, end: int) -> bytes:
+        raw = self._map[start:end]  # a copy: a pread per row costs three times as much
         self._reads += 1
         if self._reads == _READS_MAPPED and _RELEASE is not None:  # mapped pages are this process's memory
             self._reads = 0  # until they are let go
             self._map.madvise(_RELEASE)
+        return raw
+
+    def text_bytes(self, key: str) -> bytes | None:
+        """The document's text as UTF-8, when its line holds no escape and ends with its "text" member (as
+        json.dumps writes a row): those bytes of the file are the text as JSON writes it, and hold nothing JSON
+        escapes (a quote, a backslash or a control character would each have needed an escape). None for any
+        other row (text_and_fields() reads it). The line was checked as JSON when the file was indexed."""
+        number = self.rows[key]
+        line = self._mapped(self.starts[number], self.ends[number])
+        if b"\\" in line or self.plan:
+            return None
+        close = line.rfind(b'"')  # no escape: every quote delimits, so the last string is the last member's value
+        opened = line.rfind(b'"', 0, close)
+        if line[close + 1:].strip() != b"}":
+            return None
+        name = line[max(opened - 24, 0):opened].rstrip()  # the member's name and colon, in the last few bytes
+        if not name.endswith(b":") or not name[:-1].rstrip().endswith(b'"text"'):
+            return None
+        return line[opened + 1:close]  # the last "text" wins, as it did when the row was read
+
+    def check_unchanged(self) -> None:
+        """text_bytes() reads where the text was: a file written over in place since is refused, as
+        text_and_fields() refuses a row that names another document. A file replaced (a new inode) is fine:
+        the mapped one is still the old file, read whole."""
+        try:
+            now = os.stat(self.path)
+        except OSError:  # moved away or deleted: the mapped file is still the old one
+            return
+        if now.st_ino == self._written[0] and _written(now) != self._written:
+            raise _changed(self.path)
+
+    def text_and_fields(self, key: str) -> tuple[str, dict[str, Any]]:
+        number = self.rows[key]
+        start = self.starts[number]
+        raw = self._mapped(start, self.ends[number])
         try:
             row = orjson.loads(raw) if start else None  # the first line may start with a byte-order mark
         except orjson.JSONDecodeError:
@@ -73,3 +115,12 @@ class IndexedCorpus(Records):
                 return text, fields or NO_FIELDS
         raise BadInputError(f"the corpus changed while labeller was reading it: the row of document '{key}' now "
                             "holds another document; run again on a file left as it is", path=str(self.path))
+
+
+def _written(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _changed(path: Path) -> BadInputError:
+    return BadInputError("the corpus changed while labeller was reading it; run again on a file left as it is",
+                         path=str(path))

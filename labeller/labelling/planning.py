@@ -1,7 +1,8 @@
 """A labelling run planned a chunk at a time: every pair's cache key, then what the store holds of the chunk.
 
 Keys hash the same bytes as cache_key() (cache_key.UserKeyer): the system prompt's part once, each query's
-part once (kept across chunks: pairs rarely come grouped by query), the document's part per pair. A store
+part once (kept across chunks: pairs rarely come grouped by query), the document's part per pair (its text
+as the corpus file holds it, where it can: io.corpus_index). A store
 whose lookups spend their time in C or on a server (reads_ahead) is read on threads, LOOKUPS_AHEAD chunks at
 once while the next chunk is hashed: SQLite's work and labeller's on both cores.
 """
@@ -16,7 +17,7 @@ from typing import Any
 from labeller.cache_key import UserKeyer
 from labeller.io.inputs import text_and_fields
 from labeller.judges.base import Judge
-from labeller.rubric import JudgePrompt, Rubric
+from labeller.rubric import JudgePrompt, Rubric, escape, escape_utf8
 
 # 1M cached pairs: 2.7x the bare reader with two lookups at once, 3.5x with one; three measured no faster
 LOOKUPS_AHEAD = 2
@@ -34,30 +35,63 @@ class PairKeys:
         self.queries, self.doc_of = queries, text_and_fields(corpus)
         self.query_ids, self.doc_ids, self.sample_of = query_ids, doc_ids, sample_of
         self.system = JudgePrompt(system=rubric.system_prompt(), user="")
-        self.keyers: dict[int, UserKeyer] = {}  # one per sample index (--samples: k > 0 is hashed too)
-        self.heads: dict[Any, Any] = {}  # (query, sample) -> the hash state of the query's part of the user text
+        self.keyers: dict[int, tuple[UserKeyer, bytes]] = {}  # per sample index (--samples: k > 0 is hashed too)
+        self.heads: dict[Any, Any] = {}  # (query, sample) -> the hash state of the user text before the document's
+        # A rubric showing a document's text alone: a document whose text is its bytes in the file is hashed
+        # from those bytes (io.corpus_index), its row not read again.
+        self.around = rubric.around_doc_text()
+        self.text_bytes = getattr(corpus, "text_bytes", None) if self.around else None
+        self.check_unchanged = getattr(corpus, "check_unchanged", None) if self.text_bytes else None
 
-    def keyer_of(self, sample: int) -> UserKeyer:
-        keyer = self.keyers.get(sample)
-        if keyer is None:
-            keyer = self.keyers[sample] = UserKeyer(provider=self.judge.provider, model=self.judge.model,
-                                                    base_url=self.judge.base_url, settings=self.settings,
-                                                    prompt=self.system, sample=sample, served=self.served)
-        return keyer
+    def keyer_of(self, sample: int) -> tuple[UserKeyer, bytes]:
+        """The sample's keyer, and what it hashes after a document's text (around_doc_text)."""
+        found = self.keyers.get(sample)
+        if found is None:
+            keyer = UserKeyer(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
+                              settings=self.settings, prompt=self.system, sample=sample, served=self.served)
+            found = self.keyers[sample] = (keyer, keyer.ending(self.around[1]) if self.around else b"")
+        return found
 
     def __call__(self, lo: int, hi: int) -> list[str]:
-        heads, keyers, rubric, queries, doc_of, sample_of = (self.heads, self.keyers, self.rubric, self.queries,
-                                                             self.doc_of, self.sample_of)
+        if len(self.heads) > QUERY_HEADS:
+            self.heads.clear()
+        keys = self.by_text(lo, hi) if self.around else self.by_rest(lo, hi)
+        if self.check_unchanged is not None:  # before any key read from the file is looked up
+            self.check_unchanged()
+        return keys
+
+    def by_rest(self, lo: int, hi: int) -> list[str]:
+        """Each pair's key from its query's state and the rest of its user text."""
+        heads, rubric, queries, doc_of, sample_of = self.heads, self.rubric, self.queries, self.doc_of, self.sample_of
         user_rest = rubric.user_rest
-        if len(heads) > QUERY_HEADS:
-            heads.clear()
         keys = []
         for i, qid, did in zip(range(lo, hi), self.query_ids[lo:hi], self.doc_ids[lo:hi]):
             sample = sample_of(i)
+            keyer = self.keyer_of(sample)[0]
             head = heads.get((qid, sample))
             if head is None:
-                head = heads[qid, sample] = self.keyer_of(sample).start(rubric.user_head(rubric.query_block(queries[qid])))
-            keys.append(keyers[sample].key(head, user_rest(*doc_of(did))))
+                head = heads[qid, sample] = keyer.start(rubric.user_head(rubric.query_block(queries[qid])))
+            keys.append(keyer.key(head, user_rest(*doc_of(did))))
+        return keys
+
+    def by_text(self, lo: int, hi: int) -> list[str]:
+        """by_rest() where the user text is the query's part, then `before` + escape(text) + `after` (the
+        query's state covers `before` too): from the text's bytes where the corpus has them."""
+        heads, rubric, queries, doc_of, sample_of = self.heads, self.rubric, self.queries, self.doc_of, self.sample_of
+        text_bytes = self.text_bytes or (lambda did: None)
+        before, after = self.around
+        keys = []
+        for i, qid, did in zip(range(lo, hi), self.query_ids[lo:hi], self.doc_ids[lo:hi]):
+            sample = sample_of(i)
+            keyer, ending = self.keyer_of(sample)
+            head = heads.get((qid, sample))
+            if head is None:
+                head = heads[qid, sample] = keyer.start(rubric.user_head(rubric.query_block(queries[qid])) + before)
+            body = text_bytes(did)
+            if body is None or not keyer.exact:
+                keys.append(keyer.key(head, escape(doc_of(did)[0]) + after))
+            else:
+                keys.append(keyer.key_of_body(head, escape_utf8(body), ending))
         return keys
 
 
