@@ -172,6 +172,26 @@ def test_stored_values_that_would_break_the_joined_read_are_read_one_by_one(tmp_
                                                 if store._db.get("verdict:" + k) is not None}
 
 
+def test_postgres_records_that_would_break_the_joined_read_are_read_one_by_one(postgres_url):
+    """PostgreSQL's batched read joins keys and records with newlines too: a record or a key holding one (valid
+    JSON may, between its tokens) is read back exactly all the same, and so is every other key of its chunk."""
+    from labeller.store.postgres import PostgresStore
+
+    store = PostgresStore(postgres_url)
+    try:
+        plain = [_verdict(f"k{i}") for i in range(5)]
+        store.put_many(plain)
+        odd = {"pretty": json.dumps(json.loads(plain[0].model_dump_json()), indent=2), "key\nwith newline": "{}"}
+        for key, record in odd.items():
+            store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
+                                "VALUES (%s, %s, 'j', 'r')", (key, record))
+        want = {r.cache_key: r.model_dump_json() for r in plain} | odd
+        for keys in (list(want), [r.cache_key for r in plain] + ["missing"], ["pretty"], ["missing"]):
+            assert store.get_many_raw(keys) == {k: want[k] for k in keys if k in want}
+    finally:
+        store.close()
+
+
 def test_a_row_from_a_stored_record_is_the_label_the_model_would_build():
     record = _verdict("k1")
     row = label_row("q9", "d9", json.loads(record.model_dump_json()), True)
