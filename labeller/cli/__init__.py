@@ -31,6 +31,9 @@ def _secrets() -> list[str | None]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from labeller.store.sqlite_memory import stop_counting_allocations
+
+    stop_counting_allocations()  # before any store is opened (a cached rerun reads SQLite on two threads)
     args = list(sys.argv[1:] if argv is None else argv)
     traceback = os.environ.get("LABELLER_TRACEBACK") == "1" or "--traceback" in args
     args = [a for a in args if a != "--traceback"]

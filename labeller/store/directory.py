@@ -41,10 +41,13 @@ _INLINE = f"mode = {diskcache.core.MODE_RAW} AND typeof(value) = 'text'"  # a va
 
 def _has_json() -> bool:
     """Whether this SQLite has its JSON functions and the -> operator (3.38 and later, unless built without)."""
-    try:
-        sqlite3.connect(":memory:").execute("SELECT json_valid('{}'), '{}' -> '$'").close()
+    connection = sqlite3.connect(":memory:")
+    try:  # closed here, not left to the garbage collector (sqlite_memory waits for SQLite to be unused)
+        connection.execute("SELECT json_valid('{}'), '{}' -> '$'").fetchall()
     except sqlite3.Error:
         return False
+    finally:
+        connection.close()
     return True
 
 
@@ -104,11 +107,11 @@ class DirectoryStore(VerdictStore):
         newline; anything unexpected in the string (a count that does not add up, a key not asked for) reads
         the rows one by one."""
         found: dict[str, str | bytes] = {}
-        for rows in self._lookup(keys, f"CASE WHEN {_INLINE} THEN char(30) || value ELSE '' END"):
-            for name, inline in rows:
-                value = inline[1:] if inline else self._db.get(name)  # a value kept in a file or a blob
+        for keys_found, values in self._lookup(keys, f"CASE WHEN {_INLINE} THEN char(30) || value ELSE '' END"):
+            for key, inline in zip(keys_found, values):
+                value = inline[1:] if inline else self._db.get(VERDICT + key)  # a value kept in a file or a blob
                 if value is not None:
-                    found[name[len(VERDICT):]] = value
+                    found[key] = value
         return found
 
     def get_many_projected(self, keys: Iterable[str],
@@ -119,38 +122,46 @@ class DirectoryStore(VerdictStore):
             return super().get_many_projected(keys, projection)
         projected: dict[str, bytes] = {}
         stored: dict[str, str | bytes] = {}
-        for rows in self._lookup(keys, f"CASE WHEN {_INLINE} THEN {sqlite_json_object(projection, 'value')} "
-                                              "ELSE '' END"):
-            for name, value in rows:
-                key = name[len(VERDICT):]
+        column = f"CASE WHEN {_INLINE} THEN {sqlite_json_object(projection, 'value')} ELSE '' END"
+        for keys_found, values in self._lookup(keys, column, encoded=True):
+            if b"" not in values:  # the usual chunk: whole, in C
+                projected.update(zip(keys_found, values))
+                continue
+            for key, value in zip(keys_found, values):
                 if value:
-                    projected[key] = value.encode("utf-8")
-                elif (raw := self._db.get(name)) is not None:  # kept in a file, a blob, or not projectable
+                    projected[key] = value
+                elif (raw := self._db.get(VERDICT + key)) is not None:  # in a file, a blob, or not projectable
                     stored[key] = raw
         return projected, stored
 
-    def _lookup(self, keys: Iterable[str], column: str) -> Iterator[list[tuple[str, str]]]:
-        """For each LOOKUP_CHUNK of the keys, the (entry name, `column`) of its live verdict entries, read as
-        two joined strings. `column` is '' for a row to read one by one; a chunk whose strings do not split
-        as expected (a newline in a key or a value) is read again as rows of names with '' for each."""
-        names = [VERDICT + key for key in dict.fromkeys(keys)]
-        for chunk in (names[lo:lo + LOOKUP_CHUNK] for lo in range(0, len(names), LOOKUP_CHUNK)):
+    def _lookup(self, keys: Iterable[str], column: str,
+                encoded: bool = False) -> Iterator[tuple[list[str], list[Any]]]:
+        """For each LOOKUP_CHUNK of the keys, the keys of its live verdict entries and their `column`, read as
+        two joined strings (`column` as UTF-8 bytes if encoded): on a lookup thread, Python's part is a few calls
+        a chunk, none a row (it holds the GIL the planner needs). `column` is '' for a row to read one by one; a
+        chunk whose strings do not split as expected (a newline in a key or a value) is read again as rows of
+        keys with '' for each."""
+        wanted = list(dict.fromkeys(keys))
+        for lo in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[lo:lo + LOOKUP_CHUNK]
             where = (f"FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(chunk))}) "
                      "AND (expire_time IS NULL OR expire_time > ?)")
-            args = (*chunk, time.time())
+            args = (*[VERDICT + key for key in chunk], time.time())
+            key = f"substr(key, {len(VERDICT) + 1})"  # the key without its prefix
             try:
-                ((count, joined_names, joined), ) = self._db._sql(  # noqa: SLF001 - diskcache's documented schema
-                    f"SELECT count(*), group_concat(key, char(10)), group_concat({column}, char(10)) {where}",
+                ((count, joined_keys, joined), ) = self._db._sql(  # noqa: SLF001 - diskcache's documented schema
+                    f"SELECT count(*), group_concat({key}, char(10)), group_concat({column}, char(10)) {where}",
                     args).fetchall()
             except sqlite3.DatabaseError as exc:  # a page damaged past the header (_probe)
                 raise _damaged(self.directory / DB_FILE, str(exc)) from None
             if not count:
                 continue
-            found, values = joined_names.split("\n"), joined.split("\n")
+            found = joined_keys.split("\n")
+            values = joined.encode("utf-8").split(b"\n") if encoded else joined.split("\n")  # one call a chunk
             if len(found) != count or len(values) != count or not set(chunk).issuperset(found):
-                found = [name for (name,) in self._db._sql(f"SELECT key {where}", args).fetchall()]  # noqa: SLF001
-                values = [""] * len(found)
-            yield list(zip(found, values))
+                found = [name for (name,) in self._db._sql(f"SELECT {key} {where}", args).fetchall()]  # noqa: SLF001
+                values = [b"" if encoded else ""] * len(found)
+            yield found, values
 
     def __contains__(self, key: str) -> bool:
         return (VERDICT + key) in self._db
