@@ -103,3 +103,21 @@ def test_a_large_file_is_taken(tmp_path):
     path = _write(tmp_path, "".join(f'{{"query_id":"q{i % 97}","doc_id":"d{i % 200_000}"}}\n' for i in range(n)))
     taken = plain_pairs(path, None, None)
     assert taken is not None and taken == _by_json(path)
+
+
+@pytest.mark.parametrize("threshold, imported", [(None, False), (0, True)])
+def test_pyarrow_is_imported_only_for_a_large_pairs_file(tmp_path, threshold, imported):
+    """Below io.inputs.PYARROW_PAIRS_FROM the file is read line by line and pyarrow is never imported (~0.2 s,
+    ~50 MB); from it on, a plain file goes to pyarrow. The same pairs either way."""
+    import subprocess
+    import sys
+
+    path = _write(tmp_path, TAKEN[sorted(TAKEN)[0]])
+    code = ("import sys, labeller.io.inputs as inputs\n"
+            f"if {threshold!r} is not None:\n    inputs.PYARROW_PAIRS_FROM = {threshold!r}\n"
+            f"pairs = inputs.read_pairs(sys.argv[1], lean=True)\n"
+            "print('pyarrow.json' in sys.modules, pairs.query_ids, pairs.doc_ids)\n")
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    query_ids, doc_ids = _by_json(path)
+    assert result.stdout.strip() == f"{imported} {query_ids} {doc_ids}"
