@@ -32,6 +32,15 @@ def stop_counting_allocations() -> bool:
     memory_used.restype = ctypes.c_int64
     if memory_used() != 0:  # a connection is open somewhere in the process: leave SQLite as it is
         return False
+    # A zero means nothing is in use only while allocations are counted: with the count already off (a build
+    # without it, or a second call), an allocation leaves it at zero, and SQLite is not shut down at all.
+    library.sqlite3_malloc.restype = ctypes.c_void_p
+    library.sqlite3_free.argtypes = [ctypes.c_void_p]
+    probe = library.sqlite3_malloc(ctypes.c_int(64))
+    counting = memory_used() != 0
+    library.sqlite3_free(probe)
+    if not counting:
+        return True
     if library.sqlite3_shutdown() != 0:
         return False
     configured = library.sqlite3_config(_SQLITE_CONFIG_MEMSTATUS, ctypes.c_int(0)) == 0
