@@ -124,6 +124,16 @@ def _label_row(name: str, extra: list[str], stderr: str, **kw) -> Case:
 
 SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "pipelines" / "regression.toml"
 LABEL = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--rubric", "rubric.md"]
+
+
+def _large_pairs(root: Path, tail: str, n: int = 120_000) -> None:
+    """A corpus of n more documents and a pairs file of n plain pairs (past 4 MB), then `tail`."""
+    with open(root / "corpus.jsonl", "a", encoding="utf-8") as corpus:
+        corpus.writelines(f'{{"doc_id": "x{i}", "text": "padding document {i}"}}\n' for i in range(n))
+    with open(root / "pairs.jsonl", "w", encoding="utf-8") as pairs:
+        pairs.writelines(f'{{"query_id": "q1", "doc_id": "x{i}"}}\n' for i in range(n))
+        pairs.write(tail)
+    assert (root / "pairs.jsonl").stat().st_size >= 4 << 20
 GATE = ["evaluate", "--run", "run.trec", "--baseline", "baseline.trec", "--labels", "labels.jsonl"]
 
 
@@ -223,6 +233,12 @@ CASES: list[Case] = [
              '{"query_id": "q1", "doc_id": "d1"}\n{"query_id": "q1", "doc_id": "d2"} {"query_id": "q1", '
              '"doc_id": "d3"}\n{"query_id": "q2",\n"doc_id": "d1"}\n'),
          stderr="pairs.jsonl:2: not valid JSON", outputs=("out.jsonl",)),
+    # The same past io.inputs.PYARROW_PAIRS_FROM (4 MB), where pyarrow reads the file first: 120,000 plain pairs,
+    # then the two odd lines.
+    Case("label-pairs-two-objects-on-a-line-large", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: _large_pairs(d, '{"query_id": "q1", "doc_id": "d1"} {"query_id": "q2", "doc_id": "d1"}\n'
+                                            '{"query_id": "q2",\n"doc_id": "d2"}\n'),
+         stderr="pairs.jsonl:120001: not valid JSON", outputs=("out.jsonl",)),
     Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
          stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
     # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.
