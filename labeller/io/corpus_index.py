@@ -113,14 +113,13 @@ class IndexedCorpus(Records):
         for _, found, text, fields in entries([(number + 1, row)], self.path, "doc_id"):
             if found == key:
                 return text, fields or NO_FIELDS
-        raise BadInputError(f"the corpus changed while labeller was reading it: the row of document '{key}' now "
-                            "holds another document; run again on a file left as it is", path=str(self.path))
+        raise _changed(self.path, f": the row of document '{key}' now holds another document")
 
 
 def _written(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _changed(path: Path) -> BadInputError:
-    return BadInputError("the corpus changed while labeller was reading it; run again on a file left as it is",
+def _changed(path: Path, how: str = "") -> BadInputError:
+    return BadInputError(f"the corpus changed while labeller was reading it{how}; run again on a file left as it is",
                          path=str(path))

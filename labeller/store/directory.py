@@ -147,10 +147,10 @@ class DirectoryStore(VerdictStore):
             where = (f"FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(chunk))}) "
                      "AND (expire_time IS NULL OR expire_time > ?)")
             args = (*[VERDICT + key for key in chunk], time.time())
-            key = f"substr(key, {len(VERDICT) + 1})"  # the key without its prefix
+            unprefixed = f"substr(key, {len(VERDICT) + 1})"
             try:
                 ((count, joined_keys, joined), ) = self._db._sql(  # noqa: SLF001 - diskcache's documented schema
-                    f"SELECT count(*), group_concat({key}, char(10)), group_concat({column}, char(10)) {where}",
+                    f"SELECT count(*), group_concat({unprefixed}, char(10)), group_concat({column}, char(10)) {where}",
                     args).fetchall()
             except sqlite3.DatabaseError as exc:  # a page damaged past the header (_probe)
                 raise _damaged(self.directory / DB_FILE, str(exc)) from None
@@ -159,7 +159,7 @@ class DirectoryStore(VerdictStore):
             found = joined_keys.split("\n")
             values = joined.encode("utf-8").split(b"\n") if encoded else joined.split("\n")  # one call a chunk
             if len(found) != count or len(values) != count or not set(chunk).issuperset(found):
-                found = [name for (name,) in self._db._sql(f"SELECT {key} {where}", args).fetchall()]  # noqa: SLF001
+                found = [key for (key,) in self._db._sql(f"SELECT {unprefixed} {where}", args)]  # noqa: SLF001
                 values = [b"" if encoded else ""] * len(found)
             yield found, values
 
