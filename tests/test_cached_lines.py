@@ -80,8 +80,65 @@ def test_a_projected_row_is_label_row_of_the_stored_record(tmp_path, monkeypatch
         assert b"1e-300" in projected["numbers"] and b"0.30000000000000004" in projected["plain"]  # as stored
 
 
+def test_a_row_built_in_python_is_the_one_sqlite_builds(tmp_path):
+    """Projection.json_of (what the PostgreSQL store keeps with each verdict) gives label_row's values in its
+    order for every record SQLite projects, and nothing for every record SQLite leaves out."""
+    with DirectoryStore(tmp_path / "cache") as store:
+        _fill(store)
+        projected, _ = store.get_many_projected([*PROJECTABLE, *NOT_PROJECTABLE], CACHED_ROW)
+    for key, record in PROJECTABLE.items():
+        built = CACHED_ROW.json_of(json.loads(json.dumps(record)))
+        assert json.loads(built) == json.loads(projected[key]) and list(json.loads(built)) == list(json.loads(projected[key]))
+        (line,) = cached_lines(["q"], ["d"], [built])
+        assert json.loads(line) == label_row("q", "d", record, True) and b"\n" not in line, key
+    for key, raw in NOT_PROJECTABLE.items():
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        assert CACHED_ROW.json_of(parsed) is None, key
+    assert CACHED_ROW.json_of(_record("big", input_tokens=2 ** 70)) is None  # past 64 bits: label_row reads it
+
+
+def _stored_verdict(key: str, **changes) -> CachedVerdict:
+    return CachedVerdict.model_validate(_record(key, **changes))
+
+
+def test_postgresql_keeps_each_verdicts_row_and_reads_it_back(postgres_url):
+    """put_many keeps CACHED_ROW's object beside each record; get_many_projected hands those back, and the
+    records of verdicts kept without one (an older labeller's, a row of another definition, one orjson cannot
+    read) as stored. A chunk whose joined read does not split (a record with a newline) is read row by row."""
+    from labeller.store.postgres import PostgresStore
+
+    written = [_stored_verdict("plain"), _stored_verdict("odd", verdict={"grade": 5, "justification": ODD_TEXT},
+                                                          served_model=ODD_TEXT),
+               _stored_verdict("numbers", cost_usd=1e-300, latency_s=123456789.125, input_tokens=2 ** 62),
+               _stored_verdict("big", cached_input_tokens=2 ** 70)]
+    older = {"older": json.dumps(_record("older")), "pretty": json.dumps(_record("pretty"), indent=2),
+             "bad-json": NOT_PROJECTABLE["bad-json"]}
+    with PostgresStore(postgres_url) as store:
+        store.put_many(written)
+        store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
+                            "SELECT k, r, 'j', 'r' FROM unnest(%s::text[], %s::text[]) AS t(k, r)",
+                            (list(older), list(older.values())))
+        store.put_many([_stored_verdict("other-definition")])
+        store._conn.execute("UPDATE labeller_verdicts SET label_row_of = 'another' WHERE cache_key = 'other-definition'")
+        raw = store.get_many_raw([r.cache_key for r in written] + [*older, "other-definition"])
+        for keys in ([*raw, "missing"], ["plain", "odd", "numbers", "big", "other-definition"], ["plain"], ["missing"]):
+            projected, stored = store.get_many_projected(keys, CACHED_ROW)
+            kept = {"plain", "odd", "numbers"} & set(keys)
+            assert set(projected) == kept and stored == {k: raw[k] for k in keys if k in raw and k not in kept}
+            for key, row in projected.items():
+                (line,) = cached_lines(["q"], ["d"], [row])
+                expected = label_row("q", "d", json.loads(raw[key]), True)
+                assert json.loads(line) == expected and list(json.loads(line)) == list(expected), key
+        other = Projection(fields=(("grade", ("verdict", "grade")),))
+        assert store.get_many_projected(["plain", "older"], other) == ({}, {k: raw[k] for k in ("plain", "older")})
+
+
 def test_a_store_that_cannot_build_rows_hands_back_its_records(tmp_path, postgres_url):
-    """VerdictStore's default (PostgreSQL's): every record as stored, for label_row's reading."""
+    """VerdictStore's default: every record as stored, for label_row's reading (here PostgreSQL's verdicts
+    written without their rows)."""
     from labeller.store.postgres import PostgresStore
 
     records = {key: json.dumps(record, ensure_ascii=False) for key, record in PROJECTABLE.items()}

@@ -109,10 +109,45 @@ def test_the_schema_is_created_once_and_versioned(postgres_url):
     for store in opened:
         store.close()
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT version FROM labeller_schema_version").fetchall() == [(SCHEMA_VERSION,)]
+        assert conn.execute("SELECT version FROM labeller_schema_version ORDER BY version").fetchall() == \
+            [(version,) for version in range(1, SCHEMA_VERSION + 1)]
         conn.execute("INSERT INTO labeller_schema_version (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
     with pytest.raises(BadInputError, match=f"schema version {SCHEMA_VERSION + 1}, newer than this labeller"):
         open_store(postgres_url)
+
+
+def test_a_store_of_schema_version_1_is_migrated_and_its_verdicts_read_as_records(postgres_url):
+    """Version 2 keeps each verdict's cached-rerun row beside its record and adds a hash index on the key. A
+    verdict stored under version 1 has no row: it is read as its record, and one stored after the migration
+    is read as its row, in one lookup."""
+    from labeller.records import Verdict
+    from labeller.store import CachedVerdict
+    from labeller.store.cached_row import CACHED_ROW
+    from labeller.store.postgres import MIGRATIONS
+
+    def verdict(key):
+        return CachedVerdict(cache_key=key, query_id="q", doc_id="d", verdict=Verdict(justification="fits", grade=3),
+                             judge="fake:scripted", provider="fake", model="scripted", schema_version="1", rubric="r",
+                             rubric_version="v", created_at="2026-01-01T00:00:00.000+00:00")
+
+    old = verdict("stored-under-v1")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE labeller_schema_version (version integer PRIMARY KEY, applied_at timestamptz "
+                     "NOT NULL DEFAULT now())")
+        for statement in MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO labeller_schema_version (version) VALUES (1)")
+        conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) VALUES (%s, %s, 'j', 'r')",
+                     (old.cache_key, old.model_dump_json()))
+    with open_store(postgres_url) as store:
+        store.put_many([verdict("stored-under-v2")])
+        projected, stored = store.get_many_projected(["stored-under-v1", "stored-under-v2"], CACHED_ROW)
+        assert stored == {"stored-under-v1": old.model_dump_json()} and list(projected) == ["stored-under-v2"]
+        assert store.get("stored-under-v1") == old
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT max(version) FROM labeller_schema_version").fetchone() == (2,)
+        assert conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'labeller_verdicts_by_key_hash'"
+                            ).fetchone()[0].endswith("USING hash (cache_key)")
 
 
 def test_a_password_never_shows_in_location_stats_or_errors(postgres_url, capsys):

@@ -91,14 +91,15 @@ def test_chunk_boundaries_change_nothing(tmp_path, monkeypatch, chunk, lines):
 @pytest.mark.parametrize("chunk", [1, 7, 20_000])
 def test_chunk_boundaries_change_nothing_when_the_store_is_read_ahead(tmp_path, monkeypatch, chunk, postgres_url,
                                                                         lines):
-    """PostgreSQL is read one chunk ahead on a thread, while the chunk before is settled and sent."""
+    """PostgreSQL is read one chunk ahead on a thread, while the chunk before is settled and sent; a pair
+    answered from it comes as the line of the row kept with its verdict."""
     from labeller.store.postgres import PostgresStore
 
     assert PostgresStore.reads_ahead
-    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: PostgresStore(postgres_url), lines, builds_rows=False)
+    _check_chunk_boundaries(tmp_path, monkeypatch, chunk, lambda: PostgresStore(postgres_url), lines)
 
 
-def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache, lines=False, builds_rows=True):
+def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache, lines=False):
     queries, corpus, pairs = _inputs()
     rubric = load_rubric(write_rubric(tmp_path))
     monkeypatch.setattr(engine, "PLAN_CHUNK", chunk)
@@ -109,8 +110,8 @@ def _check_chunk_boundaries(tmp_path, monkeypatch, chunk, open_cache, lines=Fals
                         sink=lambda got: (got_rows.extend(got), sizes.append(len(got))))
         kept = _run(pairs, queries, corpus, FakeJudge(), rubric, cache)
     rows = [json.loads(row) if isinstance(row, bytes) else row for row in got_rows]
-    # a pair answered from a store that builds rows (the directory store) comes as its line
-    assert [isinstance(row, bytes) for row in got_rows] == [lines and builds_rows and row["from_cache"] for row in rows]
+    # a pair answered from the store comes as its line
+    assert [isinstance(row, bytes) for row in got_rows] == [lines and row["from_cache"] for row in rows]
     assert streamed.labels == [] and streamed.failures == []
     assert [(r["query_id"], r["doc_id"]) for r in rows] == [(p.query_id, p.doc_id) for p in pairs]
     assert [r["grade"] for r in rows[:-1]] == [expected_grade(p.query_id, p.doc_id) for p in pairs[:-1]]

@@ -16,29 +16,12 @@ from typing import Any
 
 import orjson
 
-from labeller.records import JURY_COLUMNS, Label, LabelFailure
-from labeller.store.base import CachedVerdict
-from labeller.store.projection import Projection
+from labeller.records import Label, LabelFailure
+from labeller.store.cached_row import CACHED_ROW, COPIED_FIELDS, LABEL_DEFAULTS, OWN_FIELDS, ROW_TEMPLATE
 
-LABEL_FIELDS = tuple(Label.model_fields)
-_DEFAULTS = {name: field.default for name, field in Label.model_fields.items() if not field.is_required()}
+__all__ = ["CACHED_ROW", "PlannedChunks", "cached_lines", "json_bodies", "label_row", "labels_from_rows"]
 
-_OWN = ("query_id", "doc_id", "grade", "justification")  # the pair's and the verdict's; the rest from the record
-# What a stored verdict records about itself (provenance, tokens, cost, served model) and a label copies.
-_COPIED = tuple(name for name in LABEL_FIELDS
-                if name not in _OWN and name != "from_cache" and name in CachedVerdict.model_fields)
-_pick = itemgetter(*_COPIED)
-# A row as Label.model_dump() gives it for one judge's verdict: the jury columns are left out when unset
-# (records.Label's serializer), the sample columns are None until labelling.samples collapses samples.
-_TEMPLATE = {name: _DEFAULTS.get(name) for name in LABEL_FIELDS if name not in JURY_COLUMNS}
-
-
-# The same row for a pair answered from the store, as its store reads it: every field after the pair's ids.
-CACHED_ROW = Projection(
-    fields=tuple((name, ("verdict", name) if name in _OWN else (name,) if name in _COPIED else
-                  "true" if name == "from_cache" else orjson.dumps(_TEMPLATE[name]).decode())
-                 for name in _TEMPLATE if name not in ("query_id", "doc_id")),
-    required=((("verdict", "grade"), "integer"), (("verdict", "justification"), "text")))
+_pick = itemgetter(*COPIED_FIELDS)
 
 
 def cached_lines(query_ids: Sequence[str], doc_ids: Sequence[str], rows: Iterable[bytes]) -> list[bytes]:
@@ -68,10 +51,10 @@ def label_row(query_id: str, doc_id: str, record: dict[str, Any], from_cache: bo
     try:
         copied = _pick(record)
     except KeyError:
-        copied = tuple(record.get(name, _DEFAULTS.get(name)) for name in _COPIED)
-    row = _TEMPLATE.copy()  # keeps Label's field order; the updates below only fill values in
-    row.update(zip(_OWN, (query_id, doc_id, verdict["grade"], verdict["justification"])))
-    row.update(zip(_COPIED, copied))
+        copied = tuple(record.get(name, LABEL_DEFAULTS.get(name)) for name in COPIED_FIELDS)
+    row = ROW_TEMPLATE.copy()  # keeps Label's field order; the updates below only fill values in
+    row.update(zip(OWN_FIELDS, (query_id, doc_id, verdict["grade"], verdict["justification"])))
+    row.update(zip(COPIED_FIELDS, copied))
     row["from_cache"] = from_cache
     return row
 
