@@ -124,6 +124,7 @@ def test_postgresql_keeps_each_verdicts_row_and_reads_it_back(postgres_url):
         store.put_many([_stored_verdict("other-definition")])
         store._conn.execute("UPDATE labeller_verdicts SET label_row_of = 'another' WHERE cache_key = 'other-definition'")
         raw = store.get_many_raw([r.cache_key for r in written] + [*older, "other-definition"])
+        assert all(raw[r.cache_key] == r.model_dump_json() for r in written)  # sent as JSON, stored exactly
         for keys in ([*raw, "missing"], ["plain", "odd", "numbers", "big", "other-definition"], ["plain"], ["missing"]):
             projected, stored = store.get_many_projected(keys, CACHED_ROW)
             kept = {"plain", "odd", "numbers"} & set(keys)

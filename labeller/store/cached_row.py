@@ -10,8 +10,6 @@ same row from a record in Python (label_row) and puts the ids in front (cached_l
 
 from __future__ import annotations
 
-import json
-
 import orjson
 
 from labeller.records import JURY_COLUMNS, Label
@@ -35,7 +33,7 @@ CACHED_ROW = Projection(
     required=((("verdict", "grade"), "integer"), (("verdict", "justification"), "text")))
 
 
-def cached_row_of(record: str) -> bytes | None:
-    """CACHED_ROW's object of a record as stored (its JSON), or None where it has none. Read by json, not orjson,
-    which reads an integer past 64 bits as a float: such a record keeps no row (orjson cannot write it)."""
-    return CACHED_ROW.json_of(json.loads(record))
+def cached_row_of(record: CachedVerdict) -> bytes | None:
+    """CACHED_ROW's object of a verdict, from the values its stored JSON holds (pydantic's JSON mode: an
+    integer stays exact, where orjson would read one past 64 bits as a float), or None where it has none."""
+    return CACHED_ROW.json_of(record.model_dump(mode="json"))

@@ -13,6 +13,7 @@ CPU that the two cores did not have to spare (a million-pair rerun gained under 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -42,7 +43,15 @@ class Projection:
                 or not all(kind in ("integer", "text") for _, kind in self.required):
             raise ValueError(f"a projection names plain fields and JSON literals only: {self}")
 
-    @property
+    @functools.cached_property
+    def _plan(self) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[tuple[str, KeyPath], ...]]:
+        """json_of's row template (constants filled in), the fields read from the record's top level, the rest."""
+        template = {name: _CONSTANTS.get(source) if type(source) is str else None for name, source in self.fields}
+        top = [(name, source[0]) for name, source in self.fields if type(source) is tuple and len(source) == 1]
+        nested = tuple((name, source) for name, source in self.fields if type(source) is tuple and len(source) > 1)
+        return template, tuple(name for name, _ in top), tuple(part for _, part in top), nested
+
+    @functools.cached_property
     def fingerprint(self) -> str:
         """Names this projection's definition: a row a store kept under another one is not this one's."""
         return hashlib.sha256(repr((self.fields, self.required)).encode()).hexdigest()[:16]
@@ -52,9 +61,13 @@ class Projection:
         the record lacks what `required` asks (the same records SQLite's json_object leaves out)."""
         if not isinstance(record, dict) or not all(_of_kind(_at(record, path), kind) for path, kind in self.required):
             return None
+        template, top_names, top_parts, nested = self._plan
+        row = template.copy()  # every name in order, constants filled in: the updates only fill values in
+        row.update(zip(top_names, map(record.get, top_parts)))
+        for name, path in nested:
+            row[name] = _at(record, path)
         try:
-            return orjson.dumps({name: _at(record, source) if isinstance(source, tuple) else _CONSTANTS[source]
-                                 for name, source in self.fields})
+            return orjson.dumps(row)
         except TypeError:  # an integer past 64 bits: label_row's reading, not this
             return None
 
@@ -65,9 +78,7 @@ _CONSTANTS = {"true": True, "false": False, "null": None}
 def _at(record: dict[str, Any], path: KeyPath) -> Any:
     value: Any = record
     for part in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
+        value = value.get(part) if type(value) is dict else None
     return value
 
 
