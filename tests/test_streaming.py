@@ -182,12 +182,13 @@ def test_postgres_records_that_would_break_the_joined_read_are_read_one_by_one(p
     try:
         plain = [_verdict(f"k{i}") for i in range(5)]
         store.put_many(plain)
-        odd = {"pretty": json.dumps(json.loads(plain[0].model_dump_json()), indent=2), "key\nwith newline": "{}"}
+        odd = {"pretty": json.dumps(json.loads(plain[0].model_dump_json()), indent=2), "key\nwith newline": "{}",
+               "": "{}"}  # a key the server would split into no key at all
         for key, record in odd.items():
             store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
                                 "VALUES (%s, %s, 'j', 'r')", (key, record))
         want = {r.cache_key: r.model_dump_json() for r in plain} | odd
-        for keys in (list(want), [r.cache_key for r in plain] + ["missing"], ["pretty"], ["missing"]):
+        for keys in (list(want), [r.cache_key for r in plain] + ["missing"], ["pretty"], ["missing"], [""]):
             assert store.get_many_raw(keys) == {k: want[k] for k in keys if k in want}
     finally:
         store.close()

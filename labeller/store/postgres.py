@@ -404,7 +404,7 @@ def _text_array(name: str, texts: list[str]) -> tuple[str, str | list[str]]:
     text holding a newline) the list. psycopg builds an array parameter in Python, an element at a time (2.8 µs
     a key, holding the GIL the planner needs); the joined text costs 0.1 µs a key."""
     joined = "\n".join(texts)
-    if joined.count("\n") == len(texts) - 1:
+    if joined and joined.count("\n") == len(texts) - 1:  # the server splits '' into no text at all
         return f"string_to_array(%({name})s, E'\\n')", joined
     return f"%({name})b::text[]", texts
 
