@@ -104,6 +104,36 @@ def _stored_verdict(key: str, **changes) -> CachedVerdict:
     return CachedVerdict.model_validate(_record(key, **changes))
 
 
+@pytest.mark.parametrize("sqlite_json", [True, False])
+def test_the_directory_store_keeps_each_verdicts_row_in_its_entrys_tag(tmp_path, monkeypatch, sqlite_json):
+    """put_many keeps CACHED_ROW's object in the entry's tag; get_many_projected hands it back (with or without
+    SQLite's JSON functions). A verdict written over by a labeller that knows no tags (set() with no tag, which
+    clears it), and a tag of another definition of the row, are read from the record as it is now."""
+    monkeypatch.setattr(directory, "_HAS_JSON", directory._HAS_JSON and sqlite_json)
+    written = [_stored_verdict("plain"), _stored_verdict("odd", verdict={"grade": 5, "justification": ODD_TEXT},
+                                                          served_model=ODD_TEXT),
+               _stored_verdict("long", verdict={"grade": 2, "justification": "y" * 70_000}),  # the record in a file
+               _stored_verdict("overwritten"), _stored_verdict("other-definition"), _stored_verdict("big", cached_input_tokens=2 ** 70)]
+    with DirectoryStore(tmp_path / "cache") as store:
+        store.put_many(written)
+        assert store._db.get("verdict:plain", tag=True)[1].startswith(CACHED_ROW.fingerprint + ":")
+        newer = _record("overwritten", verdict={"grade": 1, "justification": "graded again"})
+        store._db.set("verdict:overwritten", json.dumps(newer))
+        store._db.set("verdict:other-definition", written[4].model_dump_json(), tag="0123456789abcdef:{}")
+        keys = [r.cache_key for r in written] + ["missing"]
+        raw = store.get_many_raw(keys)
+        projected, stored = store.get_many_projected(keys, CACHED_ROW)
+    from_tags = {"plain", "odd", "long"}
+    assert set(projected) == (from_tags | {"overwritten", "other-definition", "big"} if sqlite_json else from_tags)
+    assert stored == {k: raw[k] for k in raw if k not in projected}
+    for key, row in projected.items():
+        (line,) = cached_lines(["q"], ["d"], [row])
+        expected = label_row("q", "d", json.loads(raw[key]), True)
+        assert json.loads(line) == expected and list(json.loads(line)) == list(expected), key
+    if sqlite_json:
+        assert json.loads(projected["overwritten"])["justification"] == "graded again"
+
+
 def test_postgresql_keeps_each_verdicts_row_and_reads_it_back(postgres_url):
     """put_many keeps CACHED_ROW's object beside each record; get_many_projected hands those back, and the
     records of verdicts kept without one (an older labeller's, a row of another definition, one orjson cannot
