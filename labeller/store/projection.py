@@ -1,14 +1,15 @@
 """Stored verdicts read as small JSON objects of chosen fields, built by the store where it can.
 
 A cached rerun turns every stored verdict into an output row. Decoding the stored JSON, building a dict
-and encoding it again costs ~10 µs a verdict in Python; a store that builds the row's JSON itself (the
-directory store in SQLite's JSON functions, on its lookup thread) hands over bytes that are written as
-they are. Numbers are copied as the stored text, never re-rendered (SQLite's ``->`` keeps it).
+and encoding it again costs ~10 µs a verdict in Python, on the thread that also hashes the prompts; a store
+that hands over the row's JSON as bytes lets them be written as they are.
 
-The PostgreSQL store builds the row once, in Python (Projection.json_of), as it writes the verdict, and keeps
-it beside the record (cached_row.py). Built on the server at read time (json_to_record, one parse a record) a
-row took 16-23 µs a key on its one connection; built by SQLite in memory on the lookup threads, 8 µs a key of
-CPU that the two cores did not have to spare (a million-pair rerun gained under 5%).
+Both stores build the row once, in Python (Projection.json_of), as they write the verdict, and keep it with
+the record (cached_row.py): PostgreSQL in a column, the directory store in the entry's tag. For a verdict
+stored without one, the directory store builds it in SQLite's JSON functions on its lookup thread
+(sqlite_json_object: numbers copied as the stored text, never re-rendered), ~6 µs a key of CPU. Built at read
+time for PostgreSQL: on the server (json_to_record, one parse a record) 16-23 µs a key on its one connection;
+by SQLite in memory on the lookup threads 8 µs a key of CPU that two cores did not have to spare.
 """
 
 from __future__ import annotations
