@@ -209,7 +209,7 @@ class VerdictStore(ABC):
         """The verdicts among `keys`, each as the JSON object `projection` reads from it (UTF-8, no newline),
         or as its stored JSON (get_many_raw's) for the caller's own reading: where a record lacks what the
         projection requires, and for every record of a backend that cannot build the objects itself (this
-        default). The directory store builds them in SQLite."""
+        default). Both stores keep CACHED_ROW's object with each verdict they write (cached_row.py)."""
         return {}, self.get_many_raw(keys)
 
     def get(self, key: str) -> CachedVerdict | None:
