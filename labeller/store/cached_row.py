@@ -2,10 +2,11 @@
 
 A label row (records.Label.model_dump()) of a pair answered from the store is the pair's ids, then the
 verdict's grade and justification, then what the record says about itself (provenance, tokens, cost,
-served model), then Label's defaults. CACHED_ROW is that row after the ids, read from the record; the
-directory store builds it in SQLite as it reads (projection.sqlite_json_object), the PostgreSQL store in
-Python once, as it writes the verdict, and keeps it beside the record (postgres.py). labelling.rows builds the
-same row from a record in Python (label_row) and puts the ids in front (cached_lines).
+served model), then Label's defaults. CACHED_ROW is that row after the ids, read from the record. Both
+stores build it once, in Python, as they write a verdict (cached_row_of), and keep it with the record: the
+PostgreSQL store in a column, the directory store in the entry's tag. For a verdict stored without one the
+directory store builds it in SQLite as it reads (projection.sqlite_json_object), and labelling.rows builds the
+same row from a record in Python (label_row); cached_lines puts the pair's ids in front.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ CACHED_ROW = Projection(
     required=((("verdict", "grade"), "integer"), (("verdict", "justification"), "text")))
 
 
-def cached_row_of(record: CachedVerdict) -> bytes | None:
-    """CACHED_ROW's object of a verdict, from the values its stored JSON holds (pydantic's JSON mode: an
-    integer stays exact, where orjson would read one past 64 bits as a float), or None where it has none."""
-    return CACHED_ROW.json_of(record.model_dump(mode="json"))
+def cached_row_of(record: CachedVerdict) -> str | None:
+    """CACHED_ROW's object of a verdict as the text a store keeps, from the values its stored JSON holds
+    (pydantic's JSON mode: an integer stays exact, where orjson would read one past 64 bits as a float), or None
+    where it has none."""
+    row = CACHED_ROW.json_of(record.model_dump(mode="json"))
+    return None if row is None else row.decode("utf-8")

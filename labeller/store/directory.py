@@ -180,7 +180,7 @@ class DirectoryStore(VerdictStore):
                 # (~6 µs a key of the lookup threads' CPU in a cached rerun).
                 row = cached_row_of(record)
                 self._db.set(VERDICT + key, record.model_dump_json(),
-                             tag=None if row is None else f"{CACHED_ROW.fingerprint}:{row.decode('utf-8')}")
+                             tag=None if row is None else f"{CACHED_ROW.fingerprint}:{row}")
                 self._db.delete(LEASE + key)
                 self._db.delete(FAILURE + key)
 
