@@ -50,7 +50,8 @@ def main() -> None:
     corpus = read_corpus(SAMPLE / "corpus.jsonl")
     queries = list(read_queries(SAMPLE / "queries.jsonl").values())
     retriever = make_retriever("bm25", corpus)
-    bodies = [{"query": q.text, "ground_truth_texts": [q.fields.get("description", q.text)], "top_k": 10}
+    bodies = [{"query": q.text, "ground_truth_texts": [q.fields.get("description", q.text)], "top_k": 10,
+               "project_key": "benchmark"}
               for q in queries]
     texts = [(f"r{i}", bodies[i % len(bodies)]["query"]) for i in range(args.requests)]
     _, bare = timed_search(retriever, texts, 10)

@@ -769,6 +769,15 @@ CASES: list[Case] = [
     # the second judge's key is missing: found before the first judge sends anything
     Case("judge-bench-second-judge-without-key", [*BENCH, *OPENAI, "--judge", "anthropic:claude-haiku-4-5"],
          stderr="ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": ""}),
+    # issue 25: the retrieval-test contract's config keys
+    Case("serve-score-normalisation-unknown", ["serve", "--config", "serve.toml"],
+         stderr="retrievers.bm25.score_normalisation",
+         setup=_config('[retrievers.bm25]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\nscore_normalisation = "log"\n',
+                       "serve.toml")),
+    Case("serve-require-project-key-not-a-bool", ["serve", "--config", "serve.toml"],
+         stderr="server.require_project_key",
+         setup=_config('[server]\nrequire_project_key = "sometimes"\n[retrievers.bm25]\nbuiltin = "bm25"\n'
+                       'corpus = "corpus.jsonl"\n', "serve.toml")),
 ]
 
 

@@ -65,6 +65,7 @@ def config(tmp_path):
         judges = ["openai:gpt-4.1-mini"]
         rubric = "tiny.md"
         cache = "cache"
+        require_project_key = false  # the contract's tests below require it
 
         [retrievers.fixed]
         callable = "team_search_h6:build"
@@ -125,8 +126,9 @@ def test_health_lists_the_configured_retrievers(server):
 
 
 def test_metrics_for_a_hand_checked_case(server):
+    # score_threshold 0: every document comes back (the fixed retriever's scores are 1, 1/2, 1/3).
     reply = server.post("/retrieval-test/fixed", json={"query": "courier invoice", "ground_truth_texts": GROUND_TRUTH,
-                                                       "top_k": 3, "enable_rerank": False})
+                                                       "top_k": 3, "enable_rerank": False, "score_threshold": 0})
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert body["is_success"] is True and body["agent_id"] == "fixed"
@@ -145,14 +147,15 @@ def test_metrics_for_a_hand_checked_case(server):
     assert (m["k"], m["retrieved"], m["matched_ground_truths"]) == (3, 3, [0, 1])
     assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
     assert m["f1_score"] == pytest.approx(2 / 3) and m["hit_rate"] is True
-    assert body["analysis_data"] == {"enhanced_queries": [], "score_of_adequate_context": round(2 / 3, 4)}
+    assert body["analysis_data"] == {"enhanced_queries": ["courier invoice"], "score_of_adequate_context": round(2 / 3, 4)}
+    # The fuzzy match needs match_threshold: at 1.0 only the exact one counts.
     strict = server.post("/retrieval-test/fixed", json={"query": "courier invoice", "ground_truth_texts": GROUND_TRUTH,
-                                                        "top_k": 3, "score_threshold": 1.0}).json()
+                                                        "top_k": 3, "match_threshold": 1.0, "score_threshold": 0}).json()
     m = strict["result"][0]["metrics"]
     assert m["precision"] == pytest.approx(1 / 3) and m["recall"] == pytest.approx(1 / 3)
     assert m["f1_score"] == pytest.approx(1 / 3)
     miss = server.post("/retrieval-test/fixed", json={"query": "x", "ground_truth_texts": [GROUND_TRUTH[2]],
-                                                      "top_k": 2}).json()
+                                                      "top_k": 2, "score_threshold": 0}).json()
     m = miss["result"][0]["metrics"]
     assert (m["precision"], m["recall"], m["f1_score"], m["hit_rate"]) == (0.0, 0.0, 0.0, False)
     assert miss["analysis_data"]["score_of_adequate_context"] == 0.0
@@ -160,23 +163,24 @@ def test_metrics_for_a_hand_checked_case(server):
 
 def test_enhancement_adds_a_variant_and_rerank_reorders_lexically(server):
     body = server.post("/retrieval-test/fixed", json={
-        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 1,
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 1, "score_threshold": 0,
         "enable_query_enhancement": True, "enable_rerank": True}).json()
     original, enhanced = body["result"]
     assert (original["query_type"], enhanced["query_type"]) == ("original", "enhanced")
     assert enhanced["query"] == "water waters rates rate"
-    assert body["analysis_data"]["enhanced_queries"] == ["water waters rates rate"]
+    assert body["analysis_data"]["enhanced_queries"] == ["Water rates?", "water waters rates rate"]
     # Re-ranking picks from a pool of 3 x top_k = 3 candidates (d1-d3): none holds "water" or "rates",
     # so the retriever's order stands and nothing matches. With top_k 2 the pool reaches d4.
     assert original["documents"][0]["rerank_score"] == 0.0 and original["metrics"]["hit_rate"] is False
     # Re-ranking is on by default (the seed's default).
     wider = server.post("/retrieval-test/fixed", json={
-        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2}).json()
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2, "score_threshold": 0}).json()
     top = wider["result"][0]["documents"]
     assert [d["doc_id"] for d in top] == ["d4", "d1"] and top[0]["rerank_score"] == 1.0
     assert wider["result"][0]["metrics"]["hit_rate"] is True
     plain = server.post("/retrieval-test/fixed", json={
-        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2, "enable_rerank": False}).json()
+        "query": "Water rates?", "ground_truth_texts": [DOCS["d4"]], "top_k": 2, "enable_rerank": False,
+        "score_threshold": 0}).json()
     assert [d["doc_id"] for d in plain["result"][0]["documents"]] == ["d1", "d2"]
     assert plain["result"][0]["documents"][0]["rerank_score"] is None
 
@@ -200,7 +204,7 @@ def test_missing_ground_truth_texts_is_a_422_naming_the_field(server):
     reply = server.post("/retrieval-test/fixed", json={"query": "courier"})
     assert reply.status_code == 422
     (error,) = reply.json()["detail"]
-    assert error["loc"] == ["body", "ground_truth_texts"] and error["type"] == "missing" and error["msg"]
+    assert error == {"loc": ["body", "ground_truth_texts"], "msg": "field required", "type": "value_error.missing"}
 
 
 @pytest.mark.parametrize("body, loc, kind", [
@@ -497,55 +501,158 @@ def test_a_cache_the_server_cannot_write_is_a_503_and_retrieval_still_works(conf
 
 # -- the seed's retrieval-test contract ----------------------------------------------------------
 
-# Every field of the seed's request, as its clients send it.
-SEED_EXAMPLE = {"query": "courier invoice", "ground_truth_texts": [DOCS["d1"]], "project_key": "proj-acme-001",
-                "enable_query_enhancement": True, "enable_rerank": True, "score_threshold": 0.7, "top_k": 5}
+# The contract's example requests, byte for byte as docs/serve.md prints them (a test below checks
+# the page still holds them), replayed over HTTP exactly as written: not re-serialised by httpx.
+CONTRACT_REQUEST = b'''{"query": "courier invoice",
+ "ground_truth_texts": ["Kite Couriers same-day courier invoice, consignment X9-KITE-42."],
+ "project_key": "proj-acme-001", "enable_query_enhancement": true, "enable_rerank": true,
+ "score_threshold": 0.7, "top_k": 2}'''
+CONTRACT_REQUEST_WITHOUT_KEY = b'''{"query": "courier invoice",
+ "ground_truth_texts": ["Kite Couriers same-day courier invoice, consignment X9-KITE-42."],
+ "enable_query_enhancement": true, "enable_rerank": true, "score_threshold": 0.7, "top_k": 2}'''
+CONTRACT_MISSING_KEY_REPLY = b'{"detail":[{"loc":["body","project_key"],"msg":"field required","type":"value_error.missing"}]}'
+CONTRACT_PATHS = ("/kb/retrieval-test/support-bot", "/retrieval-test/support-bot")
+JSON = {"content-type": "application/json"}
+# Every field of the seed's request, as its clients send it (a dict, for the tests that vary it).
+SEED_EXAMPLE = json.loads(CONTRACT_REQUEST)
 
 
-def test_the_seed_example_gets_the_seed_response_shape(server):
-    reply = server.post("/retrieval-test/fixed", json=SEED_EXAMPLE)
+@pytest.fixture
+def contract(config):
+    """The fixture's config as an operator following the contract writes it: project_key required (the
+    default), and an agent named as in the contract's example."""
+    text = config.read_text().replace("require_project_key = false  # the contract's tests below require it\n", "")
+    config.write_text(text + '\n[retrievers.support-bot]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\n')
+    yield from _uvicorn(create_app_from_file(config))
+
+
+def test_the_docs_print_the_contract_requests_the_tests_replay():
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "serve.md").read_bytes()
+    for example in (CONTRACT_REQUEST, CONTRACT_REQUEST_WITHOUT_KEY, CONTRACT_MISSING_KEY_REPLY):
+        assert example in page
+
+
+@pytest.mark.parametrize("path", CONTRACT_PATHS)
+def test_the_contract_example_replayed_byte_for_byte(contract, path):
+    reply = contract.post(path, content=CONTRACT_REQUEST, headers=JSON)
+    assert reply.request.content == CONTRACT_REQUEST
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert {"is_success", "result", "analysis_data"} <= set(body) and body["is_success"] is True
-    assert body["ignored_fields"] == []  # project_key is a known field
+    assert body["ignored_fields"] == [] and body["agent_id"] == "support-bot"
     original, enhanced = body["result"]
     assert (original["query"], original["query_type"]) == ("courier invoice", "original")
     assert (enhanced["query"], enhanced["query_type"]) == ("courier couriers invoice invoices", "enhanced")
+    # The contract's example lists the original query among enhanced_queries, first.
+    assert body["analysis_data"] == {"enhanced_queries": ["courier invoice", "courier couriers invoice invoices"],
+                                     "score_of_adequate_context": 1.0}
     for variant in body["result"]:
         assert {"query", "query_type", "documents", "metrics"} <= set(variant)
-        for doc in variant["documents"]:
-            assert {"keywords", "chars", "score", "tokens", "text"} <= set(doc)
-            assert isinstance(doc["keywords"], list) and all(isinstance(w, str) for w in doc["keywords"])
-            assert type(doc["chars"]) is int and type(doc["tokens"]) is int and isinstance(doc["score"], float)
-            assert doc["chars"] == len(doc["text"]) and doc["text"] == DOCS[doc["doc_id"]]
-        metrics = variant["metrics"]
-        assert {"f1_score", "hit_rate", "k", "precision", "recall"} <= set(metrics)
-        assert metrics["hit_rate"] is True and metrics["k"] == 5
-    # Re-ranked from a pool of 15: the corpus' 4 documents, d1 (holding both query words) first. d1 is
-    # the one ground truth: precision 1/4, recall 1, F1 = 2 * 0.25 * 1 / 1.25 = 0.4.
-    assert [d["doc_id"] for d in original["documents"]] == ["d1", "d2", "d3", "d4"]
-    metrics = original["metrics"]
-    assert (metrics["precision"], metrics["recall"], metrics["f1_score"]) == (0.25, 1.0, pytest.approx(0.4))
-    assert body["analysis_data"] == {"enhanced_queries": ["courier couriers invoice invoices"],
-                                     "score_of_adequate_context": 1.0}
+        (doc,) = variant["documents"]  # bm25: only d1 holds a query word
+        assert {"keywords", "chars", "score", "tokens", "text"} <= set(doc)
+        assert doc["doc_id"] == "d1" and doc["text"] == DOCS["d1"] and doc["chars"] == len(DOCS["d1"])
+        assert type(doc["chars"]) is int and type(doc["tokens"]) is int and doc["tokens"] == 7
+        assert doc["score"] == 1.0 and doc["raw_score"] > 0  # the best of its pool; the raw BM25 score beside it
+        assert doc["keywords"] == ["kite", "couriers", "day", "courier", "invoice"]
+        assert doc["matches"] == [{"ground_truth": 0, "kind": "exact", "similarity": 1.0}]
+        assert variant["metrics"] == {"f1_score": 1.0, "hit_rate": True, "k": 2, "precision": 1.0, "recall": 1.0,
+                                      "retrieved": 1, "matched_ground_truths": [0]}
 
 
-def test_the_seed_example_to_an_unknown_agent_is_a_404(server):
-    reply = server.post("/retrieval-test/nope", json=SEED_EXAMPLE)
+def test_both_paths_give_the_same_reply(contract):
+    kb, plain = (contract.post(p, content=CONTRACT_REQUEST, headers=JSON).json() for p in CONTRACT_PATHS)
+    for body in (kb, plain):
+        for variant in body["result"]:
+            variant.pop("latency_ms")
+    assert kb == plain
+
+
+@pytest.mark.parametrize("path", CONTRACT_PATHS)
+def test_the_contract_example_without_project_key_is_the_contracts_422(contract, path):
+    reply = contract.post(path, content=CONTRACT_REQUEST_WITHOUT_KEY, headers=JSON)
+    assert reply.status_code == 422
+    assert reply.content == CONTRACT_MISSING_KEY_REPLY
+
+
+def test_a_body_missing_two_fields_lists_both_in_the_contracts_words(contract):
+    reply = contract.post("/kb/retrieval-test/support-bot", json={"query": "courier invoice"})
+    assert reply.status_code == 422
+    assert reply.json() == {"detail": [
+        {"loc": ["body", "ground_truth_texts"], "msg": "field required", "type": "value_error.missing"},
+        {"loc": ["body", "project_key"], "msg": "field required", "type": "value_error.missing"}]}
+    # The same body with the key: the key's entry goes, the other stays. An empty key is not a key.
+    keyed = contract.post("/kb/retrieval-test/support-bot", json={"query": "x", "project_key": "p"}).json()["detail"]
+    assert [e["loc"] for e in keyed] == [["body", "ground_truth_texts"]]
+    empty = contract.post("/kb/retrieval-test/support-bot", json={**SEED_EXAMPLE, "project_key": ""})
+    assert empty.status_code == 422 and empty.json()["detail"][0]["loc"] == ["body", "project_key"]
+
+
+def test_a_config_may_make_project_key_optional(server):
+    """The `server` fixture's config says require_project_key = false: the same body is served."""
+    assert server.post(CONTRACT_PATHS[0], content=CONTRACT_REQUEST_WITHOUT_KEY, headers=JSON).status_code == 404
+    reply = server.post("/kb/retrieval-test/bm25", content=CONTRACT_REQUEST_WITHOUT_KEY, headers=JSON)
+    assert reply.status_code == 200, reply.text
+
+
+def test_score_threshold_is_the_least_score_of_a_returned_document(contract):
+    """The issue's case: with 0.99, documents scoring 0.57 came back. Now none below the threshold does."""
+    def scores(threshold):
+        body = {**SEED_EXAMPLE, "query": "courier invoice water bill", "ground_truth_texts": [DOCS["d4"]],
+                "enable_query_enhancement": False, "enable_rerank": False, "top_k": 5, "score_threshold": threshold}
+        reply = contract.post("/kb/retrieval-test/support-bot", json=body)
+        assert reply.status_code == 200, reply.text
+        return [(d["doc_id"], d["score"], d["raw_score"]) for d in reply.json()["result"][0]["documents"]]
+
+    every = scores(0.0)
+    assert len(every) == 3 and every[0][1] == 1.0  # d1, d4, d3 hold query words; d2 none (BM25 drops it)
+    # Normalised by the best raw score of the pool: score = raw / best, so the ratios are the raw ones.
+    best = every[0][2]
+    assert all(0.0 <= s <= 1.0 and s == pytest.approx(raw / best, abs=1e-6) for _, s, raw in every)
+    assert any(raw > 1.0 for _, _, raw in every)  # BM25's own scores are not in 0..1
+    middle = every[1][1]
+    assert 0.0 < middle < 1.0
+    kept = scores(middle)
+    assert [d for d, _, _ in kept] == [d for d, s, _ in every if s >= middle]
+    assert [d for d, _, _ in scores(0.99)] == [every[0][0]]
+    assert all(s >= 0.99 for _, s, _ in scores(0.99))
+
+
+def test_a_retriever_that_scores_similarity_already_is_not_rescaled(config):
+    """score_normalisation = "none": the fixed retriever's 1, 1/2, 1/3 stay as they are (clipped into 0..1)."""
+    config.write_text(config.read_text().replace('callable = "team_search_h6:build"\n',
+                                                 'callable = "team_search_h6:build"\nscore_normalisation = "none"\n'))
+    for client in _uvicorn(create_app_from_file(config)):
+        body = {"query": "q", "ground_truth_texts": ["t"], "top_k": 4, "enable_rerank": False, "score_threshold": 0.3}
+        docs = client.post("/retrieval-test/fixed", json=body).json()["result"][0]["documents"]
+        assert [(d["doc_id"], d["score"]) for d in docs] == [("d1", 1.0), ("d2", 0.5), ("d3", pytest.approx(1 / 3))]
+
+
+def test_score_normalisation():
+    from labeller.serve.scores import normalise_scores
+
+    assert normalise_scores([1.42, 1.07, 0.0]) == [1.0, pytest.approx(1.07 / 1.42), 0.0]
+    assert normalise_scores([2.0, -1.0]) == [1.0, 0.0]  # a negative score is no similarity
+    assert normalise_scores([-0.2, -0.6, -1.0]) == [1.0, pytest.approx(0.5), 0.0]  # negated distances: min-max
+    assert normalise_scores([-3.0, -3.0]) == [1.0, 1.0] and normalise_scores([]) == []
+    assert normalise_scores([1.3, 0.4, -0.1], "none") == [1.0, 0.4, 0.0]
+
+
+def test_the_seed_example_to_an_unknown_agent_is_a_404(contract):
+    reply = contract.post("/kb/retrieval-test/nope", json=SEED_EXAMPLE)
     assert reply.status_code == 404 and "unknown agent 'nope'" in reply.json()["detail"]
     # The path is checked before the body: an unknown agent is a 404 whatever was posted.
-    assert server.post("/retrieval-test/nope", json={"query": 5}).status_code == 404
+    assert contract.post("/kb/retrieval-test/nope", json={"query": 5}).status_code == 404
 
 
-def test_the_seed_example_without_ground_truth_is_one_422(server):
+def test_the_seed_example_without_ground_truth_is_one_422(contract):
     body = {k: v for k, v in SEED_EXAMPLE.items() if k != "ground_truth_texts"}
-    reply = server.post("/retrieval-test/fixed", json=body)
+    reply = contract.post("/kb/retrieval-test/support-bot", json=body)
     assert reply.status_code == 422
     (error,) = reply.json()["detail"]
-    assert error["loc"] == ["body", "ground_truth_texts"] and error["type"] == "missing"
-    assert error["msg"] == "Field required"
-    assert set(error) == {"loc", "msg", "type"}  # no `input` echo: it would send the project_key back
-    assert "proj-acme-001" not in reply.text
+    assert error == {"loc": ["body", "ground_truth_texts"], "msg": "field required", "type": "value_error.missing"}
+    assert "proj-acme-001" not in reply.text  # no `input` echo: it would send the project_key back
 
 
 @pytest.fixture
@@ -557,18 +664,19 @@ def keyed(config):
 
 
 def test_project_keys_are_checked_when_the_config_sets_them(keyed):
+    """Keys configured for an agent make project_key required for it, even where the config makes it optional."""
     assert keyed.post("/retrieval-test/fixed", json=SEED_EXAMPLE).status_code == 200
     missing = keyed.post("/retrieval-test/fixed", json={k: v for k, v in SEED_EXAMPLE.items() if k != "project_key"})
-    assert missing.status_code == 401 and "needs a project_key" in missing.json()["detail"]
+    assert missing.status_code == 422 and missing.content == CONTRACT_MISSING_KEY_REPLY
     wrong = keyed.post("/retrieval-test/fixed", json={**SEED_EXAMPLE, "project_key": "proj-guess-999"})
     assert wrong.status_code == 403 and "not accepted for agent 'fixed'" in wrong.json()["detail"]
     assert "proj-guess-999" not in wrong.text and "proj-acme-001" not in wrong.text
     # A key of one agent opens that agent only; the [server] keys open every agent.
     own = {**SEED_EXAMPLE, "project_key": "proj-fixed-only"}
-    assert keyed.post("/retrieval-test/fixed", json=own).status_code == 200
-    assert keyed.post("/retrieval-test/bm25", json=own).status_code == 403
-    assert keyed.post("/retrieval-test/bm25", json=SEED_EXAMPLE).status_code == 200
-    assert keyed.post("/retrieval-test/nope", json=SEED_EXAMPLE).status_code == 404
+    assert keyed.post("/kb/retrieval-test/fixed", json=own).status_code == 200
+    assert keyed.post("/kb/retrieval-test/bm25", json=own).status_code == 403
+    assert keyed.post("/kb/retrieval-test/bm25", json=SEED_EXAMPLE).status_code == 200
+    assert keyed.post("/kb/retrieval-test/nope", json=SEED_EXAMPLE).status_code == 404
 
 
 def test_a_bad_project_keys_type_is_a_config_error_that_does_not_quote_it(config):
@@ -597,7 +705,7 @@ def ledger(config):
 
 def _ledger_test(client, truths, top_k, **extra):
     body = {"query": "kite couriers invoice", "ground_truth_texts": truths, "top_k": top_k, "enable_rerank": False,
-            "score_threshold": 0.7, **extra}
+            "match_threshold": 0.7, "score_threshold": 0, **extra}
     reply = client.post("/retrieval-test/ledger", json=body)
     assert reply.status_code == 200, reply.text
     return reply.json()["result"][0]
@@ -638,3 +746,40 @@ def test_ground_truth_by_document_id(ledger):
     assert both["metrics"]["matched_ground_truths"] == [0, 1] and both["metrics"]["recall"] == 1.0
     none = ledger.post("/retrieval-test/ledger", json={"query": "q", "ground_truth_texts": [], "ground_truth_doc_ids": []})
     assert none.status_code == 422 and none.json()["detail"][0]["loc"] == ["body", "ground_truth_texts"]
+
+
+# -- the /docs page, offline, in a real browser ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    from browser_helpers import launched_chromium
+
+    yield from launched_chromium()
+
+
+def test_the_docs_page_renders_with_every_outside_request_blocked(server, browser):
+    """Swagger UI's script and styles come from this server, not a CDN: with the network cut off at the
+    browser, the page still draws the operations. (FastAPI's own /docs page is blank here.)"""
+    from urllib.parse import urlsplit
+
+    base = str(server.base_url)
+    outside: list[str] = []
+
+    def only_loopback(route):
+        if urlsplit(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page = browser.new_page()
+    try:
+        page.route("**/*", only_loopback)
+        page.goto(base + "/docs")
+        page.wait_for_selector(".opblock", timeout=15000)
+        paths = page.locator(".opblock-summary-path").all_inner_texts()
+        assert {"/kb/retrieval-test/{agent_id}", "/retrieval-test/{agent_id}", "/judge", "/health"} <= {
+            p.replace("\u200b", "") for p in paths}, paths
+        assert outside == []
+    finally:
+        page.close()

@@ -10,7 +10,7 @@ import typer
 
 from labeller.cli.app import app
 
-INSTALL_HINT = 'labeller serve needs the serve extra (fastapi, uvicorn, rapidfuzz): pip install ".[serve]" in a labeller checkout'
+INSTALL_HINT = 'labeller serve needs the serve extra (fastapi, fastapi-offline, uvicorn, rapidfuzz): pip install ".[serve]" in a labeller checkout'
 
 
 @app.command("serve")
@@ -19,11 +19,12 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
 ) -> None:
-    """Serve POST /retrieval-test/{agent_id} (the seed contract), POST /judge and GET /health."""
+    """Serve POST /kb/retrieval-test/{agent_id} (the seed contract; also at /retrieval-test/...), POST /judge, GET /health."""
     from labeller.errors import LabellerError
 
     try:
         import fastapi  # noqa: F401
+        import fastapi_offline  # noqa: F401
         import rapidfuzz  # noqa: F401
         import uvicorn
     except ImportError:

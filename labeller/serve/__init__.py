@@ -1,4 +1,4 @@
-"""The retrieval-test HTTP API behind `labeller serve` (needs the `serve` extra: fastapi, uvicorn, rapidfuzz)."""
+"""The retrieval-test HTTP API behind `labeller serve` (needs the `serve` extra: fastapi, fastapi-offline, uvicorn, rapidfuzz)."""
 
 from labeller.serve.app import create_app, create_app_from_file
 from labeller.serve.retrievaltest import retrieval_test, run_variant

@@ -1,17 +1,20 @@
 """The retrieval-test HTTP API (FastAPI). Build it with `create_app(config)`; `labeller serve` runs it on uvicorn.
 
-- POST /retrieval-test/{agent_id}: the seed's retrieval-test contract. Run the configured retriever
-  named agent_id, match its passages to the caller's ground truths (texts, or doc ids), return the
-  documents and metrics per query variant (docs/serve.md has the exact contract).
+- POST /kb/retrieval-test/{agent_id} (the contract's path) and POST /retrieval-test/{agent_id} (the
+  same route): the seed's retrieval-test contract. Run the configured retriever named agent_id,
+  match its passages to the caller's ground truths (texts, or doc ids), return the documents and
+  metrics per query variant (docs/serve.md has the exact contract).
 - POST /judge: grade a query against documents through the labelling engine and the verdict cache.
 - GET /health: liveness, the configured retrievers and the default judge.
+- GET /docs: Swagger UI, its script and styles served by this server (fastapi-offline), so it works offline.
 
-An invalid body gets FastAPI's 422 (`detail`: a list of {loc, msg, type}); an unknown retriever a 404;
-a judge the config does not allow a 422 on `judge`; a missing or refused `project_key` (when the
-config sets project keys) a 401 or 403; a verdict cache the server cannot open or write
-a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path but /health
-needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes` (1 MB by
-default) get 413 (see guard.py).
+An invalid body gets a 422 (`detail`: a list of {loc, msg, type}; a missing field in the contract's
+words, `"type": "value_error.missing"`, `"msg": "field required"`); an unknown retriever a 404; a
+judge the config does not allow a 422 on `judge`; a missing `project_key` a 422 (unless the config
+makes it optional and the agent has no keys), a refused one a 403; a verdict cache the server cannot
+open or write a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path
+but /health needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes`
+(1 MB by default) get 413 (see guard.py).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 
 from labeller.errors import BadInputError, LabellerError, StoreError
 from labeller.records import Doc, Pair, Query
@@ -31,7 +35,8 @@ from labeller.retrieval.base import Retriever
 from labeller.serve.config import ServeConfig, build_retrievers, load_config, resolve
 from labeller.serve.guard import RequestGuard, project_key_refusal, serve_token
 from labeller.serve.retrievaltest import invalid_field, retrieval_test
-from labeller.serve.schemas import JudgeRequest, JudgeResponse, RetrievalTestRequest, RetrievalTestResponse
+from labeller.serve.schemas import (JudgeRequest, JudgeResponse, KeyedRetrievalTestRequest, RetrievalTestRequest,
+                                    RetrievalTestResponse)
 
 
 def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = None) -> FastAPI:
@@ -56,11 +61,12 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
         if "cache" in state:
             state["cache"].close()
 
-    app = FastAPI(title="labeller retrieval-test API", lifespan=lifespan)
+    app = FastAPIOffline(title="labeller retrieval-test API", lifespan=lifespan)
+
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's shape without its `input` echo: that would send the body back, project_key and all.
-        errors = [{k: v for k, v in e.items() if k != "input"} for e in exc.errors()]
+        errors = [contract_error({k: v for k, v in e.items() if k != "input"}) for e in exc.errors()]
         return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
 
     app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes,
@@ -78,14 +84,24 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
                                      f"configured: {', '.join(sorted(retrievers))}")
         return agent_id, retrievers[agent_id]
 
-    @app.post("/retrieval-test/{agent_id}", response_model=RetrievalTestResponse)
     def retrieval_test_route(req: RetrievalTestRequest,
                              found: tuple[str, Retriever] = Depends(agent)) -> RetrievalTestResponse:
         agent_id, retriever = found
-        refused = project_key_refusal(config.project_keys(agent_id), req.project_key, agent_id)
+        accepted = config.project_keys(agent_id)
+        if req.project_key is None and (config.server.require_project_key or accepted):
+            raise RequestValidationError([{"loc": ("body", "project_key"), "type": "missing", "msg": "Field required"}])
+        refused = project_key_refusal(accepted, req.project_key, agent_id)
         if refused:
             raise HTTPException(*refused)
-        return retrieval_test(agent_id, retriever, req)
+        spec = config.retrievers.get(agent_id)
+        return retrieval_test(agent_id, retriever, req, spec.score_normalisation if spec else "max")
+
+    # The body model the config asks for, so a missing project_key is listed with the body's other errors.
+    retrieval_test_route.__annotations__["req"] = (KeyedRetrievalTestRequest if config.server.require_project_key
+                                                   else RetrievalTestRequest)
+    for path, name in (("/kb/retrieval-test/{agent_id}", "kb_retrieval_test"), ("/retrieval-test/{agent_id}", "retrieval_test")):
+        app.add_api_route(path, retrieval_test_route, methods=["POST"], response_model=RetrievalTestResponse,
+                          name=name, operation_id=name)
 
     @app.post("/judge", response_model=JudgeResponse)
     async def judge_pairs(req: JudgeRequest) -> JudgeResponse:
@@ -131,6 +147,18 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
                              labels=run.labels, failures=run.failures, new=run.stats.new, cached=run.stats.cached)
 
     return app
+
+
+CONTRACT_ERRORS = {"missing": ("value_error.missing", "field required")}  # pydantic 2's words -> the contract's
+
+
+def contract_error(error: dict) -> dict:
+    """One 422 entry in the contract's words where it shows them (a missing field); pydantic's otherwise."""
+    if error.get("type") in CONTRACT_ERRORS:
+        kind, msg = CONTRACT_ERRORS[error["type"]]
+        error = {**error, "type": kind, "msg": msg}
+    return {"loc": error.get("loc"), "msg": error.get("msg"), "type": error.get("type"),
+            **{k: v for k, v in error.items() if k not in ("loc", "msg", "type")}}  # pydantic 1's order
 
 
 def _rubric_path(config: ServeConfig, name: str) -> str:

@@ -11,6 +11,7 @@ path so a team's module next to it can be named::
     max_body_bytes = 1000000           # larger request bodies get 413
     token = "..."                      # bearer token callers must send; better: LABELLER_SERVE_TOKEN
     project_keys = ["..."]             # retrieval-test `project_key` values accepted for every agent
+    require_project_key = true         # false: a request may leave project_key out (when its agent has no keys)
 
     [retrievers.bm25]                  # one of labeller's own retrievers over a corpus
     builtin = "bm25"
@@ -20,6 +21,7 @@ path so a team's module next to it can be named::
     callable = "our_search:build"      # returns a Retriever (name + search(query, k) -> list[Hit])
     corpus = "corpus.jsonl"            # optional: then called as build(corpus_docs, **args)
     args = { index = "mirror" }        # keyword arguments
+    score_normalisation = "max"        # or "none" when it already scores a 0..1 similarity (scores.py)
     project_keys = ["..."]             # keys accepted for this agent only (besides [server] project_keys)
 
     [retrievers.frozen]                # a stored run: answers only the queries it holds
@@ -45,6 +47,7 @@ from labeller.io.trec import read_run
 from labeller.records import Doc
 from labeller.retrieval.base import Hit, Retriever
 from labeller.serve.runretriever import RunRetriever
+from labeller.serve.scores import Normalisation
 
 
 class _Strict(BaseModel):
@@ -63,6 +66,7 @@ class RetrieverSpec(_Strict):
     queries: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     project_keys: list[ProjectKey] = Field(default_factory=list, repr=False)
+    score_normalisation: Normalisation = "max"
 
     @model_validator(mode="after")
     def _one_source(self) -> RetrieverSpec:
@@ -84,6 +88,7 @@ class ServerSection(_Strict):
     max_body_bytes: int = Field(1_000_000, ge=1)
     token: str | None = Field(default=None, min_length=8, repr=False)
     project_keys: list[ProjectKey] = Field(default_factory=list, repr=False)  # for every agent
+    require_project_key: bool = True  # the contract requires it; false lets a request leave it out
 
     @property
     def allowed_judges(self) -> list[str]:

@@ -84,13 +84,11 @@ async def _reply(send: Any, status: int, detail: str, extra: list[tuple[bytes, b
 def project_key_refusal(accepted: list[str], given: str | None, agent_id: str) -> tuple[int, str] | None:
     """Why a retrieval test's `project_key` is refused (status, detail), or None when it may proceed.
 
-    No keys configured for the agent: any value (or none) passes. Otherwise a missing key is 401 and
-    a key that is not one of the agent's is 403; neither reply repeats the key.
+    No keys configured for the agent: any value passes. Otherwise a key that is not one of the
+    agent's is 403, and the reply does not repeat it. (A missing key is the app's 422 before this.)
     """
-    if not accepted:
+    if not accepted or given is None:
         return None
-    if not given:
-        return 401, f"agent '{agent_id}' needs a project_key: send \"project_key\" in the request body"
     if not any(hmac.compare_digest(given.encode(), key.encode()) for key in accepted):
         return 403, (f"the project_key sent is not accepted for agent '{agent_id}' "
                      "([server] project_keys or retrievers.<agent>.project_keys)")

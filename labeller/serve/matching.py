@@ -10,7 +10,7 @@ A passage matches a ground-truth text:
 - *exactly* when the ground truth's token sequence appears whole, in order, inside the passage's;
 - *fuzzily* when (1) every identifier of the ground truth is in the passage (as a multiset; and when
   the passage is shorter than the ground truth, the two multisets are equal), and (2) the similarity
-  of their words is at least `score_threshold`: rapidfuzz's normalised Indel similarity,
+  of their words is at least `match_threshold`: rapidfuzz's normalised Indel similarity,
   `partial_ratio` when the passage is at least as long as the ground truth, `ratio` when shorter (a
   fragment must resemble the whole ground truth). A ground truth without words matches on (1) alone.
 

@@ -27,26 +27,36 @@ class RetrievalTestRequest(BaseModel):
     ground_truth_texts: list[NonEmpty] = Field(description="Texts a good retrieval returns.")
     ground_truth_doc_ids: list[NonEmpty] = Field(default_factory=list, max_length=1000,
                                                  description="Extension: documents a good retrieval returns, by id.")
-    project_key: str | None = Field(default=None, repr=False)
+    project_key: NonEmpty | None = Field(default=None, repr=False)  # required unless the config says optional (app.py)
     enable_query_enhancement: bool = False
     enable_rerank: bool = True
-    score_threshold: float = Field(default=0.7, ge=0.0, le=1.0, description="Fuzzy-match similarity threshold.")
+    score_threshold: float = Field(default=0.7, ge=0.0, le=1.0,
+                                   description="Minimum (normalised) score of a returned document.")
     top_k: int = Field(default=5, ge=1, le=1000)
+    match_threshold: float = Field(default=0.7, ge=0.0, le=1.0,
+                                   description="Extension: word similarity a fuzzy ground-truth match needs.")
 
     @property
     def ignored_fields(self) -> list[str]:
         return sorted(self.model_extra or {})
 
 
+class KeyedRetrievalTestRequest(RetrievalTestRequest):
+    """The body when the config requires `project_key` (the default, as the contract does)."""
+
+    project_key: NonEmpty = Field(repr=False)
+
+
 class RetrievedDocument(BaseModel):
     # The seed's fields first; the rest are labeller's additions beside them.
     keywords: list[str]
     chars: int
-    score: float  # the retriever's score
+    score: float = Field(ge=0.0, le=1.0)  # the retriever's score normalised into 0..1 (scores.py)
     tokens: int  # see TOKEN_UNIT
     text: str
     rank: int
     doc_id: str
+    raw_score: float  # the retriever's own score, before normalisation
     rerank_score: float | None = None  # share of query words found, when re-ranked
     matches: list[Match]  # the ground truth credited to this passage (at most one)
 
@@ -60,7 +70,7 @@ class VariantResult(BaseModel):
 
 
 class AnalysisData(BaseModel):
-    enhanced_queries: list[str]
+    enhanced_queries: list[str]  # every query text the test ran, the original first (as the contract's example)
     score_of_adequate_context: float = Field(ge=0.0, le=1.0)
 
 
