@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from labeller.acceptance.ranking import ranked_from_run
+from labeller.canaries.answers import output_answers, read_answers, read_output
 from labeller.canaries.judgecheck import JudgeCheck, judge_canaries
 from labeller.canaries.model import Canary, load_canaries
-from labeller.canaries.plant import PlantResult, check_output, plant
-from labeller.acceptance.ranking import ranked_from_run
+from labeller.canaries.plant import PlantResult, StoreFiles, check_output, plant, plant_stores
+from labeller.canaries.suite import SuiteCriteria, check_floors, load_criteria
 from labeller.canaries.probe import ProbeReport, check_planted, probe, retrieve
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
 from labeller.io.outputs import check_outputs
 from labeller.labelling.faults import run_labelling
-from labeller.io.tables import read_rows, require, write_text
+from labeller.io.tables import write_text
+from labeller.records import Doc
 from labeller.io.trec import read_run
 from labeller.retrieval.base import Retriever
 
@@ -24,6 +30,72 @@ def plant_files(*, corpus: str | Path, canaries: str | Path, out: str | Path, se
     # plant() refuses the corpus as an output in its own words; the canary file is checked here
     check_outputs(inputs=[canaries], files={"--out": out, "--queries-out": queries_out})
     return plant(corpus, load_canaries(canaries), out, separate=separate, queries_out=queries_out)
+
+
+def plant_store_files(*, canaries: str | Path, stores: Mapping[str, StoreFiles],
+                      queries_out: str | Path | None = None) -> list[PlantResult]:
+    """Plant into one test copy per store (plant.plant_stores), every output checked before any is written."""
+    for files in stores.values():
+        check_output(files.corpus, files.out)
+    check_outputs(inputs=[canaries, *(f.corpus for f in stores.values())],
+                  files={**{f"--store-out {name}": f.out for name, f in stores.items()}, "--queries-out": queries_out})
+    return plant_stores(load_canaries(canaries), stores, queries_out=queries_out)
+
+
+def named_values(items: Sequence[str] | None, option: str, what: str = "PATH") -> dict[str, str]:
+    """`NAME=VALUE` items of a repeatable option as a dict; a malformed or repeated NAME is refused."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise BadInputError(f"'{item}' is not NAME={what}", field=option)
+        if name in out:
+            raise BadInputError(f"'{name}' is given twice", field=option)
+        out[name] = value
+    return out
+
+
+def suite_criteria(mean_score: float | None, score_floor: float | None,
+                   floors: Sequence[str] | None) -> SuiteCriteria | None:
+    """The command line's suite criteria (only those given), or None."""
+    given: dict = {k: v for k, v in (("mean_score", mean_score), ("score_floor", score_floor)) if v is not None}
+    if floors:
+        values = named_values(floors, "--floor", "SCORE")
+        try:
+            given["floors"] = {cid: float(v) for cid, v in values.items()}
+        except ValueError:
+            raise BadInputError("a floor is not a number; expected CANARY=SCORE, e.g. kite-consignment=0.8",
+                                field="--floor") from None
+    if not given:
+        return None
+    try:
+        return SuiteCriteria.model_validate(given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        option = {"mean_score": "--min-mean-score", "score_floor": "--score-floor"}.get(str(err["loc"][0]), "--floor")
+        raise BadInputError(f"{err['msg']}; a criterion of 0 could never fail", field=option) from None
+
+
+def store_files(corpora: Sequence[str] | None, outs: Sequence[str] | None) -> dict[str, StoreFiles]:
+    """--store-corpus NAME=PATH and --store-out NAME=PATH, paired by store name."""
+    given, written = named_values(corpora, "--store-corpus"), named_values(outs, "--store-out")
+    if set(given) != set(written):
+        odd = sorted(set(given) ^ set(written))
+        raise BadInputError(f"store(s) {', '.join(odd)} need both --store-corpus and --store-out", field="--store-out")
+    return {name: StoreFiles(corpus=Path(given[name]), out=Path(written[name])) for name in given}
+
+
+def read_corpora(paths: Sequence[str | Path]) -> dict[str, Doc]:
+    """Several corpus files (one per store) as one corpus; a doc id in two of them is ambiguous and refused."""
+    docs: dict[str, Doc] = {}
+    origin: dict[str, str] = {}
+    for path in paths:
+        for doc_id, doc in read_corpus(path).items():
+            if doc_id in docs:
+                raise BadInputError(f"document '{doc_id}' is also in {origin[doc_id]}; expected each document id "
+                                    "in one store's file only", path=str(path), field="doc_id")
+            docs[doc_id], origin[doc_id] = doc, str(path)
+    return docs
 
 
 def new_canaries_file(*, corpus: str | Path, out: str | Path, count: int = 3, seed: str = "labeller",
@@ -47,35 +119,37 @@ def new_canaries_file(*, corpus: str | Path, out: str | Path, count: int = 3, se
     return load_canaries(out)
 
 
-def read_answers(path: str | Path, known: set[str]) -> dict[str, str]:
-    """Rows {canary_id (or query_id), answer}: an agent's answer text to each canary question."""
-    path = Path(path)
-    out: dict[str, str] = {}
-    for line, row in read_rows(path):
-        key = "canary_id" if "canary_id" in row else "query_id"
-        cid = require(row, key, path, line)
-        if cid not in known:
-            raise BadInputError(f"unknown canary '{cid}'; expected an id from the canary file",
-                                path=str(path), line=line, field=key)
-        answer = row.get("answer")
-        if not isinstance(answer, str):
-            raise BadInputError("missing; expected the answer text", path=str(path), line=line, field="answer")
-        out[cid] = answer
-    return out
+def probe_files(*, canaries: str | Path, corpus: str | Path | Sequence[str | Path] | None = None,
+                retriever: str | Retriever | None = None, run: str | Path | None = None, k: int = 10,
+                depth: int | None = None, answers: str | Path | None = None, output: str | Path | None = None,
+                judge: str | None = None, rubric: str | None = "general", cache_dir: str | Path | None = None,
+                criteria: SuiteCriteria | None = None) -> ProbeReport:
+    """Probe a retriever (a name for labeller.retrieval.make_retriever, or a Retriever) or a stored run,
+    and/or score the system's answers (an answers file, or a whole workflow's `output`).
 
-
-def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Retriever | None = None,
-                run: str | Path | None = None, k: int = 10, depth: int | None = None,
-                answers: str | Path | None = None, judge: str | None = None, rubric: str | None = "general",
-                cache_dir: str | Path | None = None) -> ProbeReport:
-    """Probe a retriever (a name for labeller.retrieval.make_retriever, or a Retriever) or a stored run."""
-    if (retriever is None) == (run is None):
-        raise BadInputError("give exactly one of a retriever or a run to probe")
+    `corpus`: the planted test copy, or one file per store; needed to rank and for the judge check,
+    not to score answers alone. `criteria` add to (and override) the canary file's `[suite]` table.
+    """
+    if retriever is not None and run is not None:
+        raise BadInputError("give one of a retriever or a run to probe, not both")
+    if answers is not None and output is not None:
+        raise BadInputError("give one of an answers file or a workflow output, not both")
+    ranking = retriever is not None or run is not None
+    if not ranking and answers is None and output is None:
+        raise BadInputError("nothing to probe: give a retriever or a run, and/or the system's answers "
+                            "(an answers file, or a workflow's whole output)")
+    if corpus is None and (ranking or judge is not None):
+        raise BadInputError("a corpus is needed to rank canaries or check the judge: give the planted test copy "
+                            "(or one file per store)", field="corpus")
     items = load_canaries(canaries)
-    docs = read_corpus(corpus)
-    check_planted(items, docs)
-    known = {c.canary_id for c in items}
-    answer_texts = read_answers(answers, known) if answers is not None else None
+    known = [c.canary_id for c in items]
+    suite = load_criteria(canaries).merged(criteria)
+    check_floors(suite, known, str(canaries))
+    docs = read_corpora([corpus] if isinstance(corpus, (str, Path)) else corpus) if corpus is not None else None
+    if docs is not None:
+        check_planted(items, docs)
+    given = (read_answers(answers, set(known)) if answers is not None else
+             output_answers(read_output(output), known) if output is not None else None)
     depth = max(k, depth or k)
     judge_obj = rubric_obj = None
     if judge is not None:  # a bad judge name, rubric or missing key fails before any work is done
@@ -86,26 +160,28 @@ def probe_files(*, canaries: str | Path, corpus: str | Path, retriever: str | Re
         check_outputs(dirs={"--cache": cache_dir})
     latency = None
     texts: dict[str, str] = {}
+    ranked = None
+    source = f"answers {answers}" if answers is not None else f"workflow output {output}"
     if run is not None:
-        entries = read_run(run)
-        ranked = ranked_from_run(entries)
-        if not known & set(ranked):
+        ranked = ranked_from_run(read_run(run))
+        if not set(known) & set(ranked):
             raise BadInputError("the run has no entries for any canary; expected query ids equal to canary ids "
                                 "(see `labeller canaries plant --queries-out`)", path=str(run))
         source = str(run)
-    else:
+    elif retriever is not None:
         if isinstance(retriever, str):
             from labeller.retrieval import make_retriever
 
-            retriever = make_retriever(retriever, list(docs.values()))
+            retriever = make_retriever(retriever, list((docs or {}).values()))
         ranked, texts, latency = retrieve(items, retriever, depth)
         source = f"retriever {retriever.name}"
     check = None
     if judge_obj is not None and rubric_obj is not None:
         check = run_labelling(lambda sender: _judge(items, docs, sender, rubric_obj, cache_dir), judge_obj, cache_dir)
-    return probe(items, docs, ranked, k=k, source=source, hit_texts=texts, answers=answer_texts,
+    return probe(items, docs, ranked, k=k, source=source, hit_texts=texts, answers=given,
                  judge_check=check, latency=latency, judge=judge_obj.name if judge_obj else None,
-                 rubric=f"{rubric_obj.name}@{rubric_obj.version}" if rubric_obj else None, depth=depth)
+                 rubric=f"{rubric_obj.name}@{rubric_obj.version}" if rubric_obj else None, depth=depth,
+                 criteria=suite)
 
 
 async def _judge(items, docs, judge, rubric, cache_dir) -> JudgeCheck:

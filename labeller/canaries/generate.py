@@ -2,7 +2,7 @@
 
 `fact_code(seed)` turns a seed into a code shaped like X9-KITE-42: a letter and a digit, a word,
 two digits. The same seed always gives the same code; `unique_codes` skips any code that already
-occurs in the corpus (after case and whitespace normalisation), so planted facts stay globally unique.
+occurs in the corpus (as whole tokens, case folded: factrecall.py), so planted facts stay globally unique.
 `starter_file` writes a canary file to edit: the questions and payloads are placeholders to reword
 the way your users ask, while ids, facts and the planted timestamp are fixed in the file.
 """
@@ -14,7 +14,7 @@ import json
 import string
 from collections.abc import Iterable
 
-from labeller.canaries.factrecall import normalise
+from labeller.canaries.factrecall import token_text
 
 WORDS = ("KITE", "ORBIT", "FERN", "QUILL", "BASALT", "COMET", "EMBER", "GLYPH", "HAZEL", "JUNO", "LARCH",
          "NOVA", "OPAL", "PIKE", "QUARTZ", "RAVEN", "SABLE", "TUNDRA", "UMBRA", "VIOLA", "WREN", "YARROW")
@@ -28,13 +28,13 @@ def fact_code(seed: str) -> str:
 
 def unique_codes(count: int, seed: str, corpus_texts: Iterable[str]) -> list[str]:
     """`count` distinct codes from `seed`, none occurring in the corpus texts."""
-    joined = "\n".join(normalise(t) for t in corpus_texts)
+    joined = "\n".join(token_text(t) for t in corpus_texts)
     codes: list[str] = []
     attempt = 0
     while len(codes) < count:
         code = fact_code(f"{seed}/{attempt}")
         attempt += 1
-        if code not in codes and normalise(code) not in joined:
+        if code not in codes and token_text(code) not in joined:
             codes.append(code)
     return codes
 

@@ -7,12 +7,13 @@ be the input corpus. Planting is deterministic: the same corpus and canary file 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from labeller.canaries.factrecall import normalise
+from labeller.canaries.factrecall import token_text
 from labeller.canaries.model import Canary
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
@@ -30,6 +31,7 @@ class PlantResult(BaseModel):
     canary_docs: int
     canaries: int
     queries_out: str | None = None
+    store: str | None = None  # the store planted, when each store has its own file (plant_stores)
 
 
 def is_test_copy(path: str | Path) -> bool:
@@ -64,14 +66,15 @@ def check_against_corpus(canaries: list[Canary], corpus: dict[str, Doc], path: P
         if row["doc_id"] in corpus:
             raise BadInputError(f"the corpus already has a document '{row['doc_id']}'; plant into the original "
                                 "corpus, not into a copy that already holds canaries", path=str(path))
-    # One joined string keeps the check linear in corpus size; the separator cannot occur in normalised text.
+    # One joined string keeps the check linear in corpus size; a token_text holds no newline, so a form
+    # matches inside one document only, and as whole tokens ("ref 73514" does not block planting 7351).
     joined = "\n".join(_doc_text(doc) for doc in corpus.values())
     for canary in canaries:
         for facts in canary.facts_by_store().values():
             for fact in facts:
                 for form in fact.forms():
-                    needle = normalise(form)
-                    if needle and needle in joined:
+                    needle = token_text(form)
+                    if needle in joined:
                         where = next(d.doc_id for d in corpus.values() if needle in _doc_text(d))
                         raise BadInputError(
                             f"fact '{form}' of canary '{canary.canary_id}' already occurs in corpus document "
@@ -79,7 +82,7 @@ def check_against_corpus(canaries: list[Canary], corpus: dict[str, Doc], path: P
 
 
 def _doc_text(doc: Doc) -> str:
-    return normalise(" ".join([doc.text, *(str(v) for v in doc.fields.values())]))
+    return token_text(" ".join([doc.text, *(str(v) for v in doc.fields.values())]))
 
 
 def plant(corpus_path: str | Path, canaries: list[Canary], out: str | Path, *, separate: bool = False,
@@ -103,3 +106,48 @@ def plant(corpus_path: str | Path, canaries: list[Canary], out: str | Path, *, s
     write_rows(out, copied + planted)
     return PlantResult(out=str(out), corpus_docs=len(copied), canary_docs=len(planted), canaries=len(canaries),
                        queries_out=str(queries_out) if queries_out is not None else None)
+
+
+class StoreFiles(BaseModel):
+    """One store's corpus file and the test copy its canary documents are planted into."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    corpus: Path
+    out: Path
+
+
+def plant_stores(canaries: list[Canary], stores: Mapping[str, StoreFiles], *,
+                 queries_out: str | Path | None = None) -> list[PlantResult]:
+    """Plant each store's canary documents into a test copy of that store's own corpus file.
+
+    A cross-source canary whose chat half lives in chat.jsonl and whose ledger half lives in
+    ledger.jsonl gets one document in each test copy. Every store the canaries name needs its files,
+    and every store given must hold a canary document. No fact may occur in any of the corpora (a
+    passage of another store would find it), and nothing is written until every store is checked.
+    """
+    named = {doc.store for c in canaries for doc in c.documents()}
+    if named - set(stores):
+        raise BadInputError(f"no corpus given for store(s) {', '.join(sorted(named - set(stores)))} of the canary "
+                            "file; expected one corpus and one test copy per store", field="store")
+    if set(stores) - named:
+        raise BadInputError(f"store(s) {', '.join(sorted(set(stores) - named))} hold no canary document; expected "
+                            f"the canary file's stores: {', '.join(sorted(named))}", field="store")
+    outs = [files.out for files in stores.values()]
+    if any(same_file(a, b) for i, a in enumerate(outs) for b in outs[i + 1:]):
+        raise BadInputError("two stores name the same test copy; expected one file per store", field="store")
+    corpora = {}
+    for name, files in sorted(stores.items()):
+        check_output(files.corpus, files.out)
+        corpora[name] = read_corpus(files.corpus)
+    for name, files in sorted(stores.items()):
+        check_against_corpus(canaries, corpora[name], files.corpus)
+    results = []
+    for name, files in sorted(stores.items()):
+        rows = [r for r in canary_rows(canaries) if r["store"] == name]
+        copied = [{"doc_id": d.doc_id, "text": d.text, **d.fields} for d in corpora[name].values()]
+        write_rows(files.out, copied + rows)
+        results.append(PlantResult(out=str(files.out), corpus_docs=len(copied), canary_docs=len(rows),
+                                   canaries=len({r["canary_id"] for r in rows}), store=name))
+    if queries_out is not None:
+        write_rows(queries_out, [{"query_id": c.canary_id, "text": c.question} for c in canaries])
+    return results

@@ -1,9 +1,13 @@
-"""Probe a retriever (or a run) with canaries: where each canary ranked, and fact recall of the top K.
+"""Probe a retriever (or a run, or a system's answers) with canaries: where each canary ranked, fact
+recall of the top K and of the answer, each canary's score and the suite's verdict.
 
-A canary passes when the fact recall of its top-K passages (and of the agent's answer, when answers
-are given) reaches its threshold with no forbidden hit, in every store for a cross-source canary;
-and, when a judge check ran, when its own document got the top grade. The probe passes only when
-every canary passes.
+A canary passes when the fact recall of its top-K passages (when something was retrieved) and of
+the system's answer (when answers or a workflow output are given) reaches its threshold with no
+forbidden hit, in every store for a cross-source canary; a live canary's answer must also show the
+check was made (live.py); and, when a judge check ran, its own document must get the top grade.
+Its score (0..1) is the lowest of those fact-recall scores (0 for a missing answer or an unshown
+live check). The probe passes when the suite's criteria hold (suite.py): by default, every canary
+passes.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from labeller.acceptance.latency import LatencyStats, timed_search
+from labeller.canaries.answers import Answer
 from labeller.canaries.factrecall import FactScore, fact_recall
 from labeller.canaries.judgecheck import JudgeCheck
 from labeller.canaries.model import Canary
+from labeller.canaries.suite import SuiteCriteria, SuiteVerdict, judge_suite
 from labeller.errors import BadInputError
 from labeller.records import GRADE_MAX, Doc
 from labeller.retrieval.base import Retriever
@@ -28,9 +34,11 @@ class CanaryResult(BaseModel):
     question: str
     ranks: dict[str, int | None]  # canary document -> 1-based rank in the retrieved list, None when absent
     retrieved: list[str]  # the top-K document ids
-    passages: FactScore
+    passages: FactScore | None = None  # None when nothing was retrieved (answers only) or for a live canary
     answer: FactScore | None = None
+    checked: bool | None = None  # a live canary: whether the answer showed the check was made
     judge_grades: dict[str, int | None] | None = None  # canary document -> grade; None when the judge failed
+    score: float  # 0..1: the lowest of its fact-recall scores (see the module docstring)
     passed: bool
     reasons: list[str]
 
@@ -40,10 +48,11 @@ class ProbeReport(BaseModel):
     source: str
     k: int
     depth: int
-    passed: bool
+    passed: bool  # the suite's verdict
     n_canaries: int
     n_passed: int
     canaries: list[CanaryResult]
+    suite: SuiteVerdict
     latency: LatencyStats | None = None
     judge: str | None = None
     rubric: str | None = None
@@ -58,43 +67,68 @@ def retrieve(canaries: Sequence[Canary], retriever: Retriever, depth: int,
     return {q: [h.doc_id for h in hits] for q, hits in results.items()}, texts, latency
 
 
-def probe(canaries: Sequence[Canary], corpus: Mapping[str, Doc], ranked: Mapping[str, Sequence[str]], *,
-          k: int = 10, source: str = "", hit_texts: Mapping[str, str] | None = None,
-          answers: Mapping[str, str] | None = None, judge_check: JudgeCheck | None = None,
+def probe(canaries: Sequence[Canary], corpus: Mapping[str, Doc] | None, ranked: Mapping[str, Sequence[str]] | None,
+          *, k: int = 10, source: str = "", hit_texts: Mapping[str, str] | None = None,
+          answers: Mapping[str, Answer] | None = None, judge_check: JudgeCheck | None = None,
           latency: LatencyStats | None = None, judge: str | None = None, rubric: str | None = None,
-          depth: int | None = None) -> ProbeReport:
-    """Score every canary against what was retrieved for its question (`ranked`: canary id -> doc ids)."""
+          depth: int | None = None, criteria: SuiteCriteria | None = None) -> ProbeReport:
+    """Score every canary against what was retrieved for its question (`ranked`: canary id -> doc ids;
+    None when only answers are scored) and the system's answers."""
     if k < 1:
         raise BadInputError(f"k must be at least 1, got {k}")
-    check_planted(canaries, corpus)
-    hit_texts = hit_texts or {}
-    results = []
-    for canary in canaries:
-        ids = list(ranked.get(canary.canary_id, []))
-        top = ids[:k]
-        texts = [corpus[d].text if d in corpus else hit_texts.get(d, "") for d in top]
-        facts = canary.facts_by_store()
-        passages = fact_recall(texts, facts, canary.forbidden, canary.pass_threshold)
-        reasons = _recall_reasons("retrieved passages", passages, k)
-        answer = None
-        if answers is not None:
-            text = answers.get(canary.canary_id)
-            answer = fact_recall(text or "", facts, canary.forbidden, canary.pass_threshold)
-            reasons += ["no answer given"] if text is None else _recall_reasons("answer", answer, None)
-        grades = None if judge_check is None else judge_check.grades.get(canary.canary_id)
-        for doc_id, grade in (grades or {}).items():
-            if grade is None:
-                reasons.append(f"the judge could not grade its own document {doc_id}")
-            elif grade != GRADE_MAX:
-                reasons.append(f"the judge gave its own document {doc_id} grade {grade}, expected {GRADE_MAX}")
-        ranks = {d.doc_id: (ids.index(d.doc_id) + 1 if d.doc_id in ids else None) for d in canary.documents()}
-        results.append(CanaryResult(canary_id=canary.canary_id, kind=canary.kind, question=canary.question,
-                                    ranks=ranks, retrieved=top, passages=passages, answer=answer,
-                                    judge_grades=grades, passed=not reasons, reasons=reasons))
+    if ranked is None and answers is None:
+        raise BadInputError("nothing to score: give a ranking (a retriever or a run) or the system's answers")
+    if ranked is not None:
+        check_planted(canaries, corpus or {})
+    results = [_one(c, corpus or {}, ranked, k, hit_texts or {}, answers, judge_check) for c in canaries]
     n_passed = sum(r.passed for r in results)
-    return ProbeReport(source=source, k=k, depth=depth or max([k, *(len(v) for v in ranked.values())]),
-                       passed=n_passed == len(results), n_canaries=len(results), n_passed=n_passed,
-                       canaries=results, latency=latency, judge=judge, rubric=rubric, judge_check=judge_check)
+    verdict = judge_suite({r.canary_id: r.score for r in results}, n_passed, criteria or SuiteCriteria())
+    depth = depth or max([k, *(len(v) for v in (ranked or {}).values())])
+    return ProbeReport(source=source, k=k, depth=depth, passed=verdict.passed, n_canaries=len(results),
+                       n_passed=n_passed, canaries=results, suite=verdict, latency=latency, judge=judge,
+                       rubric=rubric, judge_check=judge_check)
+
+
+def _one(canary: Canary, corpus: Mapping[str, Doc], ranked: Mapping[str, Sequence[str]] | None, k: int,
+         hit_texts: Mapping[str, str], answers: Mapping[str, Answer] | None,
+         judge_check: JudgeCheck | None) -> CanaryResult:
+    ids = list((ranked or {}).get(canary.canary_id, []))
+    top = ids[:k]
+    reasons: list[str] = []
+    scores: list[float] = []
+    passages = None
+    if ranked is not None and canary.live is None:
+        texts = [corpus[d].text if d in corpus else hit_texts.get(d, "") for d in top]
+        passages = fact_recall(texts, canary.facts_by_store(), canary.forbidden, canary.pass_threshold)
+        reasons += _recall_reasons("retrieved passages", passages, k)
+        scores.append(passages.score)
+    answer = checked = None
+    if answers is not None:
+        given = answers.get(canary.canary_id)
+        answer = fact_recall(given.text if given else "", canary.answer_facts(), canary.forbidden,
+                             canary.pass_threshold)
+        if canary.live is not None:
+            checked = given is not None and canary.live.shown_in(given.text, given.tool_calls)
+            if given is not None and not checked:  # a hard gate, as a forbidden hit is
+                answer = answer.model_copy(update={"score": 0.0, "passed": False})
+                reasons.append(canary.live.missing_reason())
+        if given is None:
+            reasons.append("no answer given")
+        elif checked is not False:
+            reasons += _recall_reasons("answer", answer, None)
+        scores.append(answer.score if given is not None else 0.0)
+    elif canary.live is not None:
+        reasons.append("a live canary is scored on the system's answer: give answers (--answers or --output)")
+    grades = None if judge_check is None else judge_check.grades.get(canary.canary_id)
+    for doc_id, grade in (grades or {}).items():
+        if grade is None:
+            reasons.append(f"the judge could not grade its own document {doc_id}")
+        elif grade != GRADE_MAX:
+            reasons.append(f"the judge gave its own document {doc_id} grade {grade}, expected {GRADE_MAX}")
+    ranks = {d.doc_id: (ids.index(d.doc_id) + 1 if d.doc_id in ids else None) for d in canary.documents()}
+    return CanaryResult(canary_id=canary.canary_id, kind=canary.kind, question=canary.question, ranks=ranks,
+                        retrieved=top, passages=passages, answer=answer, checked=checked, judge_grades=grades,
+                        score=min(scores, default=0.0), passed=not reasons, reasons=reasons)
 
 
 def check_planted(canaries: Sequence[Canary], corpus: Mapping[str, Doc]) -> None:

@@ -36,7 +36,8 @@ from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 from scipy.optimize import linear_sum_assignment
 
-_TOKEN = re.compile(r"[^\W_]+(?:[.,:/'-][^\W_]+)*")  # internal punctuation kept: codes, dates, amounts
+from labeller.canaries.factrecall import tokens
+
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
@@ -62,7 +63,7 @@ class _Tokens:
     """A text split into its token sequence, its identifiers (a multiset) and its words."""
 
     def __init__(self, text: str) -> None:
-        self.sequence = [_THOUSANDS.sub("", t) for t in _TOKEN.findall(text.casefold())]
+        self.sequence = [_THOUSANDS.sub("", t) for t in tokens(text)]
         self.identifiers = Counter(t for t in self.sequence if any(c.isdigit() for c in t))
         self.words = " ".join(t for t in self.sequence if not any(c.isdigit() for c in t))
         self.joined = " ".join(self.sequence)
