@@ -52,3 +52,41 @@ def test_cross_source_passes_only_when_every_store_is_found():
 
 def test_passages_are_searched_one_by_one_not_across_their_join():
     assert not fact_recall(["ref X9-KITE", "42 was paid"], {"default": [KITE]}).found
+
+
+# -- whole tokens (issue 25) ---------------------------------------------------------------------
+
+def test_a_fact_matches_whole_tokens_only():
+    code = Fact(value="7351")
+    assert not fact_recall("the lock code is 17351", {"default": [code]}).found
+    assert not fact_recall("ref 73514", {"default": [code]}).found
+    assert not fact_recall("code 7351-B", {"default": [code]}).found  # another code: "7351-b" is one token
+    assert fact_recall("the lock code is 7351.", {"default": [code]}).found == ["7351"]
+    assert fact_recall("(7351)", {"default": [code]}).found == ["7351"]
+    # A code with punctuation inside is one token: found whole, not inside a longer code.
+    assert fact_recall("consignment X9-KITE-42, paid", {"default": [KITE]}).found == ["X9-KITE-42"]
+    assert not fact_recall("consignment X9-KITE-421", {"default": [KITE]}).found
+    assert not fact_recall("consignment AX9-KITE-42", {"default": [KITE]}).found
+
+
+def test_tokens_keep_inner_punctuation_and_split_on_the_rest():
+    from labeller.canaries import tokens
+
+    assert tokens("Ref: X9-KITE-42, £1,250.00 on 05/01/2026 (O'Brien).") == [
+        "ref", "x9-kite-42", "1,250.00", "on", "05/01/2026", "o'brien"]
+    assert tokens("a_b") == ["a", "b"] and tokens("--") == []
+
+
+def test_a_forbidden_string_is_matched_as_whole_tokens_too():
+    assert fact_recall("invoice 12345", {}, forbidden=["1234"]).passed
+    assert not fact_recall("invoice 1234 paid", {}, forbidden=["1234"]).passed
+
+
+def test_a_fact_without_a_letter_or_digit_is_refused():
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="no letter or digit"):
+        Fact(value="--")
+    with pytest.raises(ValidationError, match="no letter or digit"):
+        Fact(value="X9", aliases=["  "])

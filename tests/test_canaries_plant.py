@@ -199,3 +199,33 @@ def test_queries_out_may_not_replace_the_corpus(files):
     with pytest.raises(BadInputError, match="must be a new file"):
         plant_files(corpus=corpus, canaries=canaries, out=tmp / "c.test.jsonl", queries_out=corpus)
     assert corpus.read_bytes() == before and not (tmp / "c.test.jsonl").exists()
+
+
+# -- whole tokens in planting (issue 25) ----------------------------------------------------------
+
+def _one_canary(tmp_path, fact: str, corpus_text: str):
+    (tmp_path / "c.toml").write_text(f'[[canary]]\nid = "lock"\nquestion = "Lock code?"\n'
+                                     f'payload = "The bike lock code is {fact}."\nplanted_at = "2026-01-05T09:00:00Z"\n'
+                                     f'facts = [{{ value = "{fact}" }}]\n')
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"doc_id": "d1", "text": corpus_text}) + "\n")
+    return dict(corpus=tmp_path / "corpus.jsonl", canaries=tmp_path / "c.toml", out=tmp_path / "corpus.test.jsonl")
+
+
+def test_a_longer_number_holding_the_fact_does_not_block_planting(tmp_path):
+    """'ref 73514' and '17351' are other numbers: 7351 is still unique as a whole token."""
+    result = plant_files(**_one_canary(tmp_path, "7351", "Invoice ref 73514, account 17351, code 7351-B."))
+    assert result.canary_docs == 1
+
+
+def test_the_fact_itself_in_the_corpus_blocks_planting(tmp_path):
+    with pytest.raises(BadInputError, match="fact '7351' of canary 'lock' already occurs in corpus document 'd1'"):
+        plant_files(**_one_canary(tmp_path, "7351", "Old lock: code 7351, changed in May."))
+    assert not (tmp_path / "corpus.test.jsonl").exists()
+
+
+def test_new_canary_codes_skip_only_whole_token_collisions():
+    from labeller.canaries import fact_code, unique_codes
+
+    first = fact_code("s/0")
+    assert unique_codes(1, "s", [f"ref {first}"]) != [first]  # the code itself occurs: skipped
+    assert unique_codes(1, "s", [f"ref A{first}1"]) == [first]  # only inside a longer token: kept
