@@ -215,6 +215,22 @@ def _edited_sample(root: Path) -> None:
     write_jsonl(path, rows)
 
 
+CANARY_TOML = """[[canary]]
+id = "kite"
+question = "Which consignment number did Kite Couriers use?"
+payload = "Kite Couriers invoice, consignment X9-KITE-42."
+planted_at = "2026-01-05T09:00:00Z"
+facts = [{ value = "X9-KITE-42" }]
+"""
+CANARY_PROBE = ["canaries", "probe", "--canaries", "c.toml", "--answers", "a.jsonl"]
+
+
+def _canary_files(d: Path) -> None:
+    """A valid canary file and answers file for the canary rows to spoil."""
+    (d / "c.toml").write_text(CANARY_TOML, encoding="utf-8")
+    write_jsonl(d / "a.jsonl", [{"canary_id": "kite", "answer": "X9-KITE-42"}])
+
+
 # ---------------------------------------------------------------------------------------------
 # The table. Keep rows grouped by command; one row per bug or hostile input.
 # ---------------------------------------------------------------------------------------------
@@ -778,6 +794,56 @@ CASES: list[Case] = [
          stderr="server.require_project_key",
          setup=_config('[server]\nrequire_project_key = "sometimes"\n[retrievers.bm25]\nbuiltin = "bm25"\n'
                        'corpus = "corpus.jsonl"\n', "serve.toml")),
+    # issue 25: canaries as the method describes them
+    Case("canaries-probe-floor-not-name-score", [*CANARY_PROBE, "--floor", "kite"], setup=_canary_files,
+         stderr="'kite' is not NAME=SCORE"),
+    Case("canaries-probe-floor-not-a-number", [*CANARY_PROBE, "--floor", "kite=high"], setup=_canary_files,
+         stderr="a floor is not a number"),
+    Case("canaries-probe-floor-unknown-canary", [*CANARY_PROBE, "--floor", "nope=0.5"], setup=_canary_files,
+         stderr="a floor for unknown canary 'nope'"),
+    Case("canaries-probe-mean-score-zero", [*CANARY_PROBE, "--min-mean-score", "0"], setup=_canary_files,
+         stderr="--min-mean-score"),
+    Case("canaries-probe-suite-table-unknown-key", CANARY_PROBE, stderr="field 'suite.mean': unknown field",
+         setup=lambda d: (_canary_files(d), (d / "c.toml").write_text("[suite]\nmean = 0.9\n" + CANARY_TOML))),
+    Case("canaries-probe-answers-unknown-column", CANARY_PROBE, stderr="a.jsonl:1: field 'tool_call'",
+         setup=lambda d: (_canary_files(d), write_jsonl(d / "a.jsonl", [{"canary_id": "kite", "answer": "x",
+                                                                         "tool_call": "calendar.search"}]))),
+    Case("canaries-probe-answers-tool-calls-not-a-list", CANARY_PROBE, stderr="field 'tool_calls'",
+         setup=lambda d: (_canary_files(d), write_jsonl(d / "a.jsonl", [{"canary_id": "kite", "answer": "x",
+                                                                         "tool_calls": "calendar.search"}]))),
+    Case("canaries-probe-answers-twice", CANARY_PROBE, stderr="a second answer to canary 'kite'",
+         setup=lambda d: (_canary_files(d), write_jsonl(d / "a.jsonl", [{"canary_id": "kite", "answer": "x"},
+                                                                        {"canary_id": "kite", "answer": "y"}]))),
+    Case("canaries-probe-nothing-to-score", ["canaries", "probe", "--canaries", "c.toml"], setup=_canary_files,
+         stderr="nothing to probe"),
+    Case("canaries-probe-answers-and-output", [*CANARY_PROBE, "--output", "corpus.jsonl"], setup=_canary_files,
+         stderr="not both"),
+    Case("canaries-probe-output-missing", ["canaries", "probe", "--canaries", "c.toml", "--output", "nope.log"],
+         setup=_canary_files, stderr="nope.log"),
+    Case("canaries-probe-output-not-utf8", ["canaries", "probe", "--canaries", "c.toml", "--output", "w.log"],
+         setup=lambda d: (_canary_files(d), (d / "w.log").write_bytes(b"ok \xff\xfe")), stderr="not UTF-8"),
+    Case("canaries-probe-two-store-files-share-an-id", [*CANARY_PROBE, "--corpus", "corpus.jsonl", "--corpus",
+                                                        "corpus.jsonl", "--retriever", "bm25"],
+         setup=_canary_files, stderr="is also in corpus.jsonl"),
+    Case("canaries-live-with-a-payload", CANARY_PROBE, stderr="a live canary plants nothing",
+         setup=lambda d: (_canary_files(d), (d / "c.toml").write_text(
+             CANARY_TOML + '[[canary]]\nid = "cal"\nquestion = "q?"\npayload = "p"\nplanted_at = "2026-01-05"\n'
+                           '[canary.live]\nservice = "calendar"\nmarkers = ["[checked]"]\n'))),
+    Case("canaries-fact-without-a-token", CANARY_PROBE, stderr="no letter or digit",
+         setup=lambda d: (_canary_files(d), (d / "c.toml").write_text(CANARY_TOML.replace('"X9-KITE-42" }',
+                                                                                          '"X9-KITE-42", aliases = ["--"] }')))),
+    Case("canaries-plant-store-out-without-corpus", ["canaries", "plant", "--canaries", "c.toml", "--store-out",
+                                                     "default=c.test.jsonl"], setup=_canary_files,
+         stderr="need both --store-corpus and --store-out", outputs=("c.test.jsonl",)),
+    Case("canaries-plant-store-and-corpus", ["canaries", "plant", "--canaries", "c.toml", "--corpus", "corpus.jsonl",
+                                             "--out", "x.test.jsonl", "--store-corpus", "default=corpus.jsonl",
+                                             "--store-out", "default=y.test.jsonl"], setup=_canary_files,
+         stderr="not both", outputs=("x.test.jsonl", "y.test.jsonl")),
+    Case("canaries-plant-store-out-not-a-test-copy", ["canaries", "plant", "--canaries", "c.toml", "--store-corpus",
+                                                      "default=corpus.jsonl", "--store-out", "default=out.jsonl"],
+         setup=_canary_files, stderr="not marked as a test copy", outputs=("out.jsonl",)),
+    Case("canaries-plant-nothing-named", ["canaries", "plant", "--canaries", "c.toml", "--corpus", "corpus.jsonl"],
+         setup=_canary_files, stderr="--out"),
 ]
 
 

@@ -78,7 +78,7 @@ def load_criteria(path: str | Path) -> SuiteCriteria:
     try:
         return SuiteCriteria.model_validate(table)
     except ValidationError as exc:
-        raise validation_error(exc, path=str(path)) from None
+        raise validation_error(exc, path=str(path), prefix=("suite",)) from None
 
 
 def check_floors(criteria: SuiteCriteria, canary_ids: Sequence[str], where: str | None = None) -> None:
