@@ -292,14 +292,10 @@ def test_scoring_needs_something_to_score(tmp_path, capsys):
 CROSS = """
 [[canary]]
 id = "deposit"
-question = "What is the Harbourline Freight storage deposit booking and the refund ticket Priya confirmed?"
+question = "Which crate hire order did Quayside Pallets book, and which collection slot did Omar agree?"
 planted_at = "2026-01-05T09:00:00Z"
-[canary.sources.chat]
-payload = "Priya in chat: Harbourline Freight confirmed the refund, ticket RF-5520-HL."
-facts = [{ value = "RF-5520-HL" }]
-[canary.sources.ledger]
-payload = "Harbourline Freight storage deposit, booking HB-7731-Q."
-facts = [{ value = "HB-7731-Q" }]
+sources.chat = { payload = "Omar: Quayside Pallets will collect the crates in slot CS-0419-QP.", facts = [{ value = "CS-0419-QP" }] }
+sources.ledger = { payload = "Quayside Pallets crate hire, order QP-2287-M.", facts = [{ value = "QP-2287-M" }] }
 """
 
 

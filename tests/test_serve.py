@@ -210,6 +210,8 @@ def test_missing_ground_truth_texts_is_a_422_naming_the_field(server):
 @pytest.mark.parametrize("body, loc, kind", [
     ({"query": "q", "ground_truth_texts": ["t"], "score_threshold": 1.5}, ["body", "score_threshold"], "less_than_equal"),
     ({"query": "q", "ground_truth_texts": ["t"], "score_threshold": -0.1}, ["body", "score_threshold"], "greater_than_equal"),
+    ({"query": "q", "ground_truth_texts": ["t"], "match_threshold": 1.5}, ["body", "match_threshold"], "less_than_equal"),
+    ({"query": "q", "ground_truth_texts": ["t"], "project_key": ""}, ["body", "project_key"], "string_too_short"),
     ({"query": "q", "ground_truth_texts": []}, ["body", "ground_truth_texts"], "too_short"),
     ({"query": "q", "ground_truth_texts": ["t"], "top_k": 0}, ["body", "top_k"], "greater_than_equal"),
     ({"query": "q", "ground_truth_texts": ["t"], "enable_rerank": "perhaps"}, ["body", "enable_rerank"], "bool_parsing"),
