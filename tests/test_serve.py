@@ -444,6 +444,19 @@ def test_a_bearer_token_is_required_when_set(config, monkeypatch, source):
         good = client.post("/retrieval-test/bm25", json=body, headers={"Authorization": f"Bearer {token}"})
         assert good.status_code == 200, good.text
         assert client.get("/health").status_code == 200  # liveness probes carry no token
+        # Nor does a browser opening the docs: the page, its assets and the schema hold no data.
+        assert client.get("/docs").status_code == 200 and client.get("/openapi.json").status_code == 200
+        assert client.get("/static-offline-docs/swagger-ui-bundle.js").status_code == 200
+        assert client.post("/kb/retrieval-test/bm25", json=body).status_code == 401
+        # The open prefix leads to the static files only: a dot segment does not reach /judge past the token.
+        host, port = client.base_url.host, client.base_url.port
+        with socket.create_connection((host, port)) as raw:
+            payload = json.dumps(JUDGE_BODY).encode()
+            raw.sendall(b"POST /static-offline-docs/../judge HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                        b"application/json\r\nContent-Length: " + str(len(payload)).encode() + b"\r\n"
+                        b"Connection: close\r\n\r\n" + payload)
+            status = raw.makefile("rb").readline()
+        assert b" 200 " not in status and b'"labels"' not in status, status
 
 
 def test_no_token_means_open_on_loopback(config, monkeypatch):

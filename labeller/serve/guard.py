@@ -15,7 +15,10 @@ import os
 from typing import Any
 
 TOKEN_ENV = "LABELLER_SERVE_TOKEN"
-OPEN_PATHS = ("/health",)  # liveness probes carry no token
+# Liveness probes carry no token, and neither does a browser opening the API's docs: the page, its
+# static script and styles and the OpenAPI schema describe the API and hold no data or secret.
+OPEN_PATHS = ("/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+OPEN_PREFIXES = ("/static-offline-docs/",)
 
 
 def is_loopback(host: str) -> bool:
@@ -43,7 +46,8 @@ class RequestGuard:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
-        if self.token and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
+        path = scope["path"]
+        if self.token and path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES) and not self._authorized(headers):
             return await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
                                 [(b"www-authenticate", b"Bearer")])
         declared = headers.get(b"content-length", b"")
