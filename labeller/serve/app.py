@@ -13,7 +13,7 @@ words, `"type": "value_error.missing"`, `"msg": "field required"`); an unknown r
 judge the config does not allow a 422 on `judge`; a missing `project_key` a 422 (unless the config
 makes it optional and the agent has no keys), a refused one a 403; a verdict cache the server cannot
 open or write a 503. With a token configured (LABELLER_SERVE_TOKEN or `[server] token`) every path
-but /health needs `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes`
+but /health and the docs pages need `Authorization: Bearer <token>` (else 401); bodies above `[server] max_body_bytes`
 (1 MB by default) get 413 (see guard.py).
 """
 
