@@ -151,6 +151,8 @@ def test_the_optimisation_hook_returns_the_scores(suite):
     # An agent as a function: question in, answer out; the scores follow what it says.
     said = score_canaries(canaries, answer=lambda q: "X9-KITE-42" if "Kite" in q else "NF-A12x25")
     assert said.scores == {"kite": 1.0, "fan": 0.5} and said.mean_score == 0.75
+    blob = score_canaries(canaries, output="log: X9-KITE-42\nlog: NF-A12x25 and LO1923\n")
+    assert blob.scores == {"kite": 1.0, "fan": 1.0} and blob.passed
     with pytest.raises(BadInputError, match="planted corpus"):
         score_canaries(canaries, retriever=make_retriever("bm25", list(corpus.values())))
 

@@ -14,14 +14,15 @@ score, their mean and lowest, and every criterion with what it required and meas
         return score_canaries(canaries, corpus=corpus, retriever=retriever).mean_score
 
 `answer` may stand in for (or add to) the retriever: a function from a canary question to the
-system's answer text (or an `Answer` with its tool calls), as a workflow under test gives it.
+system's answer text (or an `Answer` with its tool calls), as a workflow under test gives it; or
+`output`, a whole workflow's output (one log or answer blob) that every canary is scored on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from labeller.canaries.answers import Answer
+from labeller.canaries.answers import Answer, output_answers
 from labeller.canaries.model import Canary
 from labeller.canaries.probe import probe, retrieve
 from labeller.canaries.suite import SuiteCriteria, SuiteVerdict, check_floors
@@ -32,7 +33,7 @@ from labeller.retrieval.base import Retriever
 
 def score_canaries(canaries: Sequence[Canary], *, corpus: Mapping[str, Doc] | None = None,
                    retriever: Retriever | None = None, answer: Callable[[str], str | Answer] | None = None,
-                   k: int = 10, criteria: SuiteCriteria | None = None) -> SuiteVerdict:
+                   output: str | None = None, k: int = 10, criteria: SuiteCriteria | None = None) -> SuiteVerdict:
     """Each canary's score (0..1), the mean and lowest, and the criteria's verdict (see suite.py)."""
     if retriever is not None and corpus is None:
         raise BadInputError("a retriever is scored over the planted corpus: pass corpus= (the test copy)")
@@ -41,7 +42,9 @@ def score_canaries(canaries: Sequence[Canary], *, corpus: Mapping[str, Doc] | No
     ranked = texts = None
     if retriever is not None:
         ranked, texts, _ = retrieve(canaries, retriever, k)
-    answers = None
+    if answer is not None and output is not None:
+        raise BadInputError("give answer= (a function) or output= (a workflow's whole output), not both")
+    answers = output_answers(output, [c.canary_id for c in canaries]) if output is not None else None
     if answer is not None:
         replies = {c.canary_id: answer(c.question) for c in canaries}
         answers = {cid: r if isinstance(r, Answer) else Answer(text=r) for cid, r in replies.items()}
