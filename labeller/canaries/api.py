@@ -42,6 +42,23 @@ def plant_store_files(*, canaries: str | Path, stores: Mapping[str, StoreFiles],
     return plant_stores(load_canaries(canaries), stores, queries_out=queries_out)
 
 
+def plant_requested(*, canaries: str | Path, corpus: str | Path | None, out: str | Path | None, separate: bool,
+                    queries_out: str | Path | None, store_corpus: Sequence[str] | None,
+                    store_out: Sequence[str] | None) -> list[PlantResult]:
+    """`labeller canaries plant`: one test copy for every store (--corpus/--out), or one per store
+    (--store-corpus/--store-out NAME=PATH)."""
+    if store_corpus or store_out:
+        if corpus is not None or out is not None or separate:
+            raise BadInputError("give --corpus/--out (one file for every store) or --store-corpus/--store-out "
+                                "(one file per store), not both; --separate applies to --out only")
+        return plant_store_files(canaries=canaries, stores=store_files(store_corpus, store_out),
+                                 queries_out=queries_out)
+    if corpus is None or out is None:
+        raise BadInputError("missing --corpus and --out (or --store-corpus and --store-out per store)",
+                            field="--out" if corpus is not None else "--corpus")
+    return [plant_files(corpus=corpus, canaries=canaries, out=out, separate=separate, queries_out=queries_out)]
+
+
 def named_values(items: Sequence[str] | None, option: str, what: str = "PATH") -> dict[str, str]:
     """`NAME=VALUE` items of a repeatable option as a dict; a malformed or repeated NAME is refused."""
     out: dict[str, str] = {}

@@ -46,21 +46,10 @@ def plant(
         metavar="STORE=PATH", help="The test copy of that store's corpus (repeatable).")] = None,
 ) -> None:
     """Write a test copy of the corpus (or of each store's corpus) with the canary documents added. Never writes a real corpus."""
-    from labeller.canaries import plant_files, plant_store_files
-    from labeller.canaries.api import store_files
-    from labeller.errors import BadInputError
+    from labeller.canaries.api import plant_requested
 
-    if store_corpus or store_out:
-        if corpus is not None or out is not None or separate:
-            raise BadInputError("give --corpus/--out (one file for every store) or --store-corpus/--store-out "
-                                "(one file per store), not both; --separate applies to --out only")
-        results = plant_store_files(canaries=canaries, stores=store_files(store_corpus, store_out),
-                                    queries_out=queries_out)
-    elif corpus is None or out is None:
-        raise BadInputError("missing --corpus and --out (or --store-corpus and --store-out per store)",
-                            field="--out" if corpus is not None else "--corpus")
-    else:
-        results = [plant_files(corpus=corpus, canaries=canaries, out=out, separate=separate, queries_out=queries_out)]
+    results = plant_requested(canaries=canaries, corpus=corpus, out=out, separate=separate, queries_out=queries_out,
+                              store_corpus=store_corpus, store_out=store_out)
     for result in results:
         where = f"store {result.store}: " if result.store else ""
         print(f"{where}planted {result.canary_docs} documents of {result.canaries} canaries into {result.out}"
