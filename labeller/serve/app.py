@@ -99,7 +99,8 @@ def create_app(config: ServeConfig, retrievers: dict[str, Retriever] | None = No
     # The body model the config asks for, so a missing project_key is listed with the body's other errors.
     retrieval_test_route.__annotations__["req"] = (KeyedRetrievalTestRequest if config.server.require_project_key
                                                    else RetrievalTestRequest)
-    for path, name in (("/kb/retrieval-test/{agent_id}", "kb_retrieval_test"), ("/retrieval-test/{agent_id}", "retrieval_test")):
+    for path, name in (("/kb/retrieval-test/{agent_id}", "kb_retrieval_test"),
+                       ("/retrieval-test/{agent_id}", "retrieval_test")):
         app.add_api_route(path, retrieval_test_route, methods=["POST"], response_model=RetrievalTestResponse,
                           name=name, operation_id=name)
 

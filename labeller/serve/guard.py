@@ -47,7 +47,8 @@ class RequestGuard:
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
         path = scope["path"]
-        if self.token and path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES) and not self._authorized(headers):
+        open_path = path in OPEN_PATHS or path.startswith(OPEN_PREFIXES)
+        if self.token and not open_path and not self._authorized(headers):
             return await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
                                 [(b"www-authenticate", b"Bearer")])
         declared = headers.get(b"content-length", b"")
