@@ -127,8 +127,8 @@ class Canary(_Strict):
             text = token_text(doc.text)
             for fact in doc.facts:
                 if not any(contains(text, form) for form in fact.forms()):
-                    raise ValueError(f"fact '{fact.value}' (or an alias) must appear, as whole tokens, in the payload "
-                                     f"of store '{doc.store}'")
+                    raise ValueError(f"fact '{fact.value}' (or an alias) must appear in the payload of store "
+                                     f"'{doc.store}', as whole tokens")
         return self
 
     @property
