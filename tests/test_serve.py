@@ -42,6 +42,17 @@ class FixedOrder:
 
 def build(corpus_docs, stride=1):
     return FixedOrder(corpus_docs, stride)
+
+
+class NotANumber(FixedOrder):
+    name = "nan"
+
+    def search(self, query, k):
+        return [Hit(doc_id=h.doc_id, score=float("nan")) for h in super().search(query, k)]
+
+
+def build_nan(corpus_docs):
+    return NotANumber(corpus_docs)
 '''
 
 RUBRIC = '''+++
@@ -642,6 +653,15 @@ def test_a_retriever_that_scores_similarity_already_is_not_rescaled(config):
         body = {"query": "q", "ground_truth_texts": ["t"], "top_k": 4, "enable_rerank": False, "score_threshold": 0.3}
         docs = client.post("/retrieval-test/fixed", json=body).json()["result"][0]["documents"]
         assert [(d["doc_id"], d["score"]) for d in docs] == [("d1", 1.0), ("d2", 0.5), ("d3", pytest.approx(1 / 3))]
+
+
+def test_a_retriever_scoring_nan_is_the_servers_fault_said_plainly(config):
+    config.write_text(config.read_text() + '\n[retrievers.nan]\ncallable = "team_search_h6:build_nan"\n'
+                                           'corpus = "corpus.jsonl"\n')
+    for client in _uvicorn(create_app_from_file(config)):
+        reply = client.post("/kb/retrieval-test/nan", json={"query": "q", "ground_truth_texts": ["t"]})
+        assert reply.status_code == 502
+        assert reply.json()["detail"] == "retriever 'nan' returned score nan for document 'd1'; expected a finite number"
 
 
 def test_score_normalisation():

@@ -5,8 +5,10 @@ documents below `score_threshold`; credit ground truths to the passages left (ma
 
 from __future__ import annotations
 
+import math
 import time
 
+from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
 from labeller.errors import LabellerError
@@ -25,6 +27,10 @@ def run_variant(retriever: Retriever, query_type: str, query: str, req: Retrieva
     start = time.perf_counter()
     hits = list(retriever.search(query, pool))[:pool]
     latency_ms = (time.perf_counter() - start) * 1000
+    broken = next((h for h in hits if not math.isfinite(h.score)), None)
+    if broken is not None:  # the configured retriever's fault, not the caller's: no 422, no crash on serialising
+        raise HTTPException(502, f"retriever '{retriever.name}' returned score {broken.score} for document "
+                                 f"'{broken.doc_id}'; expected a finite number")
     # Normalised over the whole pool, then filtered: score_threshold is the least score a returned document has.
     scored = {id(h): s for h, s in zip(hits, normalise_scores([h.score for h in hits], normalisation))}
     hits = [h for h in hits if scored[id(h)] >= req.score_threshold]
