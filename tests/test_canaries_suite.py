@@ -350,3 +350,15 @@ def test_per_store_planting_refuses_a_store_left_out_or_unknown(two_stores, caps
               "--store-corpus", f"mail={d / 'chat.jsonl'}", "--store-out", f"mail={d / 'm3.test.jsonl'}"])
     assert exit_.value.code == 2 and "mail hold no canary document" in capsys.readouterr().err
     assert not (d / "l3.test.jsonl").exists()
+
+
+def test_a_self_exam_canary_is_not_judge_checked(tmp_path):
+    """Its document does not hold the date its question asks for: the judge is not asked to grade it 5."""
+    canaries = tmp_path / "c.toml"
+    canaries.write_text(SUITE + SELF_EXAM)
+    out = tmp_path / "corpus.test.jsonl"
+    plant_files(corpus=_corpus(tmp_path / "corpus.jsonl"), canaries=canaries, out=out)
+    report = probe_files(canaries=canaries, corpus=out, retriever="bm25", judge="offline:lexical",
+                         cache_dir=tmp_path / "cache")
+    assert set(report.judge_check.grades) == {"kite", "fan"}
+    assert report.canaries[2].canary_id == "kite-date" and report.canaries[2].judge_grades is None

@@ -1,8 +1,9 @@
 """Canaries check the judge too: a canary's own document must get the top grade for its question.
 
 Only single-store canaries are checked. A cross-source canary's documents each hold part of the
-answer by design, so the rubric does not promise them the top grade; a no-hallucination canary has
-no document. Grading goes through the labelling engine and its cache like any other pair.
+answer by design, so the rubric does not promise them the top grade; a no-hallucination or live
+canary has no document; a self-exam canary's question asks for the planted date, which its
+document's text does not hold. Grading goes through the labelling engine and its cache like any other pair.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from labeller.rubric import Rubric
 
 def judge_pairs(canaries: Sequence[Canary]) -> list[tuple[str, str]]:
     """(canary id, document id) of every document the judge check grades."""
-    return [(c.canary_id, d.doc_id) for c in canaries if c.kind == "single" for d in c.documents()]
+    return [(c.canary_id, d.doc_id) for c in canaries if c.kind == "single" and not c.self_exam
+            for d in c.documents()]
 
 
 class JudgeCheck(BaseModel):
