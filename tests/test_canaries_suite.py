@@ -355,7 +355,7 @@ def test_per_store_planting_refuses_a_store_left_out_or_unknown(two_stores, caps
 def test_a_self_exam_canary_is_not_judge_checked(tmp_path):
     """Its document does not hold the date its question asks for: the judge is not asked to grade it 5."""
     canaries = tmp_path / "c.toml"
-    canaries.write_text(SUITE + SELF_EXAM)
+    canaries.write_text(SUITE + SELF_EXAM.replace("X9-KITE-42", "K7-ORBIT-19"))
     out = tmp_path / "corpus.test.jsonl"
     plant_files(corpus=_corpus(tmp_path / "corpus.jsonl"), canaries=canaries, out=out)
     report = probe_files(canaries=canaries, corpus=out, retriever="bm25", judge="offline:lexical",
