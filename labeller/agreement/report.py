@@ -55,6 +55,7 @@ def generosity_sentence(result: AgreeResult) -> str:
 def headline(result: AgreeResult) -> list[tuple[str, str]]:
     conf = int(result.bootstrap.confidence * 100)
     rows = [("pairs compared", f"{result.n} pairs over {result.queries} queries"),
+            *(("grade scale", note) for note in result.scales),
             ("Cohen's kappa", f"{_num(result.kappa)} ({conf}% CI {_ci(result.ci.kappa)})"),
             ("quadratic-weighted kappa", f"{_num(result.kappa_quadratic)} ({conf}% CI {_ci(result.ci.kappa_quadratic)})"),
             ("Krippendorff's alpha (ordinal)", f"{_num(result.alpha_ordinal)} ({conf}% CI {_ci(result.ci.alpha_ordinal)})"),

@@ -58,6 +58,9 @@ def label(
                                                     "relevant.")] = 3,
     gold: Annotated[Optional[Path], typer.Option(help="Juries and escalation: human gold to measure each judge and "
                                                       "the final labels against.")] = None,
+    from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="[gold=]LOW-HIGH", help="With --gold: "
+                                                      "its own scale, shifted onto 1.., as `agree --from-scale` "
+                                                      "takes it (TREC/BEIR qrels default to 0-3).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Also print the run's stats as one JSON object on stdout.")] = False,
     samples: Annotated[int, typer.Option(help="Self-consistency: ask the judge N times per pair (needs a temperature "
                                               "above 0); the label carries the aggregate and the sample grades.")] = 1,
@@ -84,7 +87,8 @@ def label(
                       out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                       temperature=temperature, output_mode=output_mode)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
-                                         relevant_from=relevant_from, gold_path=gold), as_json)
+                                         relevant_from=relevant_from, gold_path=gold,
+                                         gold_scale=from_scale), as_json)
 
 
 def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> None:
@@ -153,6 +157,9 @@ def _summary(result) -> None:
 @cache_app.command("stats")
 def cache_stats(
     cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
+    from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="[gold=]LOW-HIGH", help="With --gold: "
+                                                      "its own scale, shifted onto 1.., as `agree --from-scale` "
+                                                      "takes it (TREC/BEIR qrels default to 0-3).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stats as JSON.")] = False,
 ) -> None:
     """Entries, judges, rubric versions, tokens, cost and size of the verdict store."""

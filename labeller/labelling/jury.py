@@ -61,7 +61,7 @@ def _pooled_samples(votes: list[Label], grade: int) -> dict:
 
 def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jsonl",
                    options: LabelOptions | None = None, gold_path: str | Path | None = None,
-                   relevant_from: int = 3, **inputs) -> JuryRun:
+                   gold_scale: str | None = None, relevant_from: int = 3, **inputs) -> JuryRun:
     """Label a slice with every judge, write the jury's labels, each judge's, and failures; raise like label_job.
 
     `inputs` are label_job's: queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
@@ -69,7 +69,7 @@ def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jso
     if len(judge_specs) < 2:
         raise BadInputError("a jury needs at least two --judge", field="judge")
     options = options or LabelOptions()
-    data, judges = prepare(specs=judge_specs, out_path=out_path, options=options, gold_path=gold_path,
+    data, judges = prepare(specs=judge_specs, out_path=out_path, options=options, gold_path=gold_path, gold_scale=gold_scale,
                            **job_inputs(inputs))
     names = [j.name for j in judges]
     name = f"jury:{RULE}({','.join(names)})"

@@ -30,6 +30,7 @@ from labeller.pipelines.todays_run import safe_name, system_name
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.drift import DriftCheck, check_drift, markdown_section, read_sample, sample_path, summary_line
 from labeller.pipelines.drift_report import html_section as drift_html
+from labeller.pipelines.human import HumanGrades
 from labeller.pipelines.history import RUNS_DIR, HistoryRow, history_path, read_history, store_run, write_history
 from labeller.pipelines.rescore import Figure, figures, pool, rescore, stored_rankings
 from labeller.pipelines.result import PipelineResult
@@ -57,10 +58,14 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     baseline_file = store_run(out, to_trec(baseline, tag="baseline"), "baseline")
     stored, missing = stored_rankings(out, history)
     pairs, left_out = pool([today, baseline, *stored.values()], depth, queries, corpus)
-    labelled = label(cfg, write_pairs(pairs, out / "pairs.jsonl"), out / "labels.jsonl")
+    human = HumanGrades(cfg, queries)  # inputs.gold / inputs.beir's qrels: never paid for again
+    to_judge = human.unjudged(pairs)
+    labelled = label(cfg, write_pairs(to_judge, out / "pairs.jsonl"), out / "labels.jsonl") if to_judge else LabelRun()
+    judgments_path = (human.judgments(labelled.labels, out / "judgments.jsonl") if human.path is not None
+                      else Path(labelled.out_path))
     drift, drift_requests = check_drift(cfg, out, drift_sample, labelled.labels, now.isoformat())
     drift_failed = drift.drifted and not drift.accepted and cfg.drift.fail
-    ev = evaluate(EvaluateOptions(runs=[evaluated], labels=labelled.out_path, baseline=baseline_path,
+    ev = evaluate(EvaluateOptions(runs=[evaluated], labels=judgments_path, baseline=baseline_path,
                                   metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
                                   average=cfg.evaluate.average, alpha=cfg.evaluate.alpha,
                                   require_significance=cfg.evaluate.require_significance,
@@ -69,7 +74,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     gate_failed = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
 
     specs = parse_metrics(cfg.evaluate.metrics)
-    judgments = load_judgments(labelled.out_path)
+    judgments = load_judgments(judgments_path)
     mine = figures(today, judgments, specs, ev.settings, depth)
     theirs = figures(baseline, judgments, specs, ev.settings, depth)
     base_scores = ev.runs.get(ev.baseline or "")
@@ -87,7 +92,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     write_history(history_path(out), history)
 
     summary = notes + _summary(cfg, ev, labelled, baseline_path, (mine[specs[0].name], theirs[specs[0].name]),
-                               pool_size=len(stored), left_out=left_out)
+                               pool_size=len(stored), left_out=left_out, human=len(pairs) - len(to_judge))
+    summary += [human.sentence(len(pairs), len(to_judge))] if human.path is not None else []
     summary.append(_history_line(history, earlier_rows=earlier, rescored_rows=rescored, today_rows=len(rows),
                                  missing=missing))
     summary += [pool_note(specs), _verdict(ev), summary_line(drift, cfg.drift.fail),
@@ -111,6 +117,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},
                           figures={**ev.metrics, **{f"judged@{s.k or depth}": mine[s.name].judged for s in specs},
+                                   "human_grades": len(pairs) - len(to_judge), "judge_grades": len(labelled.labels),
                                    **({"drift_kappa_quadratic": drift.kappa_quadratic}
                                       if drift.status == "checked" else {})},
                           judge_drift=drift.model_dump(mode="json"),
@@ -171,7 +178,7 @@ def _check_baseline_queries(baseline: Ranking, queries: dict, path: Path) -> Non
 
 
 def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_path: Path,
-             judged: tuple[Figure, Figure], *, pool_size: int, left_out: int) -> list[str]:
+             judged: tuple[Figure, Figure], *, pool_size: int, left_out: int, human: int = 0) -> list[str]:
     s, depth = labelled.stats, cfg.retriever.depth
     spec = parse_metrics(cfg.evaluate.metrics)[0]
     vanish = ": a query the run returns nothing for scores 0" if cfg.evaluate.average == "all" else ""
@@ -185,8 +192,9 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
         f"({ev.queries.no_answer} in the no-answer bucket; averaging '{cfg.evaluate.average}'{vanish}): {values}.",
         f"judged@{spec.k or depth} (share of the top {spec.k or depth} with a label): today {_f(judged[0].judged)}, "
         f"baseline {_f(judged[1].judged)}.",
-        f"Labels: {len(labelled.labels)} pairs in the pool (top {depth} of today's run, the baseline and "
-        f"{_n(pool_size, 'stored run')}); {s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
+        f"Labels: {len(labelled.labels) + human} pairs in the pool (top {depth} of today's run, the baseline and "
+        f"{_n(pool_size, 'stored run')}); " + (f"{human} human grades, judge: " if human else "")
+        + f"{s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
         + (f" {_n(left_out, 'pair')} left out: query or document not in today's inputs." if left_out else ""),
     ]
 

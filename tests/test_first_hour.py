@@ -1,0 +1,131 @@
+"""A new user's first hour with public-data-shaped inputs: a BEIR folder, TREC qrels on 0-3, an official
+TREC run over more queries than the inputs hold (issue 25, "Own data, first hour")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import cli
+
+from labeller.errors import ConfigError
+from labeller.pipelines import load_config, run_pipeline
+
+DOCS = [("d1", "Water", "Thames Water quarterly water rates"), ("d2", "Power", "Octopus electricity bill"),
+        ("d3", "Paper", "A4 copier paper box"), ("d4", "Water", "water bill paid late"),
+        ("d5", "Power", "electricity meter reading")]
+QUERIES = [("q1", "water rates"), ("q2", "electricity bill"), ("q3", "paper box")]
+QRELS = [("q1", "d1", 3), ("q1", "d4", 1), ("q1", "d3", 0), ("q2", "d2", 2), ("q2", "d5", 1), ("q2", "d3", 0),
+         ("q3", "d3", 3), ("q3", "d1", 0)]  # TREC's 0-3 grades
+
+
+def beir_folder(root: Path, qrels=QRELS) -> Path:
+    """The BEIR layout: corpus.jsonl (_id, title, text), queries.jsonl (_id, text), qrels/test.tsv (0-3)."""
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n"
+                                               for i, t, x in DOCS))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in QUERIES))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n"
+                                             + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in qrels))
+    return root
+
+
+def trec_qrels(path: Path, qrels=QRELS) -> Path:
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels))
+    return path
+
+
+def config(path: Path, pipeline: str, body: str) -> Path:
+    path.write_text(f'pipeline = "{pipeline}"\n{body}\n[output]\ndir = "out"\ncache = "cache"\n')
+    return path
+
+
+VALIDATE = 'old_rubric = "general"\nnew_rubric = "general"\n[inputs]\nbeir = "beir"\n'
+
+
+def test_validate_prompt_reads_beir_qrels_as_gold(tmp_path):
+    beir_folder(tmp_path / "beir")
+    result = run_pipeline(config(tmp_path / "v.toml", "validate_prompt", VALIDATE))
+    assert result.figures["n"] == len(QRELS)
+    gold = (tmp_path / "out" / "gold-pairs.jsonl").read_text().splitlines()
+    assert [tuple(json.loads(r).values()) for r in gold] == [(q, d) for q, d, _ in QRELS]
+
+
+def test_validate_prompt_reads_trec_qrels_as_gold_on_their_0_3_scale(tmp_path):
+    beir_folder(tmp_path / "beir", qrels=QRELS[:1])
+    qrels = trec_qrels(tmp_path / "2019qrels-pass.txt")
+    result = run_pipeline(config(tmp_path / "v.toml", "validate_prompt", VALIDATE), overrides=[f"inputs.gold={qrels}"])
+    assert result.figures["n"] == len(QRELS)
+    report = (tmp_path / "out" / "agreement" / "agreement.md").read_text()
+    assert "0-3" in report  # the shift onto 1-4 is said
+
+
+def test_validate_prompt_takes_the_gold_scale_like_agree(tmp_path):
+    """A 0-3 gold table needs its scale, as `agree --from-scale` says it; `inputs.from_scale` gives it."""
+    beir_folder(tmp_path / "beir")
+    gold = tmp_path / "gold.csv"
+    gold.write_text("query_id,doc_id,grade,annotator\n" + "".join(f"{q},{d},{g},ann\n" for q, d, g in QRELS))
+    cfg = config(tmp_path / "v.toml", "validate_prompt", VALIDATE)
+    with pytest.raises(Exception, match="from-scale"):
+        run_pipeline(cfg, overrides=[f"inputs.gold={gold}"])
+    for scale in ("0-3", "gold=0-3"):
+        result = run_pipeline(cfg, overrides=[f"inputs.gold={gold}", f"inputs.from_scale={scale}"])
+        assert result.figures["n"] == len(QRELS)
+    with pytest.raises(ConfigError) as bad:
+        load_config(cfg, ["inputs.from_scale=3-0"])
+    assert bad.value.field == "inputs.from_scale"
+
+
+def test_label_gold_takes_trec_qrels_and_a_table_on_its_own_scale(tmp_path, monkeypatch, capsys):
+    """`label --gold` (juries, escalation) reads every gold format `agree` does, with `--from-scale`."""
+    from fakeapi import FakeAPI
+    from jury_helpers import BASE, N, planted, write_slice
+
+    with FakeAPI() as api:
+        write_slice(tmp_path, monkeypatch, api, "sk-first-hour-0123456789")
+        jury = [*BASE, "--judge", "openai:gpt-4.1", "--judge", "openai:gpt-4.1-mini", "--json"]
+        zero_based = [(f"q{i % 8}", f"d{i}", planted(i) - 1) for i in range(N)]  # a 0-4 scale
+        (tmp_path / "gold.csv").write_text("query_id,doc_id,grade\n" + "".join(f"{q},{d},{g}\n" for q, d, g in
+                                                                              zero_based))
+        trec_qrels(tmp_path / "qrels.txt", zero_based)
+        code, _, err = cli(capsys, *jury, "--gold", "gold.csv")
+        assert code == 2 and "--from-scale gold=0-3" in err and api.total == 0  # refused before anything is paid
+        for gold in ("gold.csv", "qrels.txt"):
+            code, out, err = cli(capsys, *jury, "--gold", gold, "--from-scale", "gold=0-4", "--out", f"{gold}.jsonl")
+            assert code == 0, err
+            rows = {r["name"]: r for r in json.loads(out.splitlines()[-1])["against_gold"]}
+            assert rows["openai:gpt-4.1"]["kappa"] == pytest.approx(1.0)  # the exact model grades as the gold
+        code, _, err = cli(capsys, *BASE, "--judge", "openai:gpt-4.1", "--from-scale", "0-3")
+        assert code == 2 and "--gold" in err
+
+
+REGRESSION = '[inputs]\nbeir = "beir"\n[retriever]\nname = "bm25"\ndepth = 3\n[evaluate]\nmetrics = ["ndcg@3"]\n'
+
+
+def test_regression_uses_the_human_qrels_it_was_given_and_never_pays_for_them(tmp_path):
+    beir_folder(tmp_path / "beir")
+    cfg = config(tmp_path / "r.toml", "regression", REGRESSION)
+    first = run_pipeline(cfg)
+    pool = {(r["query_id"], r["doc_id"]) for r in map(json.loads, (tmp_path / "out" / "judgments.jsonl")
+                                                       .read_text().splitlines())}
+    human = {(q, d): g + 1 for q, d, g in QRELS}  # 0-3 shifted onto 1-4
+    sent = [tuple(json.loads(r).values()) for r in (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()]
+    assert sent and not set(sent) & human.keys()  # the judge is asked only about pairs nobody graded
+    assert first.judge_requests == len(sent) == first.figures["judge_grades"]
+    assert first.figures["human_grades"] == len(pool & human.keys()) > 0 and len(pool - human.keys()) == len(sent)
+    rows = {(r["query_id"], r["doc_id"]): r for r in map(json.loads, (tmp_path / "out" / "judgments.jsonl")
+                                                         .read_text().splitlines())}
+    assert {k: r["grade"] for k, r in rows.items() if r["judge"] == "human"} == human  # every human grade, as given
+    assert any(f"{first.figures['human_grades']} human grades" in line for line in first.summary), first.summary
+    assert any("graded by people (never sent to the judge)" in line for line in first.summary)
+    again = run_pipeline(cfg)
+    assert again.judge_requests == 0 and again.figures["ndcg@3"] == first.figures["ndcg@3"]
+
+
+def test_human_grades_win_over_the_judges_in_the_regression_figures(tmp_path):
+    """A qrels that calls every document irrelevant gives ndcg 0 (nothing to average), whatever the judge thinks."""
+    beir_folder(tmp_path / "beir", qrels=[(q, d, 0) for q, _ in QUERIES for d, *_ in DOCS])
+    result = run_pipeline(config(tmp_path / "r.toml", "regression", REGRESSION))
+    assert result.judge_requests == 0 and result.figures["judge_grades"] == 0
+    assert result.figures["ndcg@3"] is None and result.status == "failed"  # nothing comparable: the gate fails
