@@ -129,3 +129,72 @@ def test_human_grades_win_over_the_judges_in_the_regression_figures(tmp_path):
     result = run_pipeline(config(tmp_path / "r.toml", "regression", REGRESSION))
     assert result.judge_requests == 0 and result.figures["judge_grades"] == 0
     assert result.figures["ndcg@3"] is None and result.status == "failed"  # nothing comparable: the gate fails
+
+
+def official_run(path: Path, extra_queries=("1037798", "104861"), tag="bm25base_p") -> Path:
+    """An official TREC run: tab-separated, over the inputs' queries and topics the inputs do not hold, with a
+    document the corpus does not hold."""
+    ranked = {"q1": ["d1", "d4", "d9"], "q2": ["d2", "d5", "d3"], "q3": ["d3", "d1"]}
+    ranked.update({q: ["d1", "d2"] for q in extra_queries})
+    path.write_text("".join(f"{q}\tQ0\t{d}\t{r}\t{20 - r:.4f}\t{tag}\n" for q, docs in ranked.items()
+                            for r, d in enumerate(docs, 1)))
+    return path
+
+
+def test_label_run_skips_queries_and_documents_the_inputs_do_not_hold_with_a_counted_warning(tmp_path, monkeypatch,
+                                                                                            capsys):
+    monkeypatch.chdir(tmp_path)
+    beir_folder(tmp_path / "beir")
+    official_run(tmp_path / "run.txt")
+    code, _, err = cli(capsys, "label", "--beir", "beir", "--run", "run.txt", "--depth", "3", "--judge",
+                       "offline:lexical", "--cache", "cache", "--out", "labels.jsonl")
+    assert code == 0, err
+    assert ("labeller: warning: run.txt: skipped 2 queries not in the queries file (first '1037798', line 9) and 1 "
+            "document not in the corpus (first 'd9', line 3); 7 entries of the top 3 kept") in err
+    labelled = [(r["query_id"], r["doc_id"]) for r in map(json.loads, (tmp_path / "labels.jsonl").read_text()
+                                                          .splitlines())]
+    assert labelled == [("q1", "d1"), ("q1", "d4"), ("q2", "d2"), ("q2", "d5"), ("q2", "d3"), ("q3", "d3"),
+                        ("q3", "d1")]
+    said = err.splitlines()  # each summary line once
+    assert [line[:45] for line in said if line.startswith(("labelled ", "requests "))] == [
+        "labelled 7 pairs: 7 new, 0 from cache, 0 fail", "requests 7, tokens 0 in / 0 out, cost $0.0000"]
+    (tmp_path / "other.txt").write_text("".join(line for line in (tmp_path / "run.txt").read_text().splitlines(True)
+                                                if line.startswith("10")))
+    code, _, err = cli(capsys, "label", "--beir", "beir", "--run", "other.txt", "--depth", "3", "--judge",
+                       "offline:lexical", "--cache", "cache", "--out", "other.jsonl")
+    assert code == 2 and "other.txt:1: field 'query_id': no entry of the run matches the inputs" in err
+    assert not (tmp_path / "other.jsonl").exists()
+
+
+def test_regression_evaluates_an_official_run_over_more_topics_and_names_it(tmp_path):
+    beir_folder(tmp_path / "beir")
+    official_run(tmp_path / "today.txt")
+    official_run(tmp_path / "base.txt", tag="baseline")
+    cfg = config(tmp_path / "r.toml", "regression", REGRESSION + '[baseline]\nrun = "base.txt"\n')
+    result = run_pipeline(cfg, overrides=[f"retriever.run={tmp_path / 'today.txt'}"])
+    assert result.status == "passed", result.summary
+    warnings = [line for line in result.summary if line.startswith("WARNING: ")]
+    assert len(warnings) == 2 and all("skipped 2 queries not in the queries file" in w for w in warnings)
+    assert result.summary[2].startswith("Run file today.txt against baseline base.txt on 3 queries"), result.summary
+    assert "bm25" not in result.summary[2]
+    trend = (tmp_path / "out" / "trend.html").read_text()
+    assert "run file today.txt" in trend
+
+
+def test_junit_names_of_a_plugin_retriever_are_the_same_every_run(tmp_path, monkeypatch, capsys):
+    """CI history follows a test by its name: no timestamp of the dated run file in it."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "mysearch.py").write_text(
+        "def search(query, k):\n    return [('d1', 2.0), ('d2', 1.0), ('d3', 0.5)][:k]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    beir_folder(tmp_path / "beir")
+    cfg = config(tmp_path / "r.toml", "regression", REGRESSION + '[evaluate.floors]\n"ndcg@3" = 0.1\n')
+    names = []
+    for n in (1, 2):
+        code, _, err = cli(capsys, "run", cfg, "--set", "retriever.name=mysearch:search", "--junit",
+                           tmp_path / f"{n}.xml")
+        assert code in (0, 1), err
+        names.append([c.get("name") for c in ET.parse(tmp_path / f"{n}.xml").getroot().iter("testcase")])
+    assert names[0] == names[1] and "ndcg@3 of mysearch:search: regression gate" in names[0], names
+    assert "ndcg@3 of mysearch:search: floor 0.1" in names[0]

@@ -64,6 +64,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
     esc = EscalationStats(cheap=cheap.name, expensive=expensive.name, relevant_from=relevant_from, near_cut=near_cut,
                           below=below)
     stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
+                      warnings=data.skipped,
                       escalation=esc)
     first = run_one(data, cheap, data.pairs, 0.0)
     stats.judges[cheap.name] = first.stats

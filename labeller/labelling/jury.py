@@ -73,7 +73,8 @@ def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jso
                            **job_inputs(inputs))
     names = [j.name for j in judges]
     name = f"jury:{RULE}({','.join(names)})"
-    stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from)
+    stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
+                      warnings=data.skipped)
     runs: dict[str, LabelRun] = {}
     for judge in judges:
         run = run_one(data, judge, data.pairs, sum(spent(r.stats) for r in runs.values()))

@@ -4,7 +4,7 @@ write every file atomically and raise like label_job."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
@@ -36,6 +36,7 @@ class Slice:
     options: LabelOptions
     gold_path: str | Path | None = None
     gold_scale: str | None = None  # --from-scale: the gold file's own scale, as `agree` takes it
+    skipped: list[str] = field(default_factory=list)  # a run's entries the inputs do not hold (warnings)
 
 
 def judges_path_for(out_path: str | Path) -> Path:
@@ -87,11 +88,12 @@ def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path
     from labeller.io.inputs import read_corpus, read_queries
 
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
-    pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
     if gold_path is not None:
         gold_grades(gold_path, gold_scale)  # a bad gold file fails now, not after the judges were paid
-    return Slice(pairs, queries, corpus, rubric_obj, prices, cache_spec, options, gold_path, gold_scale), judges
+    return Slice(pairs, queries, corpus, rubric_obj, prices, cache_spec, options, gold_path, gold_scale,
+                 skipped), judges
 
 
 def gold_grades(path, scale: str | None = None):

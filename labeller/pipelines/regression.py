@@ -22,7 +22,7 @@ from labeller.evaluation import EvaluateOptions, Evaluation, evaluate, markdown,
 from labeller.evaluation.gate import movement
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.qrels import load_judgments
-from labeller.evaluation.runs import Ranking, load_run, to_trec
+from labeller.evaluation.runs import Ranking, load_run, run_name, to_trec
 from labeller.io.tables import write_text
 from labeller.io.trec import read_known_run
 from labeller.labelling import LabelRun
@@ -50,10 +50,12 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     baseline_path, notes = _baseline(cfg, queries, corpus, depth)
     baseline = load_run(baseline_path)  # as evaluate reads it, so the pool holds every pair it will score
     _check_baseline_queries(baseline, queries, baseline_path)
-    # A document missing from the corpus is reported against the user's file (its queries may be a superset).
-    read_known_run(baseline_path, None, corpus, depth)
+    # Queries or documents the inputs do not hold (an official TREC run over more topics) are skipped with a
+    # counted warning, as `evaluate` skips them; only a run of which nothing matches is refused, against its file.
+    skipped = [read_known_run(baseline_path, queries, corpus, depth).warning]
     today_file = (RUNS_DIR / f"{stamp}-{safe_name(system_name(cfg))}.trec").as_posix()
-    evaluated = _todays_run(cfg, queries, corpus, depth, out / today_file)
+    evaluated, today_skipped = _todays_run(cfg, queries, corpus, depth, out / today_file)
+    notes += [f"WARNING: {w} (not labelled; unjudged, so not relevant)." for w in (*skipped, today_skipped) if w]
     today = load_run(evaluated)
     baseline_file = store_run(out, to_trec(baseline, tag="baseline"), "baseline")
     stored, missing = stored_rankings(out, history)
@@ -121,7 +123,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                                    **({"drift_kappa_quadratic": drift.kappa_quadratic}
                                       if drift.status == "checked" else {})},
                           judge_drift=drift.model_dump(mode="json"),
-                          checks=[*evaluation_checks(ev, "regression"), *_drift_checks(drift, drift_failed)]
+                          checks=[*evaluation_checks(ev, "regression", {run_name(evaluated): system_name(cfg)}),
+                                  *_drift_checks(drift, drift_failed)]
                           ).with_labelling_check(labelled.stats.failed,
                                                                                          labelled.stats.requested)
 
@@ -146,16 +149,17 @@ def _retrieve(name: str, queries, corpus, depth: int, path: Path) -> None:
     save_run(entries, path, name)
 
 
-def _todays_run(cfg: PipelineConfig, queries, corpus, depth: int, keep: Path) -> Path:
+def _todays_run(cfg: PipelineConfig, queries, corpus, depth: int, keep: Path) -> tuple[Path, str | None]:
     """The run file to evaluate. `retriever.run` (the file the user's system wrote) is evaluated where it
     lies, so every error names that file and line, and a copy is kept for the history; otherwise the
-    configured retriever (a registered name or `package.module:function`) is run and saved to `keep`."""
+    configured retriever (a registered name or `package.module:function`) is run and saved to `keep`. With
+    the run file, also what of it was skipped (queries or documents the inputs do not hold)."""
     if cfg.retriever.run is None:
         _retrieve(cfg.retriever.name, queries, corpus, depth, keep)
-        return keep
-    read_known_run(cfg.retriever.run, queries, corpus, depth)
+        return keep, None
+    warning = read_known_run(cfg.retriever.run, queries, corpus, depth).warning
     write_text(keep, to_trec(load_run(cfg.retriever.run), tag=safe_name(system_name(cfg))))
-    return cfg.retriever.run
+    return cfg.retriever.run, warning
 
 
 def _baseline(cfg: PipelineConfig, queries, corpus, depth: int) -> tuple[Path, list[str]]:
@@ -188,7 +192,7 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
         values = (f"nothing to average: no query has a label graded {cfg.evaluate.relevant_from} or more "
                   f"(evaluate.relevant_from; grades in the pool: {', '.join(map(str, grades)) or 'none'})")
     return [
-        f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
+        f"{_today(cfg)} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
         f"({ev.queries.no_answer} in the no-answer bucket; averaging '{cfg.evaluate.average}'{vanish}): {values}.",
         f"judged@{spec.k or depth} (share of the top {spec.k or depth} with a label): today {_f(judged[0].judged)}, "
         f"baseline {_f(judged[1].judged)}.",
@@ -197,6 +201,12 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
         + f"{s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
         + (f" {_n(left_out, 'pair')} left out: query or document not in today's inputs." if left_out else ""),
     ]
+
+
+def _today(cfg: PipelineConfig) -> str:
+    """Today's system as the summary names it: the run file it was given, else the retriever it ran."""
+    name = system_name(cfg)
+    return name[0].upper() + name[1:] if cfg.retriever.run is not None else f"Retriever {name}"
 
 
 def _history_line(history: list[HistoryRow], *, earlier_rows: int, rescored_rows: int, today_rows: int,
