@@ -198,3 +198,69 @@ def test_junit_names_of_a_plugin_retriever_are_the_same_every_run(tmp_path, monk
         names.append([c.get("name") for c in ET.parse(tmp_path / f"{n}.xml").getroot().iter("testcase")])
     assert names[0] == names[1] and "ndcg@3 of mysearch:search: regression gate" in names[0], names
     assert "ndcg@3 of mysearch:search: floor 0.1" in names[0]
+
+
+def test_a_stored_run_file_is_not_named_trec_trec(tmp_path):
+    beir_folder(tmp_path / "beir")
+    official_run(tmp_path / "today.trec", extra_queries=())
+    run_pipeline(config(tmp_path / "r.toml", "regression", REGRESSION), overrides=[f"retriever.run={tmp_path / 'today.trec'}"])
+    stored = [p.name for p in (tmp_path / "out" / "history" / "runs").iterdir() if not p.name.startswith("baseline")]
+    assert len(stored) == 1 and stored[0].endswith("-run_file_today.trec"), stored
+
+
+@pytest.mark.parametrize("typed, meant", [("P10", "precision@10"), ("ndcg10", "ndcg@10"), ("recall100", "recall@100"),
+                                          ("R100", "recall@100"), ("mrr10", "mrr@10")])
+def test_a_metric_without_its_at_is_answered_with_labellers_own_name(typed, meant, tmp_path, capsys):
+    trec_qrels(tmp_path / "qrels.txt")
+    official_run(tmp_path / "run.txt")
+    code, _, err = cli(capsys, "evaluate", "--run", tmp_path / "run.txt", "--labels", tmp_path / "qrels.txt",
+                       "--metrics", typed)
+    assert code == 2 and f"unknown metric '{typed}' (did you mean {meant}?)" in err
+
+
+def test_a_missing_grade_column_lists_the_columns_and_the_columns_hint(tmp_path, capsys):
+    beir_folder(tmp_path / "beir")
+    gold = tmp_path / "gold.csv"
+    gold.write_text("query_id,doc_id,judgement\nq1,d1,3\n")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("query_id,doc_id,grade\nq1,d1,3\n")
+    code, _, err = cli(capsys, "agree", "--labels", labels, "--gold", gold)
+    assert code == 2 and (f"{gold}:2: field 'grade': missing (the file has columns query_id, doc_id, judgement; "
+                          "name the one to use with --columns grade=COLUMN)") in err
+    code, _, err = cli(capsys, "agree", "--labels", labels, "--gold", gold, "--columns", "grade=judgement",
+                       "--from-scale", "gold=0-3")
+    assert code == 0, err
+
+
+def test_agree_on_one_pair_says_kappa_cannot_be_computed_and_its_gate_fails(tmp_path, capsys):
+    labels, gold = tmp_path / "labels.csv", tmp_path / "gold.csv"
+    labels.write_text("query_id,doc_id,grade\nq1,d1,5\n")
+    gold.write_text("query_id,doc_id,grade\nq1,d1,3\n")
+    code, out, err = cli(capsys, "agree", "--labels", labels, "--gold", gold)
+    assert code == 0 and "cannot be computed from one pair" in out and "0.000" not in out, out
+    assert "warning: only 1 pair compared" in err
+    code, out, _ = cli(capsys, "agree", "--labels", labels, "--gold", gold, "--json")
+    result = json.loads(out)
+    assert result["kappa"] is None and result["ci"]["kappa"] == {"low": None, "high": None}
+    code, out, _ = cli(capsys, "agree", "--labels", labels, "--gold", gold, "--baseline", labels)
+    assert code == 1 and "gate: FAIL (not computable)" in out  # a gate that cannot compute its figure fails
+    two = tmp_path / "two.csv"
+    two.write_text("query_id,doc_id,grade\nq1,d1,5\nq1,d2,1\n")
+    (tmp_path / "gold2.csv").write_text("query_id,doc_id,grade\nq1,d1,5\nq1,d2,1\n")
+    code, out, _ = cli(capsys, "agree", "--labels", two, "--gold", tmp_path / "gold2.csv")
+    assert code == 0 and "Cohen's kappa: 1.000" in out  # two pairs: computed as before
+
+
+def test_the_gate_headline_prints_a_tiny_p_like_the_tables(tmp_path, capsys):
+    """20 queries that all lose: the exact randomization p is 2^-20; the error line says <0.0001 as the tables do."""
+    topics = [f"{1037798 + i}" for i in range(20)]
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 a 3\n{q} 0 b 0\n" for q in topics))
+    for name, first, second in (("good", "a", "b"), ("bad", "b", "a")):
+        (tmp_path / f"{name}.trec").write_text("".join(f"{q}\tQ0\t{first}\t1\t2.0\t{name}\n{q}\tQ0\t{second}\t2\t1.0\t"
+                                                       f"{name}\n" for q in topics))
+    code, out, err = cli(capsys, "evaluate", "--run", tmp_path / "bad.trec", "--baseline", tmp_path / "good.trec",
+                         "--labels", tmp_path / "qrels.txt", "--metrics", "ndcg@10", "--junit", tmp_path / "j.xml")
+    assert code == 1
+    headline = err.strip().splitlines()[-1]
+    assert "p <0.0001 < alpha" in headline and "e-0" not in headline, headline
+    assert "e-0" not in out and "e-0" not in (tmp_path / "j.xml").read_text()

@@ -9,7 +9,7 @@ from labeller.agreement.disagreements import find_disagreements
 from labeller.agreement.gate import GATE_METRICS, GateResult, run_gate
 from labeller.agreement.jury import JudgeAgreement
 from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_warning
-from labeller.agreement.measure import measure
+from labeller.agreement.measure import MIN_PAIRS, measure
 from labeller.agreement.summary import Agreement
 from labeller.agreement.uncertainty import UncertaintyBands, sample_agreements, uncertainty_bands
 from labeller.errors import BadInputError
@@ -148,6 +148,9 @@ def _stale(labels, gold, rubric, judge) -> list[str]:
 
 def _warnings(agreement: Agreement) -> list[str]:
     out = []
+    if agreement.n < MIN_PAIRS:
+        out.append(f"only {agreement.n} pair compared: kappa, alpha and the correlations cannot be computed from one "
+                   "pair (chance agreement needs at least two); compare more pairs")
     sides = agreement.one_side_only
     if sides.labels_only:
         out.append(f"{sides.labels_only} labelled pairs have no gold grade (listed under one_side_only)")

@@ -130,7 +130,7 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
             _validate_not_a_grade(row, path, line)
             not_grades += 1
             continue
-        raw = _whole_number(row.get("grade"), path, line)
+        raw = _whole_number(row, path, line)
         grade = min(max(raw, low), high)
         if grade != raw:
             shift_needed = raw == 0 and low == GRADE_MIN and scale_given is None and kind != "qrels"
@@ -182,9 +182,13 @@ def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
     return {"query_id": parts[0], "doc_id": parts[2], "grade": parts[3]}
 
 
-def _whole_number(value: Any, path: Path, line: int) -> int:
+def _whole_number(row: dict[str, Any], path: Path, line: int) -> int:
+    value = row.get("grade")
     if isinstance(value, bool) or value is None or value == "":
-        raise BadInputError("missing; expected a whole-number grade", path=str(path), line=line, field="grade")
+        from labeller.io.columns import missing_hint
+
+        state = "missing" + missing_hint("grade", list(row)) if "grade" not in row else "empty"
+        raise BadInputError(f"{state}; expected a whole-number grade", path=str(path), line=line, field="grade")
     number = value
     if isinstance(number, str):
         try:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from labeller.errors import ConfigError, GateFailedError
 from labeller.evaluation import EvaluateOptions, Evaluation, evaluate, markdown, outcome_error, write_report
-from labeller.evaluation.gate import movement
+from labeller.evaluation.gate import movement, p_text
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.qrels import load_judgments
 from labeller.evaluation.runs import Ranking, load_run, run_name, to_trec
@@ -53,7 +53,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     # Queries or documents the inputs do not hold (an official TREC run over more topics) are skipped with a
     # counted warning, as `evaluate` skips them; only a run of which nothing matches is refused, against its file.
     skipped = [read_known_run(baseline_path, queries, corpus, depth).warning]
-    today_file = (RUNS_DIR / f"{stamp}-{safe_name(system_name(cfg))}.trec").as_posix()
+    today_file = (RUNS_DIR / f"{stamp}-{run_name(safe_name(system_name(cfg)))}.trec").as_posix()  # not .trec.trec
     evaluated, today_skipped = _todays_run(cfg, queries, corpus, depth, out / today_file)
     notes += [f"WARNING: {w} (not labelled; unjudged, so not relevant)." for w in (*skipped, today_skipped) if w]
     today = load_run(evaluated)
@@ -225,7 +225,7 @@ def _verdict(ev: Evaluation) -> str:
     if ev.gate is None:
         return "No gate: nothing to compare with."
     if ev.gate.passed:
-        unsure = [f"{movement(c)}; p {c.p_value:.4g})"
+        unsure = [f"{movement(c)}; p {p_text(c.p_value)})"
                   for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
                   and c.p_value is not None]
         line = ("No significant regression beyond the thresholds." if not unsure else

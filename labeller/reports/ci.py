@@ -30,6 +30,8 @@ def evaluation_checks(ev, suite: str = "evaluate", names: dict[str, str] | None 
     """The gated figures of an Evaluation: every gate comparison and every floor. `names` gives a run the name
     its checks carry when its file name changes from run to run (the regression pipeline's dated run file):
     CI history follows a test by its name."""
+    from labeller.evaluation.gate import p_text
+
     names = names or {}
     checks = []
     if ev.gate is not None:
@@ -39,7 +41,7 @@ def evaluation_checks(ev, suite: str = "evaluate", names: dict[str, str] | None 
             status: Status = "fail" if c.verdict in ("regression", "not-comparable") else "pass"
             delta = None if c.drop is None else -c.drop  # one sign everywhere: run - baseline, a drop is negative
             figures = (f"baseline {_num(c.baseline)}, run {_num(c.run_value)}, delta (run - baseline) "
-                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), p {_num(c.p_value)} "
+                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), p {'undefined' if c.p_value is None else p_text(c.p_value)} "
                        f"(alpha {ev.gate.alpha})")
             note = f"; {c.note}" if getattr(c, "note", None) else ""
             checks.append(Check(suite=suite, name=f"{c.metric} of {names.get(c.run, c.run)}: regression gate", status=status,
