@@ -264,3 +264,30 @@ def test_the_gate_headline_prints_a_tiny_p_like_the_tables(tmp_path, capsys):
     headline = err.strip().splitlines()[-1]
     assert "p <0.0001 < alpha" in headline and "e-0" not in headline, headline
     assert "e-0" not in out and "e-0" not in (tmp_path / "j.xml").read_text()
+
+
+def test_help_in_a_pipe_is_plain_text_not_an_80_column_box(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TYPER_USE_RICH", "COLUMNS")}
+    done = subprocess.run([sys.executable, "-m", "labeller", "agree", "--help"], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("Usage: labeller agree [OPTIONS]")
+    assert not set("╭╮╰╯│─") & set(done.stdout), done.stdout[:400]
+    assert not any(line.endswith(" ") for line in done.stdout.splitlines())  # no padding to a box's width
+    assert "--from-scale" in done.stdout and "--gold" in done.stdout
+
+
+def test_empty_broken_and_fixed_sections_say_none(tmp_path):
+    import re
+
+    beir_folder(tmp_path / "beir")
+    run_pipeline(config(tmp_path / "v.toml", "validate_prompt", VALIDATE))  # the same rubric twice: nothing flips
+    page = (tmp_path / "out" / "report.html").read_text()
+    for name in ("Broken", "Fixed"):
+        section = re.search(rf"{name}: the new grade is [^<]*\(0\)</h2>(.*?)<h2", page, re.S)
+        assert section and "None." in section[1] and "<table" not in section[1], name
+    agreement = (tmp_path / "out" / "agreement" / "agreement.html").read_text()
+    assert "None: the change flipped no pair." in agreement

@@ -214,7 +214,8 @@ def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[
             f"label; they are not in the figures above (first {SHOWN} of each listed; all are in --json).</p>"
             + texts_note) + table(["side", "query", "document"], listed)))
     if result.gate:
-        flipped = Markup('<div id="flipped"></div>' + texts_note)
+        flipped = Markup('<div id="flipped"></div>' + (texts_note if result.gate.fixed or result.gate.broken else
+                                                       '<p class="note">None: the change flipped no pair.</p>'))
         for name, changes in (("Fixed", result.gate.fixed), ("Broken", result.gate.broken)):
             if changes:
                 flipped += Markup(f"<h3>{name} (first {min(len(changes), SHOWN)} of {len(changes)})</h3>") + table(
