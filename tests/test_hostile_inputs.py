@@ -789,6 +789,17 @@ CASES: list[Case] = [
                        '[inputs]\nqueries = "queries.jsonl"\ncorpus = "corpus.jsonl"\ngold = "gold.jsonl"\n',
                        name="vp.toml"),
          stderr="field 'inputs.from_scale': scale '0-x' is not LOW-HIGH", outputs=("out",)),
+    Case("agree-gold-grade-column-named-otherwise", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv",
+                                                     "--report", "rep"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,judgement\nq1,d1,3\n"),
+         stderr="gold.csv:2: field 'grade': missing (the file has columns query_id, doc_id, judgement; name the one "
+                "to use with --columns grade=COLUMN)", outputs=("rep",)),
+    Case("evaluate-metric-without-its-at", [*GATE, "--metrics", "P10"],
+         stderr="unknown metric 'P10' (did you mean precision@10?)"),
+    Case("batch-export-run-over-more-queries", ["batch", "export", *LABEL[1:], "--run", "run.trec", "--depth", "2",
+                                                *OPENAI, "--out", "batch.jsonl"],
+         setup=lambda d: (d / "run.trec").write_text(RUN + "11096 Q0 d1 1 9 sys\n"),
+         stderr="skipped 1 query not in the queries file (first '11096', line 7)", outputs=("batch.jsonl",)),
 ]
 
 

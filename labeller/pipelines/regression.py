@@ -62,7 +62,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     pairs, left_out = pool([today, baseline, *stored.values()], depth, queries, corpus)
     human = HumanGrades(cfg, queries)  # inputs.gold / inputs.beir's qrels: never paid for again
     to_judge = human.unjudged(pairs)
-    labelled = label(cfg, write_pairs(to_judge, out / "pairs.jsonl"), out / "labels.jsonl") if to_judge else LabelRun()
+    labelled = (label(cfg, write_pairs(to_judge, out / "pairs.jsonl"), out / "labels.jsonl")
+                if to_judge or human.path is None else LabelRun())  # people graded the whole pool: nothing to buy
     judgments_path = (human.judgments(labelled.labels, out / "judgments.jsonl") if human.path is not None
                       else Path(labelled.out_path))
     drift, drift_requests = check_drift(cfg, out, drift_sample, labelled.labels, now.isoformat())
