@@ -55,12 +55,11 @@ def generosity_sentence(result: AgreeResult) -> str:
 def headline(result: AgreeResult) -> list[tuple[str, str]]:
     conf = int(result.bootstrap.confidence * 100)
     if result.n < 2:  # no kappa from one pair: said, not printed as 0.000 with a 0-0 interval
-        rows = [("pairs compared", f"{result.n} pair over {result.queries} query"),
+        return [("pairs compared", f"{result.n} pair over {result.queries} query"),
                 *(("grade scale", note) for note in result.scales),
                 ("Cohen's kappa, weighted kappa, Krippendorff's alpha",
                  "cannot be computed from one pair (chance agreement needs at least two pairs)"),
                 ("exact agreement / within one grade", f"{result.exact_agreement:.1%} / {result.within_one:.1%}")]
-        return rows
     rows = [("pairs compared", f"{result.n} pairs over {result.queries} queries"),
             *(("grade scale", note) for note in result.scales),
             ("Cohen's kappa", f"{_num(result.kappa)} ({conf}% CI {_ci(result.ci.kappa)})"),

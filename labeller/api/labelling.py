@@ -87,7 +87,8 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                 run_path=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric, cache_dir=cache,
                 out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                 temperature=temperature, output_mode=output_mode),
-                gold_path=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale, escalate_to=escalate_to,
+                gold_path=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale,
+                escalate_to=escalate_to,
                 below=escalate_below, near_cut=escalate_near_cut, relevant_from=relevant_from)
         except LabellingFailedError as exc:
             if errors == "raise":

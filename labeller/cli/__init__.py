@@ -39,7 +39,6 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != "--traceback"]
     try:
         from labeller.api.sources import flag_wording
-
         from labeller.cli.help import plain_when_piped
 
         with flag_wording(), plain_when_piped():  # errors name flags, not Python parameters; help in a pipe is text

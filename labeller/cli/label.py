@@ -83,7 +83,8 @@ def label(
                                batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes,
                                samples=samples, aggregate=aggregate)
         inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
-                      pairs_path=pairs or (qrels if run is None else None), run_path=run, depth=depth, rubric=rubric, cache_dir=cache,
+                      pairs_path=pairs or (qrels if run is None else None), run_path=run, depth=depth,
+                      rubric=rubric, cache_dir=cache,
                       out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                       temperature=temperature, output_mode=output_mode)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,

@@ -53,7 +53,8 @@ def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: b
 
 def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str | Path = "labels.jsonl",
                          options: LabelOptions | None = None, gold_path: str | Path | None = None,
-                         gold_scale: str | None = None, relevant_from: int = 3, below: float | None = None, near_cut: bool = True,
+                         gold_scale: str | None = None, relevant_from: int = 3, below: float | None = None,
+                         near_cut: bool = True,
                          **inputs) -> JuryRun:
     """Label every pair with the cheap judge, the selected ones with the expensive judge; write the final
     labels (--out), both judges' own labels (`.judges` file) and failures; raise like label_job."""

@@ -69,7 +69,8 @@ def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jso
     if len(judge_specs) < 2:
         raise BadInputError("a jury needs at least two --judge", field="judge")
     options = options or LabelOptions()
-    data, judges = prepare(specs=judge_specs, out_path=out_path, options=options, gold_path=gold_path, gold_scale=gold_scale,
+    data, judges = prepare(specs=judge_specs, out_path=out_path, options=options, gold_path=gold_path,
+                           gold_scale=gold_scale,
                            **job_inputs(inputs))
     names = [j.name for j in judges]
     name = f"jury:{RULE}({','.join(names)})"

@@ -131,7 +131,7 @@ def trend_page(history: list[HistoryRow], specs: list[MetricSpec], subtitle: str
         ("Metrics over time, one panel per metric: rescored on today's labels and as recorded",
          trend_panels(points, metrics)),
         ("", paragraphs(notes)),
-        ("Runs", paragraphs([k_note]) + '<div style="overflow-x:auto;font-size:.85rem">'  # many metrics: scroll in the box
+        ("Runs", paragraphs([k_note]) + '<div style="overflow-x:auto;font-size:.85rem">'  # many metrics: scroll
          + str(table(header, _table_rows(points, metrics), numeric=(0,))) + "</div>"),
     ]
     return page("regression: metric trend", sections, subtitle=subtitle)

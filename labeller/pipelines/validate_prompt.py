@@ -39,7 +39,8 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
     old = label(cfg, pairs_path, out / "labels-old.jsonl", rubric=cfg.old_rubric)
     new = label(cfg, pairs_path, out / "labels-new.jsonl", rubric=cfg.new_rubric)
     result = agree_files(new.out_path, cfg.inputs.gold, baseline=old.out_path, queries=cfg.inputs.queries,
-                         corpus=cfg.inputs.corpus, rubric=cfg.new_rubric, from_scale=scale, relevant_from=cfg.gate.relevant_from,
+                         corpus=cfg.inputs.corpus, rubric=cfg.new_rubric, from_scale=scale,
+                         relevant_from=cfg.gate.relevant_from,
                          min_kappa=cfg.gate.min_kappa, max_drop=cfg.gate.max_drop, report_dir=out / "agreement")
     gate = result.gate
     ci = gate.ci

@@ -41,10 +41,12 @@ def evaluation_checks(ev, suite: str = "evaluate", names: dict[str, str] | None 
             status: Status = "fail" if c.verdict in ("regression", "not-comparable") else "pass"
             delta = None if c.drop is None else -c.drop  # one sign everywhere: run - baseline, a drop is negative
             figures = (f"baseline {_num(c.baseline)}, run {_num(c.run_value)}, delta (run - baseline) "
-                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), p {'undefined' if c.p_value is None else p_text(c.p_value)} "
+                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), "
+                       f"p {'undefined' if c.p_value is None else p_text(c.p_value)} "
                        f"(alpha {ev.gate.alpha})")
             note = f"; {c.note}" if getattr(c, "note", None) else ""
-            checks.append(Check(suite=suite, name=f"{c.metric} of {names.get(c.run, c.run)}: regression gate", status=status,
+            checks.append(Check(suite=suite, name=f"{c.metric} of {names.get(c.run, c.run)}: regression gate",
+                                status=status,
                                 message=f"{c.verdict}: {figures}{note}"))
         if not ev.gate.passed and not any(c.status == "fail" for c in checks):
             checks.append(Check(suite=suite, name="regression gate", status="fail",
