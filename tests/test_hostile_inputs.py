@@ -844,6 +844,37 @@ CASES: list[Case] = [
          setup=_canary_files, stderr="not marked as a test copy", outputs=("out.jsonl",)),
     Case("canaries-plant-nothing-named", ["canaries", "plant", "--canaries", "c.toml", "--corpus", "corpus.jsonl"],
          setup=_canary_files, stderr="--out"),
+    # first hour (issue 25) ------------------------------------------------------------------
+    # an official run shares no query with the inputs: refused (one that shares some is labelled, with a warning)
+    Case("label-run-matches-nothing", [*LABEL, *OPENAI, "--run", "run.trec", "--depth", "2", "--out", "out.jsonl"],
+         setup=lambda d: (d / "run.trec").write_text("11096\tQ0\t8296001\t1\t20.09\tbm25base_p\n"),
+         stderr="run.trec:1: field 'query_id': no entry of the run matches the inputs: unknown query '11096'",
+         outputs=("out.jsonl",)),
+    Case("label-from-scale-without-gold", [*LABEL_OUT, *OPENAI, "--from-scale", "0-3"], stderr="give --gold too",
+         outputs=("out.jsonl",)),
+    Case("label-gold-zero-based-table-without-from-scale", [*LABEL_OUT, *OPENAI, "--judge", "offline:lexical",
+                                                            "--gold", "gold.csv"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade\nq1,d1,0\n"),
+         stderr="--from-scale gold=0-3", outputs=("out.jsonl",)),
+    Case("run-regression-todays-run-matches-nothing", [*RUN_ARGS, "--set", "retriever.run=today.trec"],
+         setup=lambda d: (regression_config(d), (d / "today.trec").write_text("99 Q0 d1 1 2.0 x\n")),
+         stderr="today.trec:1: field 'query_id': no entry of the run matches", outputs=RUN_OUT, mutable=("out",)),
+    Case("run-validate-prompt-gold-scale-not-a-scale", ["run", "vp.toml", "--set", "inputs.from_scale=0-x"],
+         setup=_config('pipeline = "validate_prompt"\nold_rubric = "rubric.md"\nnew_rubric = "rubric.md"\n'
+                       '[inputs]\nqueries = "queries.jsonl"\ncorpus = "corpus.jsonl"\ngold = "gold.jsonl"\n',
+                       name="vp.toml"),
+         stderr="field 'inputs.from_scale': scale '0-x' is not LOW-HIGH", outputs=("out",)),
+    Case("agree-gold-grade-column-named-otherwise", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv",
+                                                     "--report", "rep"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,judgement\nq1,d1,3\n"),
+         stderr="gold.csv:2: field 'grade': missing (the file has columns query_id, doc_id, judgement; name the one "
+                "to use with --columns grade=COLUMN)", outputs=("rep",)),
+    Case("evaluate-metric-without-its-at", [*GATE, "--metrics", "P10"],
+         stderr="unknown metric 'P10' (did you mean precision@10?)"),
+    Case("batch-export-run-over-more-queries", ["batch", "export", *LABEL[1:], "--run", "run.trec", "--depth", "2",
+                                                *OPENAI, "--out", "batch.jsonl"],
+         setup=lambda d: (d / "run.trec").write_text(RUN + "11096 Q0 d1 1 9 sys\n"),
+         stderr="skipped 1 query not in the queries file (first '11096', line 7)", outputs=("batch.jsonl",)),
 ]
 
 

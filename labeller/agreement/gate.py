@@ -51,7 +51,7 @@ class GateResult(Record):
     fixed: list[PairChange] = []  # the new grade is closer to the human grade than the old one
     broken: list[PairChange] = []  # the new grade is further away
     verdict: Literal["pass", "fail"]
-    change: Literal["better", "worse", "no clear change", "no baseline"]
+    change: Literal["better", "worse", "no clear change", "no baseline", "not computable"]
     reasons: list[str]
 
 
@@ -123,6 +123,11 @@ def run_gate(new: Alignment, old: Alignment | None, *, metric: str = "kappa", re
 
 def _verdict(result: GateResult) -> GateResult:
     reasons = list(result.reasons)
+    if result.pairs < 2:  # a gate that cannot compute its figure must not pass
+        reasons.append(f"only {result.pairs} pair to compare: {result.metric} cannot be computed from one pair "
+                       "(chance agreement needs at least two)")
+        return result.model_copy(update={"new": None, "old": None, "difference": None, "verdict": "fail",
+                                         "change": "not computable", "reasons": reasons})
     if result.min_kappa is not None:
         if result.new is None:
             reasons.append(f"{result.metric} of the new labels is undefined (every pair has one grade)")

@@ -18,6 +18,7 @@ from labeller.errors import BadInputError
 from labeller.records import GRADE_MAX
 
 CUTS = range(2, GRADE_MAX + 1)  # relevant from grade 2, 3, 4 or 5
+MIN_PAIRS = 2  # kappa, alpha and the correlations need two pairs at least: below, they cannot be computed
 
 
 def arrays(alignment: Alignment) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -49,6 +50,8 @@ def measure(alignment: Alignment, *, relevant_from: int = 3, resamples: int = 10
 
     kappas = {name: cohen_kappa(gold, judge, grades, w) for name, w in WEIGHTINGS.items()}
     binary = {str(r): binary_kappa(gold, judge, r) for r in CUTS}
+    if len(gold) < MIN_PAIRS:  # one pair: chance agreement cannot be estimated; 0.000 "0 to 0" would be a guess
+        kappas, binary = dict.fromkeys(kappas), dict.fromkeys(binary)
     intervals = Intervals(
         **{name: ci(kappa_from_confusion(boot, w)) for name, w in WEIGHTINGS.items()},
         alpha_ordinal=ci(alpha_from_confusion(boot)),
@@ -63,11 +66,17 @@ def measure(alignment: Alignment, *, relevant_from: int = 3, resamples: int = 10
                  for i, g in enumerate(grades)]
     n = len(gold)
     differences = judge - gold
+    if n < MIN_PAIRS:
+        undefined = bs.Interval(low=None, high=None)
+        intervals = intervals.model_copy(update={
+            **dict.fromkeys(("alpha_ordinal", "spearman", "kendall", *WEIGHTINGS), undefined),
+            "kappa_binary": dict.fromkeys(binary, undefined)})
     return Agreement(
         n=n, queries=n_queries, relevant_from=relevant_from, **kappas,
-        alpha_ordinal=ordinal_alpha(np.stack([gold, judge], axis=1), grades),
+        alpha_ordinal=ordinal_alpha(np.stack([gold, judge], axis=1), grades) if n >= MIN_PAIRS else None,
         kappa_binary=binary, kappa_relevant=binary[str(relevant_from)],
-        spearman=spearman(gold, judge), kendall=kendall(gold, judge),
+        spearman=spearman(gold, judge) if n >= MIN_PAIRS else None,
+        kendall=kendall(gold, judge) if n >= MIN_PAIRS else None,
         exact_agreement=float(exact_agreement(confusion)), within_one=float(within_one(confusion)),
         mean_signed_difference=float(mean_signed_difference(confusion)), ci=intervals,
         confusion=Confusion(grades=grades, matrix=confusion.astype(int).tolist()), per_grade=per_grade,

@@ -54,7 +54,14 @@ def generosity_sentence(result: AgreeResult) -> str:
 
 def headline(result: AgreeResult) -> list[tuple[str, str]]:
     conf = int(result.bootstrap.confidence * 100)
+    if result.n < 2:  # no kappa from one pair: said, not printed as 0.000 with a 0-0 interval
+        return [("pairs compared", f"{result.n} pair over {result.queries} query"),
+                *(("grade scale", note) for note in result.scales),
+                ("Cohen's kappa, weighted kappa, Krippendorff's alpha",
+                 "cannot be computed from one pair (chance agreement needs at least two pairs)"),
+                ("exact agreement / within one grade", f"{result.exact_agreement:.1%} / {result.within_one:.1%}")]
     rows = [("pairs compared", f"{result.n} pairs over {result.queries} queries"),
+            *(("grade scale", note) for note in result.scales),
             ("Cohen's kappa", f"{_num(result.kappa)} ({conf}% CI {_ci(result.ci.kappa)})"),
             ("quadratic-weighted kappa", f"{_num(result.kappa_quadratic)} ({conf}% CI {_ci(result.ci.kappa_quadratic)})"),
             ("Krippendorff's alpha (ordinal)", f"{_num(result.alpha_ordinal)} ({conf}% CI {_ci(result.ci.alpha_ordinal)})"),
@@ -206,7 +213,8 @@ def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[
             f"label; they are not in the figures above (first {SHOWN} of each listed; all are in --json).</p>"
             + texts_note) + table(["side", "query", "document"], listed)))
     if result.gate:
-        flipped = Markup('<div id="flipped"></div>' + texts_note)
+        flipped = Markup('<div id="flipped"></div>' + (texts_note if result.gate.fixed or result.gate.broken else
+                                                       '<p class="note">None: the change flipped no pair.</p>'))
         for name, changes in (("Fixed", result.gate.fixed), ("Broken", result.gate.broken)):
             if changes:
                 flipped += Markup(f"<h3>{name} (first {min(len(changes), SHOWN)} of {len(changes)})</h3>") + table(

@@ -9,7 +9,7 @@ from labeller.agreement.disagreements import find_disagreements
 from labeller.agreement.gate import GATE_METRICS, GateResult, run_gate
 from labeller.agreement.jury import JudgeAgreement
 from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_warning
-from labeller.agreement.measure import measure
+from labeller.agreement.measure import MIN_PAIRS, measure
 from labeller.agreement.summary import Agreement
 from labeller.agreement.uncertainty import UncertaintyBands, sample_agreements, uncertainty_bands
 from labeller.errors import BadInputError
@@ -33,6 +33,7 @@ class AgreeResult(Agreement):
     reports: list[str] = []
     judges: list[JudgeAgreement] = []  # a jury or escalation file: each judge and the final labels against gold
     uncertainty: UncertaintyBands | None = None  # labels made with --samples: agreement by the judge's uncertainty
+    scales: list[str] = []  # how a file's grades were shifted onto 1.. (0-3 qrels onto 1-4), one sentence each
 
     def to_frame(self):
         """The headline figures as a DataFrame: one row per figure (kappa, kappa_linear, ..., kappa_binary@3),
@@ -120,6 +121,7 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
     result = AgreeResult(**agreement.model_dump(), labels=str(labels), gold=str(gold),
                          baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings,
                          stale=stale, judges=judges,
+                         scales=[n for n in (gold_file.shift_note("gold"), labels_file.shift_note("labels")) if n],
                          uncertainty=uncertainty_bands(alignment, sample_agreements(labels), confidence))
     if report_dir is None:
         return result
@@ -146,6 +148,9 @@ def _stale(labels, gold, rubric, judge) -> list[str]:
 
 def _warnings(agreement: Agreement) -> list[str]:
     out = []
+    if agreement.n < MIN_PAIRS:
+        out.append(f"only {agreement.n} pair compared: kappa, alpha and the correlations cannot be computed from one "
+                   "pair (chance agreement needs at least two); compare more pairs")
     sides = agreement.one_side_only
     if sides.labels_only:
         out.append(f"{sides.labels_only} labelled pairs have no gold grade (listed under one_side_only)")

@@ -19,13 +19,14 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           errors: str = "raise", progress: bool | None = None, judges: list[str] | None = None,
           escalate_to: str | None = None, escalate_below: float | None = None, escalate_near_cut: bool = True,
           relevant_from: int = 3, gold: Source | None = None, samples: int = 1, aggregate: str = "median",
-          temperature: float | None = None, output_mode: str | None = None):
+          temperature: float | None = None, output_mode: str | None = None, gold_scale: str | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `judges=[A, B, ...]` (instead of `judge`) labels with a jury: one row per pair with the median grade and
     each judge's grade in `judge_grades`; `escalate_to=EXPENSIVE` re-grades with that judge the pairs `judge`
     is unsure of (`escalate_below`, `escalate_near_cut`, `relevant_from`: as `labeller label`). Both put every
-    judge's own labels in `frame.attrs["judge_labels"]`; `gold` adds each judge against gold to the stats.
+    judge's own labels in `frame.attrs["judge_labels"]`; `gold` adds each judge against gold to the stats
+    (`gold_scale`: its own scale, e.g. "0-3", as `agree --from-scale` takes it).
 
     `pairs`, `queries`, `corpus` and `run` are DataFrames, lists of row dicts or file paths (a run may be a
     {query_id: {doc_id: score}} dict or a ranx Run). Give `pairs`, or `run` with `depth`. The frame has
@@ -46,7 +47,7 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
                      progress=progress, judges=judges, escalate_to=escalate_to, escalate_below=escalate_below,
                      escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold, samples=samples,
-                     aggregate=aggregate, temperature=temperature, output_mode=output_mode)
+                     aggregate=aggregate, temperature=temperature, output_mode=output_mode, gold_scale=gold_scale)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -70,7 +71,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
            timeout=60.0, prices=None, columns=None, errors="raise", progress=None, judges=None, escalate_to=None,
            escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None, samples=1, aggregate="median",
-           temperature=None, output_mode=None):
+           temperature=None, output_mode=None, gold_scale=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
     from labeller.labelling.several import label_any
@@ -86,7 +87,8 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                 run_path=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric, cache_dir=cache,
                 out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                 temperature=temperature, output_mode=output_mode),
-                gold_path=None if gold is None else held.add(gold, "gold"), escalate_to=escalate_to,
+                gold_path=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale,
+                escalate_to=escalate_to,
                 below=escalate_below, near_cut=escalate_near_cut, relevant_from=relevant_from)
         except LabellingFailedError as exc:
             if errors == "raise":

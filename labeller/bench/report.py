@@ -90,7 +90,8 @@ def chart(result: BenchResult) -> Markup:
     """Each judge's agreement with the people, with its interval: which judge is better, and by how sure."""
     estimates = [Estimate(figure=name, side=s.judge, value=f.value, low=f.ci.low, high=f.ci.high)
                  for name, field in CHARTED for s in result.judges for f in (getattr(s, field),)]
-    return interval_chart(estimates, reference_lines=[(0.0, "chance"), (0.29, "LLMJudge best kappa")])
+    return interval_chart(estimates, reference_lines=[(0.0, "chance"),
+                                                      (0.29, "LLMJudge best kappa", CHARTED[0][0])])  # kappa only
 
 
 def html(result: BenchResult) -> str:

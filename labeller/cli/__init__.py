@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != "--traceback"]
     try:
         from labeller.api.sources import flag_wording
+        from labeller.cli.help import plain_when_piped
 
-        with flag_wording():  # the API's errors name this command's flags, not Python parameters
+        with flag_wording(), plain_when_piped():  # errors name flags, not Python parameters; help in a pipe is text
             result = app(args=args, prog_name="labeller", standalone_mode=False)
     except Interrupted as exc:
         print(f"labeller: {exc}", file=sys.stderr)

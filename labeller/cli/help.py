@@ -9,6 +9,9 @@ option says so, and an argument is its upper-case name. Only help and usage text
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
 from typing import Any
 
 from typer.core import TyperArgument, TyperOption  # typer 0.2x vendors click: no `import click` here
@@ -50,3 +53,25 @@ def install() -> None:
     TyperOption.display_type_rich = _option_placeholder  # type: ignore[method-assign]
     TyperArgument.display_type_rich = _argument_placeholder  # type: ignore[method-assign]
     TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign]
+
+
+@contextmanager
+def plain_when_piped():
+    """Help as plain text when stdout is not a terminal (a pipe, a file, `| less`): rich draws 80-column boxes
+    there, which wrap every line and are noise to grep. A terminal keeps rich; TYPER_USE_RICH decides when set."""
+    import typer.core
+
+    before = typer.core.HAS_RICH
+    if "TYPER_USE_RICH" not in os.environ and not _is_terminal(sys.stdout):
+        typer.core.HAS_RICH = False
+    try:
+        yield
+    finally:
+        typer.core.HAS_RICH = before
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False

@@ -58,6 +58,9 @@ def label(
                                                     "relevant.")] = 3,
     gold: Annotated[Optional[Path], typer.Option(help="Juries and escalation: human gold to measure each judge and "
                                                       "the final labels against.")] = None,
+    from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="[gold=]LOW-HIGH", help="With --gold: "
+                                                      "its own scale, shifted onto 1.., as `agree --from-scale` "
+                                                      "takes it (TREC/BEIR qrels default to 0-3).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Also print the run's stats as one JSON object on stdout.")] = False,
     samples: Annotated[int, typer.Option(help="Self-consistency: ask the judge N times per pair (needs a temperature "
                                               "above 0); the label carries the aggregate and the sample grades.")] = 1,
@@ -80,11 +83,13 @@ def label(
                                batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes,
                                samples=samples, aggregate=aggregate)
         inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
-                      pairs_path=pairs or qrels, run_path=run, depth=depth, rubric=rubric, cache_dir=cache,
+                      pairs_path=pairs or (qrels if run is None else None), run_path=run, depth=depth,
+                      rubric=rubric, cache_dir=cache,
                       out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                       temperature=temperature, output_mode=output_mode)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
-                                         relevant_from=relevant_from, gold_path=gold), as_json)
+                                         relevant_from=relevant_from, gold_path=gold,
+                                         gold_scale=from_scale), as_json)
 
 
 def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> None:
@@ -103,6 +108,8 @@ def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> Non
 def _show(result, as_json: bool) -> None:
     from labeller.cli.jury import jury_summary
 
+    for warning in result.stats.warnings:  # a run's queries or documents the inputs do not hold: skipped
+        print(f"labeller: warning: {warning}", file=sys.stderr)
     if hasattr(result, "judge_labels"):
         jury_summary(result)
     else:
@@ -129,7 +136,6 @@ def _summary(result) -> None:
         return
     say(f"labelled {s.requested} {unit}: {s.new} new, {s.cached} from cache, {s.failed} failed"
         + (f", {s.skipped} not sent" if s.skipped else "") + f" ({s.elapsed_s:.1f}s)")
-    say(f"requests {s.requests}, tokens {s.input_tokens:,} in / {s.output_tokens:,} out, cost {_money(s.cost_usd)}")
     if s.unconfirmed_attempts:
         worst = f" (up to {_money(s.unconfirmed_cost_usd)} more)" if s.unconfirmed_cost_usd else ""
         say(f"{s.unconfirmed_attempts} attempts timed out, dropped or failed after sending: the provider may bill "

@@ -102,10 +102,15 @@ def _reasons(comparisons: list[Comparison], checks: list[GateCheck]) -> list[str
                for c in comparisons if c.not_comparable]
     for c in checks:
         if c.verdict == "regression":
-            how = (f"p {c.p_value:.4g} < alpha" if c.decided_by == "threshold and significance"
+            how = (f"p {p_text(c.p_value)} < alpha" if c.decided_by == "threshold and significance"
                    else "too few queries for significance; decided by the threshold alone")
             reasons.append(f"{movement(c)}; {how})")
     return reasons
+
+
+def p_text(value: float) -> str:
+    """A p-value as every table prints it: four decimals, "<0.0001" below (never 9.999e-05)."""
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
 def movement(c: GateCheck) -> str:

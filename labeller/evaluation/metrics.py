@@ -12,6 +12,7 @@ A metric without `@k` looks at the whole ranking (trec_eval's `map`, `recip_rank
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from labeller.errors import BadInputError
@@ -27,6 +28,7 @@ _RANX_FUNCTIONS = {"ndcg": "ndcg", "recall": "recall", "precision": "precision",
                    "hit_rate": "hit_rate", "map": "average_precision"}
 SUPPORTED = "ndcg@k, recall@k, precision@k, mrr[@k], hit_rate@k, map[@k]"
 GAINS = ("linear", "exponential")
+_GLUED_CUTOFF = re.compile(r"^(?P<measure>[A-Za-z_]+?)(?P<k>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,13 @@ def parse_metric(name: str) -> MetricSpec:
     kind = _KINDS.get(base.strip().lower())
     if kind is None or "-l" in raw:
         hint = " (relevance levels come from --relevant-from, not the name)" if "-l" in raw else ""
+        glued = _GLUED_CUTOFF.match(raw)  # P10, ndcg10, recall100: the cutoff without its @
+        glued_kind = glued and (_KINDS.get(glued["measure"].lower().rstrip("_"))
+                                or _KINDS.get(from_trec_eval(glued["measure"].rstrip("_"))))
         close = difflib.get_close_matches(base.strip().lower(), _RANX_FUNCTIONS, n=1, cutoff=0.6)
-        if close and not hint:
+        if glued_kind and not hint:
+            hint = f" (did you mean {glued_kind}@{int(glued['k'])}?)"
+        elif close and not hint:
             hint = f" (did you mean {close[0]}{sep}{cut}?)"
         raise BadInputError(f"unknown metric '{raw}'{hint}; expected one of {SUPPORTED}", field="metrics")
     k = 0

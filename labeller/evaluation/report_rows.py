@@ -29,7 +29,9 @@ def num(value: float | None, digits: int = 4, sign: bool = False) -> str:
 
 
 def pval(value: float | None) -> str:
-    return "–" if value is None else "<0.0001" if value < 1e-4 else f"{value:.4f}"
+    from labeller.evaluation.gate import p_text
+
+    return "–" if value is None else p_text(value)
 
 
 def settings_line(ev: Evaluation) -> str:

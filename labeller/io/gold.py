@@ -75,6 +75,15 @@ class GradeFile(Record):
     rows: list[Graded]
     clipped: list[Clipped] = []
     not_grades: int = 0  # gold rows marked "can't judge" or "later": read, checked, never a grade
+    own_scale: tuple[int, int] | None = None  # the file's own scale when it was shifted onto 1.. (0-3 qrels)
+
+    def shift_note(self, role: str) -> str | None:
+        """A sentence saying how this file's grades were shifted onto labeller's scale (None: not shifted)."""
+        if self.own_scale is None:
+            return None
+        (low, high), (to_low, to_high) = self.own_scale, self.scale
+        return (f"{role} {Path(self.path).name}: grades on {low}-{high}, shifted onto {to_low}-{to_high} "
+                f"({low} → {to_low}, ..., {high} → {to_high}); figures and tables use the shifted grades")
 
 
 def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str | None = None, clip: bool = False,
@@ -121,7 +130,7 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
             _validate_not_a_grade(row, path, line)
             not_grades += 1
             continue
-        raw = _whole_number(row.get("grade"), path, line)
+        raw = _whole_number(row, path, line)
         grade = min(max(raw, low), high)
         if grade != raw:
             shift_needed = raw == 0 and low == GRADE_MIN and scale_given is None and kind != "qrels"
@@ -144,7 +153,7 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
         first_line[key] = line
         rows.append(graded)
     return GradeFile(path=str(path), kind=kind, scale=(GRADE_MIN, high - low + GRADE_MIN), rows=rows, clipped=clipped,
-                     not_grades=not_grades)
+                     not_grades=not_grades, own_scale=None if low == GRADE_MIN else (low, high))
 
 
 def _validate_not_a_grade(row: dict[str, Any], path: Path, line: int) -> None:
@@ -173,9 +182,13 @@ def _qrels_row(n: int, parts: list[str], path: Path) -> dict[str, Any]:
     return {"query_id": parts[0], "doc_id": parts[2], "grade": parts[3]}
 
 
-def _whole_number(value: Any, path: Path, line: int) -> int:
+def _whole_number(row: dict[str, Any], path: Path, line: int) -> int:
+    value = row.get("grade")
     if isinstance(value, bool) or value is None or value == "":
-        raise BadInputError("missing; expected a whole-number grade", path=str(path), line=line, field="grade")
+        from labeller.io.columns import missing_hint
+
+        state = "missing" + missing_hint("grade", list(row)) if "grade" not in row else "empty"
+        raise BadInputError(f"{state}; expected a whole-number grade", path=str(path), line=line, field="grade")
     number = value
     if isinstance(number, str):
         try:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from labeller.errors import BadInputError
 from labeller.io.tables import FORMATS, is_headed_tsv, read_rows, require
@@ -155,17 +156,46 @@ def read_run_lines(path: str | Path) -> list[tuple[int, RunEntry]]:
                 for n, qid, did, score, rank in _run_rows(path)]
 
 
-def read_known_run(path: str | Path, queries: dict, corpus: dict, depth: int | None = None) -> list[RunEntry]:
-    """read_run, with every query and document of each query's top `depth` (all, when None) checked
-    against the queries and corpus: an unknown id names this file and its line."""
-    from labeller.io.inputs import check_known
+class KnownRun(NamedTuple):
+    """A run's top entries whose query and document the inputs hold, and what was skipped."""
 
+    entries: list[RunEntry]  # every entry of the file (evaluation reads the whole run)
+    known: list[RunEntry]  # the top `depth` of each query, query and document both in the inputs
+    warning: str | None  # how many queries / documents were skipped, with the first of each (None: none)
+
+
+def read_known_run(path: str | Path, queries: dict | None, corpus: dict | None, depth: int | None = None) -> KnownRun:
+    """read_run, with each query's top `depth` (all, when None) matched against the queries and corpus.
+
+    An official TREC run often covers more queries (or documents) than the inputs hold: those entries are
+    skipped and counted, as `labeller evaluate` skips queries without judgments. Only a run of which nothing
+    matches is refused (the wrong file, or ids of another collection), naming its first line."""
     numbered = read_run_lines(path)
     line_of = {(e.query_id, e.doc_id): n for n, e in numbered}
     entries = [e for _, e in numbered]
+    known, queries_out, docs_out, first = [], set(), set(), {}
     for entry in top_k(entries, depth) if depth else entries:
-        check_known(entry.query_id, entry.doc_id, queries, corpus, path, line_of[(entry.query_id, entry.doc_id)])
-    return entries
+        if queries is not None and entry.query_id not in queries:
+            queries_out.add(entry.query_id)
+            first.setdefault("query", (entry.query_id, line_of[(entry.query_id, entry.doc_id)]))
+        elif corpus is not None and entry.doc_id not in corpus:
+            docs_out.add(entry.doc_id)
+            first.setdefault("document", (entry.doc_id, line_of[(entry.query_id, entry.doc_id)]))
+        else:
+            known.append(entry)
+    if entries and not known:
+        what, (name, line) = next(iter(first.items()))
+        source = "queries" if what == "query" else "corpus"
+        raise BadInputError(f"no entry of the run matches the inputs: unknown {what} '{name}' (and every other "
+                            f"{'query' if queries_out else 'pair'} of the run); expected ids from the {source} file",
+                            path=str(path), line=line, field="query_id" if what == "query" else "doc_id")
+    parts = [f"{len(queries_out)} {'query' if len(queries_out) == 1 else 'queries'} not in the queries file "
+             f"(first '{first['query'][0]}', line {first['query'][1]})"] if queries_out else []
+    parts += [f"{len(docs_out)} {'document' if len(docs_out) == 1 else 'documents'} not in the corpus (first "
+              f"'{first['document'][0]}', line {first['document'][1]})"] if docs_out else []
+    warning = (f"{path}: skipped {' and '.join(parts)}; {len(known)} "
+               f"{'entry' if len(known) == 1 else 'entries'} of the top {depth or 'all'} kept") if parts else None
+    return KnownRun(entries, known, warning)
 
 
 def read_run(path: str | Path) -> list[RunEntry]:

@@ -87,7 +87,10 @@ def _plan(*, queries_path, corpus_path, pairs_path=None, run_path=None, depth=No
         raise ConfigError(f"batch files are in the OpenAI batch format (vLLM run-batch reads and writes it); "
                           f"use an openai:<model> judge, not {judge.name}", field="judge")
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
-    pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    if skipped:  # `label --run` skips these with a warning; a batch file has nowhere to say it, so it stops
+        raise BadInputError(f"{skipped[0]}; a batch file is written for the inputs' own ids: give a run or pairs "
+                            "over them", field="run")
     run = BatchRun(pairs, queries, corpus, judge, rubric_obj, store, LabelOptions(batch=True), prices)
     return run, run.plan()
 

@@ -53,17 +53,19 @@ def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: b
 
 def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str | Path = "labels.jsonl",
                          options: LabelOptions | None = None, gold_path: str | Path | None = None,
-                         relevant_from: int = 3, below: float | None = None, near_cut: bool = True,
+                         gold_scale: str | None = None, relevant_from: int = 3, below: float | None = None,
+                         near_cut: bool = True,
                          **inputs) -> JuryRun:
     """Label every pair with the cheap judge, the selected ones with the expensive judge; write the final
     labels (--out), both judges' own labels (`.judges` file) and failures; raise like label_job."""
     check_rule(relevant_from=relevant_from, below=below, near_cut=near_cut)
     options = options or LabelOptions()
     data, (cheap, expensive) = prepare(specs=[cheap_spec, expensive_spec], out_path=out_path, options=options,
-                                       gold_path=gold_path, sampled=1, **job_inputs(inputs))
+                                       gold_path=gold_path, gold_scale=gold_scale, sampled=1, **job_inputs(inputs))
     esc = EscalationStats(cheap=cheap.name, expensive=expensive.name, relevant_from=relevant_from, near_cut=near_cut,
                           below=below)
     stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
+                      warnings=data.skipped,
                       escalation=esc)
     first = run_one(data, cheap, data.pairs, 0.0)
     stats.judges[cheap.name] = first.stats

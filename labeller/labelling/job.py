@@ -5,12 +5,13 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
-from labeller.io.inputs import check_known, read_corpus, read_pairs, read_queries
+from labeller.io.inputs import read_corpus, read_pairs, read_queries
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
 from labeller.io.tables import RowWriter, table_format, write_rows
-from labeller.io.trec import read_run_lines, top_k
+from labeller.io.trec import read_known_run
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
@@ -29,24 +30,27 @@ def failures_path_for(out_path: str | Path) -> Path:
     return out.with_name(f"{out.stem}.failures.jsonl")
 
 
+class LoadedPairs(NamedTuple):
+    pairs: Sequence[Pair]
+    warnings: list[str]  # what was skipped: a run's queries or documents the inputs do not hold
+
+
 def load_pairs(*, queries: Mapping[str, Query], corpus: Mapping[str, Doc], pairs_path: str | Path | None,
-               run_path: str | Path | None, depth: int | None) -> Sequence[Pair]:
-    """The pairs to label: a pairs file, or the top `depth` of each query in a run."""
+               run_path: str | Path | None, depth: int | None) -> LoadedPairs:
+    """The pairs to label: a pairs file, or the top `depth` of each query in a run. A run's entries whose
+    query or document the inputs do not hold (an official TREC run over more topics) are skipped and
+    counted; only a run of which nothing matches is refused."""
     if (pairs_path is None) == (run_path is None):
         raise BadInputError("give exactly one of --pairs or --run (with --depth)")
     if pairs_path is not None:
         if depth is not None:
             raise BadInputError("--depth applies to --run, not to --pairs")
-        return read_pairs(pairs_path, queries, corpus, lean=True)
+        return LoadedPairs(read_pairs(pairs_path, queries, corpus, lean=True), [])
     if depth is None or depth < 1:
         raise BadInputError("--run needs --depth K (K >= 1): how many top documents per query to label")
-    numbered = read_run_lines(run_path)
-    line_of = {(e.query_id, e.doc_id): n for n, e in numbered}
-    pairs = []
-    for entry in top_k([e for _, e in numbered], depth):
-        check_known(entry.query_id, entry.doc_id, queries, corpus, run_path, line_of[(entry.query_id, entry.doc_id)])
-        pairs.append(Pair(query_id=entry.query_id, doc_id=entry.doc_id))
-    return pairs
+    run = read_known_run(run_path, queries, corpus, depth)
+    pairs = [Pair(query_id=e.query_id, doc_id=e.doc_id) for e in run.known]
+    return LoadedPairs(pairs, [run.warning] if run.warning else [])
 
 
 def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: str | Path | None = None,
@@ -78,11 +82,13 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     check_sampling(judge, options.samples, options.aggregate, temperature)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
-    pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
 
     if options.dry_run:
-        return run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+        run.stats.warnings = skipped
+        return run
     with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
         writer = RowWriter(out_path)
 
@@ -96,6 +102,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
         sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
         with verdicts_kept(cache_spec):
             run.out_path = str(writer.close())
+    run.stats.warnings = skipped
     with verdicts_kept(cache_spec):
         failures_file = failures_path_for(out_path)
         if run.failures:

@@ -61,7 +61,7 @@ def _pooled_samples(votes: list[Label], grade: int) -> dict:
 
 def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jsonl",
                    options: LabelOptions | None = None, gold_path: str | Path | None = None,
-                   relevant_from: int = 3, **inputs) -> JuryRun:
+                   gold_scale: str | None = None, relevant_from: int = 3, **inputs) -> JuryRun:
     """Label a slice with every judge, write the jury's labels, each judge's, and failures; raise like label_job.
 
     `inputs` are label_job's: queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
@@ -70,10 +70,12 @@ def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jso
         raise BadInputError("a jury needs at least two --judge", field="judge")
     options = options or LabelOptions()
     data, judges = prepare(specs=judge_specs, out_path=out_path, options=options, gold_path=gold_path,
+                           gold_scale=gold_scale,
                            **job_inputs(inputs))
     names = [j.name for j in judges]
     name = f"jury:{RULE}({','.join(names)})"
-    stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from)
+    stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
+                      warnings=data.skipped)
     runs: dict[str, LabelRun] = {}
     for judge in judges:
         run = run_one(data, judge, data.pairs, sum(spent(r.stats) for r in runs.values()))

@@ -53,6 +53,7 @@ class JuryStats(BaseModel):
     inter_judge: InterJudge | None = None
     against_gold: list[JudgeAgreement] = Field(default_factory=list)  # with --gold
     escalation: EscalationStats | None = None
+    warnings: list[str] = Field(default_factory=list)  # inputs skipped (a run's unknown queries), said on stderr
 
 
 class JuryRun(BaseModel):

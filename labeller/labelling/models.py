@@ -68,6 +68,7 @@ class LabelStats(BaseModel):
     estimated_cached_input_tokens: int | None = None  # of the input tokens, those priced at the cached rate
     estimate_notes: list[str] = Field(default_factory=list)  # how the estimate was made, assumptions included
     batch: BatchSummary | None = None  # --batch runs only
+    warnings: list[str] = Field(default_factory=list)  # inputs skipped (a run's unknown queries), said on stderr
 
 
 class LabelRun(BaseModel):

@@ -4,7 +4,7 @@ write every file atomically and raise like label_job."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
@@ -35,6 +35,8 @@ class Slice:
     cache_spec: str | Path
     options: LabelOptions
     gold_path: str | Path | None = None
+    gold_scale: str | None = None  # --from-scale: the gold file's own scale, as `agree` takes it
+    skipped: list[str] = field(default_factory=list)  # a run's entries the inputs do not hold (warnings)
 
 
 def judges_path_for(out_path: str | Path) -> Path:
@@ -58,7 +60,7 @@ def judge_names(specs: list[str]) -> list[str]:
 
 def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
             out_path, base_url, options: LabelOptions, prices_path, timeout: float,
-            gold_path=None, temperature: float | None = None,
+            gold_path=None, gold_scale: str | None = None, temperature: float | None = None,
             output_mode: str | None = None, sampled: int | None = None) -> tuple[Slice, list[Judge]]:
     """Every check label_job makes, for several judges, before anything is sent or written.
 
@@ -86,17 +88,20 @@ def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path
     from labeller.io.inputs import read_corpus, read_queries
 
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
-    pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
     if gold_path is not None:
-        gold_grades(gold_path)  # a bad gold file fails now, not after the judges were paid
-    return Slice(pairs, queries, corpus, rubric_obj, prices, cache_spec, options, gold_path), judges
+        gold_grades(gold_path, gold_scale)  # a bad gold file fails now, not after the judges were paid
+    return Slice(pairs, queries, corpus, rubric_obj, prices, cache_spec, options, gold_path, gold_scale,
+                 skipped), judges
 
 
-def gold_grades(path):
+def gold_grades(path, scale: str | None = None):
+    """Every gold format `agree` reads (tables, TREC/BEIR qrels, ranx JSON), with its --from-scale."""
     from labeller.io.gold import read_grades
+    from labeller.io.scales import command_scale
 
-    return read_grades(path, role="gold")
+    return read_grades(path, role="gold", from_scale=command_scale(scale, [path]))
 
 
 def spent(stats: LabelStats) -> float:
@@ -158,7 +163,7 @@ def finish(result: JuryRun, data: Slice, out_path, judge_grades: dict, final: di
     stats.labelled, stats.failed = len(result.labels), len(data.pairs) - len(result.labels)
     stats.inter_judge = inter_judge(judge_grades) if len(judge_grades) > 1 else None
     if data.gold_path is not None:
-        stats.against_gold = against_gold({**judge_grades, **final}, gold_grades(data.gold_path),
+        stats.against_gold = against_gold({**judge_grades, **final}, gold_grades(data.gold_path, data.gold_scale),
                                           relevant_from=relevant_from)
     with verdicts_kept(data.cache_spec):
         result.out_path = str(write_rows(out_path, (_row(lab, out_path) for lab in result.labels)))

@@ -9,6 +9,7 @@ from labeller.errors import BadInputError
 
 def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None, below: float | None = None,
               near_cut: bool = True, relevant_from: int = 3, gold_path: str | Path | None = None,
+              gold_scale: str | None = None,
               keep_labels: bool = True):
     """label_job for one judge (unchanged), label_jury_job for several, label_escalation_job with escalate_to.
     `inputs` are label_job's keyword arguments other than the judge; keep_labels=False (one judge only)
@@ -21,7 +22,7 @@ def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None
         from labeller.labelling.escalation import label_escalation_job
 
         return label_escalation_job(cheap_spec=judges[0], expensive_spec=escalate_to, below=below, near_cut=near_cut,
-                                    relevant_from=relevant_from, gold_path=gold_path, **inputs)
+                                    relevant_from=relevant_from, gold_path=gold_path, gold_scale=gold_scale, **inputs)
     if below is not None:
         raise BadInputError("--escalate-below applies to an escalation: give --escalate-to EXPENSIVE_JUDGE too")
     if not judges:
@@ -30,7 +31,10 @@ def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None
     if len(judges) > 1:
         from labeller.labelling.jury import label_jury_job
 
-        return label_jury_job(judge_specs=judges, relevant_from=relevant_from, gold_path=gold_path, **inputs)
+        return label_jury_job(judge_specs=judges, relevant_from=relevant_from, gold_path=gold_path,
+                              gold_scale=gold_scale, **inputs)
+    if gold_path is None and gold_scale is not None:
+        raise BadInputError("--from-scale is the scale of --gold; give --gold too", field="from_scale")
     if gold_path is not None:
         raise BadInputError("--gold applies to juries and escalation; for one judge use `labeller agree --labels "
                             "OUT --gold GOLD`")

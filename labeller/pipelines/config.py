@@ -39,6 +39,9 @@ class Inputs(Section):
     queries: Path
     corpus: Path
     gold: Path | None = None
+    # The gold file's own scale, as `labeller agree --from-scale` takes it: "0-3" (TREC/BEIR qrels default
+    # to 0-3 already; a 0-3 table needs it) or "gold=0-3". Grades are shifted onto 1.., never clipped.
+    from_scale: str | None = None
     columns: dict[str, str] = Field(default_factory=dict)  # columns named otherwise: {query_id = "qid"}
     sample: Path | None = None  # validate_prompt: a frozen sample (labeller annotate sample) as the fixed pairs
     # A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): fills queries, corpus and gold not given.
@@ -164,6 +167,12 @@ def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: s
     return config
 
 
+def gold_scale(cfg: PipelineConfig) -> str | None:
+    """`inputs.from_scale` as the gold file's own scale ("gold=LOW-HIGH"): the judge's labels stay 1-5."""
+    spec = cfg.inputs.from_scale
+    return None if spec is None else f"gold={spec.partition('=')[2] if '=' in spec else spec}"
+
+
 def _fill_from_beir(inputs: dict[str, Any], path: Path) -> None:
     """`inputs.beir = "dir"`: the folder's files stand in for queries, corpus and gold not given (as --beir)."""
     if not isinstance(inputs.get("beir"), str) or not isinstance(inputs.get("beir_split", "test"), str):
@@ -204,6 +213,8 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
     from labeller.judges.registry import parse_judge_spec
     from labeller.evaluation.floors import parse_floors
     from labeller.io.columns import parse_columns
+    from labeller.io.scales import scale_of
+    from labeller.io.trec import parse_scale
     from labeller.retrieval import available_retrievers
     from labeller.retrieval.imported import check_import_path, is_import_path
 
@@ -215,6 +226,8 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
 
     checks = [("judge.spec", lambda: parse_judge_spec(cfg.judge.spec)),
               ("judge.output_mode", lambda: cfg.judge.output_mode is None or check_output_mode(cfg.judge.output_mode)),
+              ("inputs.from_scale", lambda: scale_of(cfg.inputs.from_scale, "gold") or parse_scale(
+                  cfg.inputs.from_scale)),
               ("inputs.columns", lambda: parse_columns([f"{k}={v}" for k, v in cfg.inputs.columns.items()])),
               ("retriever.name", lambda: known_retriever(cfg.retriever.name)),
               ("evaluate.metrics", lambda: parse_metrics(cfg.evaluate.metrics)),

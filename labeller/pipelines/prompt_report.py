@@ -33,6 +33,8 @@ def _n(value: float | None, sign: str = "") -> str:
 
 def _flipped(changes: list[PairChange], new_labels: dict[tuple[str, str], Label], queries: dict[str, Query] | None,
              corpus: dict[str, Doc] | None) -> str:
+    if not changes:  # said, not a bare header over an empty table
+        return '<p class="note">None.</p>'
     rows = []
     for c in changes[:SHOWN]:
         query, doc = (queries or {}).get(c.query_id), (corpus or {}).get(c.doc_id)
@@ -66,7 +68,7 @@ def prompt_page(*, result: AgreeResult, old_result: AgreeResult, old_name: str, 
         (f"The gate: {gate.metric} new − old", str(change)),
         ("Verdict", paragraphs(summary)),
         (f"Broken: the new grade is further from people's ({len(gate.broken)})",
-         texts_note + _flipped(gate.broken, by_pair, queries, corpus)),
+         (texts_note if gate.broken else "") + _flipped(gate.broken, by_pair, queries, corpus)),
         (f"Fixed: the new grade is closer to people's ({len(gate.fixed)})",
          _flipped(gate.fixed, by_pair, queries, corpus)),
         ("Reports", '<p><a href="agreement/agreement.html">Agreement of the new rubric with gold '

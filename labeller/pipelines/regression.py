@@ -19,10 +19,10 @@ from pathlib import Path
 
 from labeller.errors import ConfigError, GateFailedError
 from labeller.evaluation import EvaluateOptions, Evaluation, evaluate, markdown, outcome_error, write_report
-from labeller.evaluation.gate import movement
+from labeller.evaluation.gate import movement, p_text
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.qrels import load_judgments
-from labeller.evaluation.runs import Ranking, load_run, to_trec
+from labeller.evaluation.runs import Ranking, load_run, run_name, to_trec
 from labeller.io.tables import write_text
 from labeller.io.trec import read_known_run
 from labeller.labelling import LabelRun
@@ -30,6 +30,7 @@ from labeller.pipelines.todays_run import safe_name, system_name
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.drift import DriftCheck, check_drift, markdown_section, read_sample, sample_path, summary_line
 from labeller.pipelines.drift_report import html_section as drift_html
+from labeller.pipelines.human import HumanGrades
 from labeller.pipelines.history import RUNS_DIR, HistoryRow, history_path, read_history, store_run, write_history
 from labeller.pipelines.rescore import Figure, figures, pool, rescore, stored_rankings
 from labeller.pipelines.result import PipelineResult
@@ -49,18 +50,25 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     baseline_path, notes = _baseline(cfg, queries, corpus, depth)
     baseline = load_run(baseline_path)  # as evaluate reads it, so the pool holds every pair it will score
     _check_baseline_queries(baseline, queries, baseline_path)
-    # A document missing from the corpus is reported against the user's file (its queries may be a superset).
-    read_known_run(baseline_path, None, corpus, depth)
-    today_file = (RUNS_DIR / f"{stamp}-{safe_name(system_name(cfg))}.trec").as_posix()
-    evaluated = _todays_run(cfg, queries, corpus, depth, out / today_file)
+    # Queries or documents the inputs do not hold (an official TREC run over more topics) are skipped with a
+    # counted warning, as `evaluate` skips them; only a run of which nothing matches is refused, against its file.
+    skipped = [read_known_run(baseline_path, queries, corpus, depth).warning]
+    today_file = (RUNS_DIR / f"{stamp}-{run_name(safe_name(system_name(cfg)))}.trec").as_posix()  # not .trec.trec
+    evaluated, today_skipped = _todays_run(cfg, queries, corpus, depth, out / today_file)
+    notes += [f"WARNING: {w} (not labelled; unjudged, so not relevant)." for w in (*skipped, today_skipped) if w]
     today = load_run(evaluated)
     baseline_file = store_run(out, to_trec(baseline, tag="baseline"), "baseline")
     stored, missing = stored_rankings(out, history)
     pairs, left_out = pool([today, baseline, *stored.values()], depth, queries, corpus)
-    labelled = label(cfg, write_pairs(pairs, out / "pairs.jsonl"), out / "labels.jsonl")
+    human = HumanGrades(cfg, queries)  # inputs.gold / inputs.beir's qrels: never paid for again
+    to_judge = human.unjudged(pairs)
+    labelled = (label(cfg, write_pairs(to_judge, out / "pairs.jsonl"), out / "labels.jsonl")
+                if to_judge or human.path is None else LabelRun())  # people graded the whole pool: nothing to buy
+    judgments_path = (human.judgments(labelled.labels, out / "judgments.jsonl") if human.path is not None
+                      else Path(labelled.out_path))
     drift, drift_requests = check_drift(cfg, out, drift_sample, labelled.labels, now.isoformat())
     drift_failed = drift.drifted and not drift.accepted and cfg.drift.fail
-    ev = evaluate(EvaluateOptions(runs=[evaluated], labels=labelled.out_path, baseline=baseline_path,
+    ev = evaluate(EvaluateOptions(runs=[evaluated], labels=judgments_path, baseline=baseline_path,
                                   metrics=",".join(cfg.evaluate.metrics), relevant_from=cfg.evaluate.relevant_from,
                                   average=cfg.evaluate.average, alpha=cfg.evaluate.alpha,
                                   require_significance=cfg.evaluate.require_significance,
@@ -69,7 +77,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     gate_failed = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
 
     specs = parse_metrics(cfg.evaluate.metrics)
-    judgments = load_judgments(labelled.out_path)
+    judgments = load_judgments(judgments_path)
     mine = figures(today, judgments, specs, ev.settings, depth)
     theirs = figures(baseline, judgments, specs, ev.settings, depth)
     base_scores = ev.runs.get(ev.baseline or "")
@@ -87,7 +95,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     write_history(history_path(out), history)
 
     summary = notes + _summary(cfg, ev, labelled, baseline_path, (mine[specs[0].name], theirs[specs[0].name]),
-                               pool_size=len(stored), left_out=left_out)
+                               pool_size=len(stored), left_out=left_out, human=len(pairs) - len(to_judge))
+    summary += [human.sentence(len(pairs), len(to_judge))] if human.path is not None else []
     summary.append(_history_line(history, earlier_rows=earlier, rescored_rows=rescored, today_rows=len(rows),
                                  missing=missing))
     summary += [pool_note(specs), _verdict(ev), summary_line(drift, cfg.drift.fail),
@@ -111,10 +120,12 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
                                    str(report_dir / "summary.md")},
                           figures={**ev.metrics, **{f"judged@{s.k or depth}": mine[s.name].judged for s in specs},
+                                   "human_grades": len(pairs) - len(to_judge), "judge_grades": len(labelled.labels),
                                    **({"drift_kappa_quadratic": drift.kappa_quadratic}
                                       if drift.status == "checked" else {})},
                           judge_drift=drift.model_dump(mode="json"),
-                          checks=[*evaluation_checks(ev, "regression"), *_drift_checks(drift, drift_failed)]
+                          checks=[*evaluation_checks(ev, "regression", {run_name(evaluated): system_name(cfg)}),
+                                  *_drift_checks(drift, drift_failed)]
                           ).with_labelling_check(labelled.stats.failed,
                                                                                          labelled.stats.requested)
 
@@ -139,16 +150,17 @@ def _retrieve(name: str, queries, corpus, depth: int, path: Path) -> None:
     save_run(entries, path, name)
 
 
-def _todays_run(cfg: PipelineConfig, queries, corpus, depth: int, keep: Path) -> Path:
+def _todays_run(cfg: PipelineConfig, queries, corpus, depth: int, keep: Path) -> tuple[Path, str | None]:
     """The run file to evaluate. `retriever.run` (the file the user's system wrote) is evaluated where it
     lies, so every error names that file and line, and a copy is kept for the history; otherwise the
-    configured retriever (a registered name or `package.module:function`) is run and saved to `keep`."""
+    configured retriever (a registered name or `package.module:function`) is run and saved to `keep`. With
+    the run file, also what of it was skipped (queries or documents the inputs do not hold)."""
     if cfg.retriever.run is None:
         _retrieve(cfg.retriever.name, queries, corpus, depth, keep)
-        return keep
-    read_known_run(cfg.retriever.run, queries, corpus, depth)
+        return keep, None
+    warning = read_known_run(cfg.retriever.run, queries, corpus, depth).warning
     write_text(keep, to_trec(load_run(cfg.retriever.run), tag=safe_name(system_name(cfg))))
-    return cfg.retriever.run
+    return cfg.retriever.run, warning
 
 
 def _baseline(cfg: PipelineConfig, queries, corpus, depth: int) -> tuple[Path, list[str]]:
@@ -171,7 +183,7 @@ def _check_baseline_queries(baseline: Ranking, queries: dict, path: Path) -> Non
 
 
 def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_path: Path,
-             judged: tuple[Figure, Figure], *, pool_size: int, left_out: int) -> list[str]:
+             judged: tuple[Figure, Figure], *, pool_size: int, left_out: int, human: int = 0) -> list[str]:
     s, depth = labelled.stats, cfg.retriever.depth
     spec = parse_metrics(cfg.evaluate.metrics)[0]
     vanish = ": a query the run returns nothing for scores 0" if cfg.evaluate.average == "all" else ""
@@ -181,14 +193,21 @@ def _summary(cfg: PipelineConfig, ev: Evaluation, labelled: LabelRun, baseline_p
         values = (f"nothing to average: no query has a label graded {cfg.evaluate.relevant_from} or more "
                   f"(evaluate.relevant_from; grades in the pool: {', '.join(map(str, grades)) or 'none'})")
     return [
-        f"Retriever {cfg.retriever.name} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
+        f"{_today(cfg)} against baseline {baseline_path.name} on {ev.queries.averaged} queries "
         f"({ev.queries.no_answer} in the no-answer bucket; averaging '{cfg.evaluate.average}'{vanish}): {values}.",
         f"judged@{spec.k or depth} (share of the top {spec.k or depth} with a label): today {_f(judged[0].judged)}, "
         f"baseline {_f(judged[1].judged)}.",
-        f"Labels: {len(labelled.labels)} pairs in the pool (top {depth} of today's run, the baseline and "
-        f"{_n(pool_size, 'stored run')}); {s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
+        f"Labels: {len(labelled.labels) + human} pairs in the pool (top {depth} of today's run, the baseline and "
+        f"{_n(pool_size, 'stored run')}); " + (f"{human} human grades, judge: " if human else "")
+        + f"{s.new} new, {s.cached} from the cache; judge requests sent: {s.requests}."
         + (f" {_n(left_out, 'pair')} left out: query or document not in today's inputs." if left_out else ""),
     ]
+
+
+def _today(cfg: PipelineConfig) -> str:
+    """Today's system as the summary names it: the run file it was given, else the retriever it ran."""
+    name = system_name(cfg)
+    return name[0].upper() + name[1:] if cfg.retriever.run is not None else f"Retriever {name}"
 
 
 def _history_line(history: list[HistoryRow], *, earlier_rows: int, rescored_rows: int, today_rows: int,
@@ -207,7 +226,7 @@ def _verdict(ev: Evaluation) -> str:
     if ev.gate is None:
         return "No gate: nothing to compare with."
     if ev.gate.passed:
-        unsure = [f"{movement(c)}; p {c.p_value:.4g})"
+        unsure = [f"{movement(c)}; p {p_text(c.p_value)})"
                   for c in ev.gate.checks if c.verdict == "drop-not-significant" and c.drop is not None
                   and c.p_value is not None]
         line = ("No significant regression beyond the thresholds." if not unsure else

@@ -6,6 +6,7 @@ the values as recorded (what each day's gate saw); the table gives both, judged@
 
 from __future__ import annotations
 
+from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
 
 from labeller.evaluation.metrics import MetricSpec
@@ -63,18 +64,25 @@ def run_labels(points: list[RunPoint]) -> list[str]:
     return [f"{t} #{n}" if times.count(t) > 1 else t for n, t in enumerate(times, start=1)]
 
 
-def _pair(rescored: float | None, recorded: float | None) -> str:
+def _pair(rescored: float | None, recorded: float | None) -> Markup:
+    """The rescored value over the recorded one in brackets: two short lines, so many metrics still fit."""
     def f(v: float | None) -> str:
         return "–" if v is None else f"{v:.4f}"
 
-    return f"{f(rescored)} ({f(recorded)})"
+    return Markup(f'{f(rescored)}<br><span class="note">({f(recorded)})</span>')
+
+
+def _breakable(text: str) -> Markup:
+    """A long name (an import path, a run file) may wrap anywhere rather than widen the table off the page."""
+    return Markup(f'<span style="overflow-wrap:anywhere">{escape(text)}</span>')
 
 
 def _table_rows(points: list[RunPoint], metrics: list[str]) -> list[list[object]]:
     rows = []
     for number, label, p in reversed(list(zip(range(1, len(points) + 1), run_labels(points), points))):  # newest first
         first = next(iter(p.rows.values()))
-        cells: list[object] = [number, label, p.retriever, "FAILED" if p.failed else "ok"]
+        cells: list[object] = [number, Markup(str(escape(label)).replace(" ", "<br>", 1)), _breakable(p.retriever),
+                               "FAILED" if p.failed else "ok"]
         for m in metrics:
             r = p.rows.get(m)
             cells += [_pair(r.rescored_value, r.value), _pair(r.rescored_baseline_value, r.baseline_value)] if r \
@@ -113,15 +121,18 @@ def trend_page(history: list[HistoryRow], specs: list[MetricSpec], subtitle: str
         notes.append(f"{unscored} runs have no rescored value: their run file is not in history/runs/ (recorded "
                      "before runs were kept, or removed), or nothing could be averaged.")
     k_note = "judged@k: the share of a run's top k that has a label (k: the first metric's cutoff)"
+    k_note += ("; each figure is rescored on today's labels, with the value as recorded (the labels of its day) "
+               "below it in brackets")
     header = ["run", "run at (UTC)", "retriever", "gate"]
     for m in metrics:
-        header += [f"{m} rescored (recorded)", f"baseline {m} rescored (recorded)"]
-    header.append("judged@k rescored (recorded)")
+        header += [m, f"baseline {m}"]
+    header.append("judged@k")
     sections = [
         ("Metrics over time, one panel per metric: rescored on today's labels and as recorded",
          trend_panels(points, metrics)),
         ("", paragraphs(notes)),
-        ("Runs", paragraphs([k_note]) + str(table(header, _table_rows(points, metrics), numeric=(0,)))),
+        ("Runs", paragraphs([k_note]) + '<div style="overflow-x:auto;font-size:.85rem">'  # many metrics: scroll
+         + str(table(header, _table_rows(points, metrics), numeric=(0,))) + "</div>"),
     ]
     return page("regression: metric trend", sections, subtitle=subtitle)
 

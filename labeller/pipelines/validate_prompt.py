@@ -8,9 +8,10 @@ the annotation page wrote for that sample.
 from __future__ import annotations
 
 from labeller.errors import ConfigError
-from labeller.io.inputs import read_corpus, read_gold, read_queries
+from labeller.io.gold import read_grades
+from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import write_text
-from labeller.pipelines.config import PipelineConfig
+from labeller.pipelines.config import PipelineConfig, gold_scale
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.prompt_report import prompt_page
 from labeller.pipelines.slice_report import rubric_name
@@ -26,18 +27,20 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
     if not (cfg.old_rubric and cfg.new_rubric and cfg.inputs.gold):
         raise ConfigError("validate_prompt needs old_rubric, new_rubric and inputs.gold", path=config_path)
     out = cfg.output.dir
+    scale = gold_scale(cfg)
     if cfg.inputs.sample is not None:
         from labeller.annotate import read_sample
 
         pairs = [Pair(query_id=r.query_id, doc_id=r.doc_id) for r in read_sample(cfg.inputs.sample).rows]
-    else:
-        gold = read_gold(cfg.inputs.gold)
+    else:  # every gold format `agree` reads: gold tables, TREC qrels, a BEIR qrels/<split>.tsv, ranx JSON
+        gold = read_grades(cfg.inputs.gold, role="gold", from_scale=scale).rows
         pairs = list({(g.query_id, g.doc_id): Pair(query_id=g.query_id, doc_id=g.doc_id) for g in gold}.values())
     pairs_path = write_pairs(pairs, out / "gold-pairs.jsonl")
     old = label(cfg, pairs_path, out / "labels-old.jsonl", rubric=cfg.old_rubric)
     new = label(cfg, pairs_path, out / "labels-new.jsonl", rubric=cfg.new_rubric)
     result = agree_files(new.out_path, cfg.inputs.gold, baseline=old.out_path, queries=cfg.inputs.queries,
-                         corpus=cfg.inputs.corpus, rubric=cfg.new_rubric, relevant_from=cfg.gate.relevant_from,
+                         corpus=cfg.inputs.corpus, rubric=cfg.new_rubric, from_scale=scale,
+                         relevant_from=cfg.gate.relevant_from,
                          min_kappa=cfg.gate.min_kappa, max_drop=cfg.gate.max_drop, report_dir=out / "agreement")
     gate = result.gate
     ci = gate.ci
@@ -51,7 +54,8 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
         f"Judge requests sent: {old.stats.requests + new.stats.requests}.",
         *failure_lines(old, new),
     ]
-    old_result = agree_files(old.out_path, cfg.inputs.gold, relevant_from=cfg.gate.relevant_from)  # old's intervals
+    old_result = agree_files(old.out_path, cfg.inputs.gold, from_scale=scale,
+                             relevant_from=cfg.gate.relevant_from)  # old's intervals
     queries = read_queries(cfg.inputs.queries) if cfg.inputs.queries else None
     corpus = read_corpus(cfg.inputs.corpus) if cfg.inputs.corpus else None
     html = prompt_page(result=result, old_result=old_result, old_name=rubric_name(old.labels, cfg.old_rubric),

@@ -26,8 +26,13 @@ class Check(BaseModel):
     message: str  # one sentence: the figures behind the verdict
 
 
-def evaluation_checks(ev, suite: str = "evaluate") -> list[Check]:
-    """The gated figures of an Evaluation: every gate comparison and every floor."""
+def evaluation_checks(ev, suite: str = "evaluate", names: dict[str, str] | None = None) -> list[Check]:
+    """The gated figures of an Evaluation: every gate comparison and every floor. `names` gives a run the name
+    its checks carry when its file name changes from run to run (the regression pipeline's dated run file):
+    CI history follows a test by its name."""
+    from labeller.evaluation.gate import p_text
+
+    names = names or {}
     checks = []
     if ev.gate is not None:
         for c in ev.gate.checks:
@@ -36,16 +41,18 @@ def evaluation_checks(ev, suite: str = "evaluate") -> list[Check]:
             status: Status = "fail" if c.verdict in ("regression", "not-comparable") else "pass"
             delta = None if c.drop is None else -c.drop  # one sign everywhere: run - baseline, a drop is negative
             figures = (f"baseline {_num(c.baseline)}, run {_num(c.run_value)}, delta (run - baseline) "
-                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), p {_num(c.p_value)} "
+                       f"{_num(delta, sign=True)} (fails below {-c.threshold:+g}), "
+                       f"p {'undefined' if c.p_value is None else p_text(c.p_value)} "
                        f"(alpha {ev.gate.alpha})")
             note = f"; {c.note}" if getattr(c, "note", None) else ""
-            checks.append(Check(suite=suite, name=f"{c.metric} of {c.run}: regression gate", status=status,
+            checks.append(Check(suite=suite, name=f"{c.metric} of {names.get(c.run, c.run)}: regression gate",
+                                status=status,
                                 message=f"{c.verdict}: {figures}{note}"))
         if not ev.gate.passed and not any(c.status == "fail" for c in checks):
             checks.append(Check(suite=suite, name="regression gate", status="fail",
                                 message="; ".join(getattr(ev.gate, "reasons", []) or ["failed"])))
     for f in ev.floors:
-        checks.append(Check(suite=suite, name=f"{f.metric} of {f.run}: floor {f.floor}",
+        checks.append(Check(suite=suite, name=f"{f.metric} of {names.get(f.run, f.run)}: floor {f.floor}",
                             status="pass" if f.passed else "fail",
                             message=f"{f.metric} {_num(f.value)} {'>=' if f.passed else '<'} floor {f.floor}"))
     return checks

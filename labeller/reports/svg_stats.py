@@ -34,15 +34,18 @@ def nice_ticks(low: float, high: float, most: int = 7) -> list[float]:
 
 
 def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float] | None = None,
-                   reference_lines: Sequence[tuple[float, str]] = (), width: int = 760) -> Markup:
+                   reference_lines: Sequence[tuple[float, str] | tuple[float, str, str]] = (),
+                   width: int = 760) -> Markup:
     """A row per figure, a point and whisker per side: old against new at a glance, with overlap visible.
 
     Sides keep their colour and marker across figures; `reference_lines` are dashed verticals with a label
-    (e.g. 0 "no change", -0.02 "gate")."""
+    (e.g. 0 "no change", -0.02 "gate"); a third element names the one figure a line belongs to (a published
+    kappa is no mark for alpha), and the line then crosses that figure's row only."""
     figures = list(dict.fromkeys(e.figure for e in estimates))
     sides = list(dict.fromkeys(e.side for e in estimates))
     known = [v for e in estimates for v in (e.value, e.low, e.high) if v is not None]
-    known += [x for x, _ in reference_lines]
+    reference_lines = [line for line in reference_lines if len(line) < 3 or line[2] in figures]
+    known += [line[0] for line in reference_lines]
     low, high = x_range or (min(known, default=0.0), max(known, default=1.0))
     pad = (high - low) * 0.05 or 0.05
     low, high = low - pad, high + pad
@@ -57,10 +60,13 @@ def interval_chart(estimates: Sequence[Estimate], *, x_range: tuple[float, float
     for v in nice_ticks(low, high):
         parts.append(f'<line x1="{x_of(v):.1f}" y1="{top - 6}" x2="{x_of(v):.1f}" y2="{height - 28}" stroke="#e3e6ea"/>'
                      f'<text x="{x_of(v):.1f}" y="{height - 12}" text-anchor="middle" font-size="11">{v:g}</text>')
-    for n, (x, text) in enumerate(reference_lines):
+    for n, (x, text, *only) in enumerate(reference_lines):
         at_right = x_of(x) > label_w + (right - label_w) * 0.6  # the label runs left of its line, not off the chart
-        parts.append(f'<line class="reference" x1="{x_of(x):.1f}" y1="{top - 10}" x2="{x_of(x):.1f}" '
-                     f'y2="{height - 28}" stroke="#444" stroke-dasharray="4 3"/><text x="{x_of(x) + (-3 if at_right else 3):.1f}" '
+        row = figures.index(only[0]) if only else None
+        y1 = top - 10 if not row else top + row * row_h  # from its label, or across its own row only
+        y2 = height - 28 if row is None else top + (row + 1) * row_h
+        parts.append(f'<line class="reference" x1="{x_of(x):.1f}" y1="{y1}" x2="{x_of(x):.1f}" '
+                     f'y2="{y2}" stroke="#444" stroke-dasharray="4 3"/><text x="{x_of(x) + (-3 if at_right else 3):.1f}" '
                      f'y="{top - 8 - 13 * (len(reference_lines) - 1 - n)}" font-size="10" '
                      f'text-anchor="{"end" if at_right else "start"}">{escape(text)}</text>')
     for r, figure in enumerate(figures):
