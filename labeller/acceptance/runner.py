@@ -1,0 +1,118 @@
+"""`labeller acceptance run`: one suite, one or more candidates under identical conditions, every gate.
+
+For each candidate: open its system, ask every case as its identity under the suite's workload, score
+each case, run the gates over the held-out cases, measure revocation lag, judge answers (when a
+grounding function is given), update the triage file, and record it all with the suite's digest and the
+comparison conditions. The run passes only when every gate of every candidate holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from statistics import fmean
+
+from labeller.acceptance.access import read_permissions
+from labeller.acceptance.cases import score_case
+from labeller.acceptance.execute import ask_all
+from labeller.acceptance.gates import all_gates
+from labeller.acceptance.result import AcceptanceResult, AnswerRow, Conditions
+from labeller.acceptance.suite import Suite, read_suite
+from labeller.errors import BadInputError
+from labeller.systems.base import SystemUnderTest
+from labeller.systems.registry import CandidateSpec, open_system, read_candidate
+
+
+@dataclass
+class RunOptions:
+    suite: str | Path | Suite
+    candidates: Sequence[str | Path | CandidateSpec] = ()
+    systems: Sequence[tuple[CandidateSpec, SystemUnderTest]] = ()  # already-open systems (the Python API)
+    triage: str | Path | None = None
+    redact: bool = False  # keep no raw query text in any output
+    grounding: Callable | None = None  # answers -> per-query grounding records (labeller.answers at merge)
+    change_hooks: dict[str, Callable] = field(default_factory=dict)  # candidate name -> Python change hook
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def conditions_of(suite: Suite) -> Conditions:
+    held = sorted((c.id, c.query) for c in suite.held_out())
+    query_set = "sha256:" + hashlib.sha256(repr(held).encode()).hexdigest()
+    c = suite.conditions
+    return Conditions(suite_digest=suite.digest, corpus_snapshot=c.corpus_snapshot, query_set=query_set,
+                      identities=sorted({case.identity.user for case in suite.cases}),
+                      retrieval_unit=suite.suite.retrieval_unit, k=suite.suite.k,
+                      workload=c.workload.model_dump(), evaluation_budget=c.evaluation_budget)
+
+
+def suite_record(suite: Suite) -> dict:
+    return {"name": suite.suite.name, "version": suite.suite.version, "path": suite.path, "digest": suite.digest,
+            "thresholds": suite.thresholds.model_dump(), "thresholds_digest": suite.thresholds.digest()}
+
+
+def test_candidate(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, options: RunOptions) -> AcceptanceResult:
+    started = now()
+    calls, latency = ask_all(system, suite)
+    permissions = read_permissions(suite.access, Path(suite.path).parent) if suite.access else None
+    cases = [score_case(call, permissions, options.redact) for call in calls]
+    answers = [AnswerRow(query_id=c.case.id, answer=c.response.answer, citations=c.response.citations,
+                         returned=[r.doc_id for r in c.response.results])
+               for c in calls if c.response.answer is not None]
+    costs = [c.cost for c in cases if c.cost is not None]
+    query_cost = fmean(costs) if costs else None
+    gates = all_gates(suite, cases, latency, query_cost, spec.ingestion_cost, permissions is not None)
+    from labeller.acceptance.extras import extra_gates
+
+    revocations, more = extra_gates(suite, spec, system, cases, answers, options)
+    gates += more
+    notes: list[str] = []
+    if options.triage is not None:
+        from labeller.acceptance.triage import update_triage
+
+        integrity, notes = update_triage(Path(options.triage), suite, spec.name, cases, gates, started)
+        gates += integrity
+    candidate = {"name": spec.name, "kind": spec.kind, "retrieval_unit": spec.retrieval_unit,
+                 "configuration": spec.configuration, "system": system.describe(), "path": spec.path}
+    result = AcceptanceResult(suite=suite_record(suite), candidate=candidate, conditions=conditions_of(suite),
+                              started_at=started, finished_at=now(), redacted=options.redact, latency=latency,
+                              query_cost=query_cost, ingestion_cost=spec.ingestion_cost, cases=cases,
+                              answers=answers, revocations=revocations, gates=gates, notes=notes,
+                              passed=all(g.holds for g in gates))
+    if options.redact:
+        from labeller.acceptance.redact import redact_queries
+
+        result = redact_queries(result, {c.id: c.query for c in suite.cases})
+    return result
+
+
+def run_acceptance(options: RunOptions) -> list[AcceptanceResult]:
+    """Every candidate's result, in the order given; all under the same suite and conditions."""
+    suite = options.suite if isinstance(options.suite, Suite) else read_suite(options.suite)
+    specs = [c if isinstance(c, CandidateSpec) else read_candidate(c) for c in options.candidates]
+    names = [s.name for s in specs] + [s.name for s, _ in options.systems]
+    if not names:
+        raise BadInputError("no candidate to test; give at least one --candidate file")
+    if len(set(names)) != len(names):
+        raise BadInputError(f"two candidates are both named '{next(n for n in names if names.count(n) > 1)}'; "
+                            "a side-by-side report needs distinct names", field="name")
+    for spec in [*specs, *(s for s, _ in options.systems)]:  # refused before any system is asked anything
+        if spec.retrieval_unit != suite.suite.retrieval_unit:
+            raise BadInputError(f"candidate '{spec.name}' returns {spec.retrieval_unit}s but the suite compares "
+                                f"{suite.suite.retrieval_unit}s; one comparison takes one retrieval unit",
+                                path=spec.path or None, field="retrieval_unit")
+    results = []
+    for spec, system in [*((s, None) for s in specs), *options.systems]:
+        own = system is None
+        system = open_system(spec) if own else system
+        try:
+            results.append(test_candidate(suite, spec, system, options))
+        finally:
+            if own:
+                system.close()
+    return results
