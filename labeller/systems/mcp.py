@@ -81,10 +81,12 @@ class McpSystem:
         self._stack = ExitStack()
         self.startup_error: str | None = None
         self._info: dict[str, Any] = {}
+        self._http_status: int | None = None
         try:
             self._connect()
         except Exception as exc:  # unreachable, auth rejected, discovery failed: every case fails, named
-            self.startup_error = self._clean(f"MCP server failed to start or list its tools: {_message(exc)}")
+            status = f" (HTTP {self._http_status})" if self._http_status else ""
+            self.startup_error = self._clean(f"MCP server failed to start or list its tools: {_message(exc)}{status}")
 
     def _clean(self, text: str) -> str:
         return redact(text, [self._secret])[:300]
@@ -101,7 +103,7 @@ class McpSystem:
             target: Any = StdioServerParameters(command=s.command[0], args=s.command[1:], env=env,
                                                    cwd=str(self._base) if self._base else None)
         else:
-            target = s.url if not self._secret else self._http_transport()
+            target = self._http_transport()
         client = Client(target, read_timeout_seconds=s.timeout_s, cache=None)
         self._client = self._stack.enter_context(self._portal.wrap_async_context_manager(client))
         tools = self._portal.call(self._client.list_tools).tools
@@ -116,8 +118,14 @@ class McpSystem:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self._secret}"},
-                                  timeout=httpx2.Timeout(self.settings.timeout_s))
+        async def note_status(response: Any) -> None:  # the SDK reports a refused request without its status
+            if response.status_code >= 400:
+                self._http_status = response.status_code
+
+        headers = {"Authorization": f"Bearer {self._secret}"} if self._secret else {}
+        http = httpx2.AsyncClient(headers=headers,
+                                  timeout=httpx2.Timeout(self.settings.timeout_s),
+                                  event_hooks={"response": [note_status]})
         self._stack.callback(lambda: self._portal.call(http.aclose))
         return streamable_http_client(self.settings.url, http_client=http)
 
@@ -127,7 +135,8 @@ class McpSystem:
         try:
             result = await self._client.call_tool(self.settings.tool, fill(self.settings.arguments, request))
         except MCPError as exc:
-            return SearchResponse(error=self._clean(f"MCP error {exc.code}: {exc}"))
+            status = f" (HTTP {self._http_status})" if self._http_status else ""
+            return SearchResponse(error=self._clean(f"MCP error {exc.code}: {exc}{status}"))
         except Exception as exc:
             return SearchResponse(error=self._clean(f"MCP call failed: {_message(exc)}"))
         text = " ".join(getattr(c, "text", "") for c in result.content)

@@ -64,6 +64,7 @@ def pydantic_error(exc: ValidationError, path: str | Path, prefix: str = "",
     field = ".".join([prefix, *loc] if prefix else loc) or None
     kind = first["type"]
     message = "unknown field; not part of the format" if kind == "extra_forbidden" else first["msg"]
+    message = message.removeprefix("Value error, ")
     if kind == "missing":
         message = "required field is missing"
     got = first.get("input")
