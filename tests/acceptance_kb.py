@@ -45,7 +45,7 @@ class KnowledgeBase:
         with self.lock:
             self.calls += 1
         if any(w in query for w in self._param("error")):
-            raise RuntimeError("index shard unavailable")
+            raise RuntimeError(f"index shard unavailable for '{query}'")
         if any(w in query for w in self._param("slow")):
             time.sleep(0.3)
         words = set(query.lower().split())

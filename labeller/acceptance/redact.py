@@ -7,9 +7,11 @@ what a reviewer needs to act on a failure.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from labeller.acceptance.result import AcceptanceResult
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _scrub(value: Any, texts: list[tuple[str, str]]) -> Any:
@@ -24,10 +26,16 @@ def _scrub(value: Any, texts: list[tuple[str, str]]) -> Any:
     return value
 
 
-def redact_queries(result: AcceptanceResult, queries: dict[str, str]) -> AcceptanceResult:
-    # Texts under 4 characters are only dropped from `query`: replacing them everywhere would garble ids.
-    texts = sorted(((q, f"[query {cid}]") for cid, q in queries.items() if len(q) >= 4), key=lambda t: -len(t[0]))
-    data = _scrub(result.model_dump(mode="json"), texts)
-    for case in data["cases"]:
-        case["query"] = None
-    return AcceptanceResult.model_validate({**data, "redacted": True})
+class Redactor:
+    """Replaces each case's query text (4 characters or more) by `[query <case id>]` in any record."""
+
+    def __init__(self, queries: dict[str, str]):
+        # Shorter texts are only dropped from `query`: replacing them everywhere would garble ids.
+        self.texts = sorted(((q, f"[query {cid}]") for cid, q in queries.items() if len(q) >= 4),
+                            key=lambda t: -len(t[0]))
+
+    def __call__(self, record: M) -> M:
+        return type(record).model_validate(_scrub(record.model_dump(mode="json"), self.texts))
+
+    def dicts(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return _scrub(rows, self.texts)

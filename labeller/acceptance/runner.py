@@ -71,6 +71,12 @@ def test_candidate(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, o
 
     revocations, more = extra_gates(suite, spec, system, cases, answers, options)
     gates += more
+    if options.redact:  # before anything is written, the triage file included
+        from labeller.acceptance.redact import Redactor
+
+        scrub = Redactor({c.id: c.query for c in suite.cases})
+        cases = [scrub(c).model_copy(update={"query": None}) for c in cases]
+        answers, gates, revocations = [scrub(a) for a in answers], [scrub(g) for g in gates], scrub.dicts(revocations)
     notes: list[str] = []
     if options.triage is not None:
         from labeller.acceptance.triage import update_triage
@@ -84,10 +90,6 @@ def test_candidate(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, o
                               query_cost=query_cost, ingestion_cost=spec.ingestion_cost, cases=cases,
                               answers=answers, revocations=revocations, gates=gates, notes=notes,
                               passed=all(g.holds for g in gates))
-    if options.redact:
-        from labeller.acceptance.redact import redact_queries
-
-        result = redact_queries(result, {c.id: c.query for c in suite.cases})
     return result
 
 
