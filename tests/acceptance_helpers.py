@@ -15,59 +15,25 @@ HERE = Path(__file__).resolve().parent
 THRESHOLDS = {"evidence_coverage": 1.0, "answerable": 1.0, "no_answer": 1.0, "access_denied": 1.0,
               "metrics": {"ndcg@5": 0.9}}
 
-CASES = """
-[[cases]]
-id = "c1"
-query = "kite couriers invoice"
-identity = { user = "alice", groups = ["finance"] }
-expected = "answerable"
-split = "held_out"
-reviewer = "rita"
-reviewed_at = "2026-11-20"
-[[cases.evidence]]
-doc_id = "inv-1"
-source_uri = "kb://inv-1"
-revision = "r2"
 
-[[cases]]
-id = "c2"
-query = "toner invoice"
-identity = { user = "alice", groups = ["finance"] }
-expected = "answerable"
-split = "held_out"
-reviewer = "rita"
-reviewed_at = "2026-11-20"
-[[cases.evidence]]
-doc_id = "inv-2"
-source_uri = "kb://inv-2"
-revision = "r1"
+def case_text(id, query, user, groups, expected, split="held_out", reviewer="rita", evidence=None) -> str:
+    """One [[cases]] block as a suite author writes it (held-out cases reviewed 2026-11-20)."""
+    text = (f'\n[[cases]]\nid = "{id}"\nquery = "{query}"\nidentity = {{ user = "{user}", groups = '
+            f'{json.dumps(groups)} }}\nexpected = "{expected}"\nsplit = "{split}"\nreviewer = "{reviewer}"\n')
+    text += 'reviewed_at = "2026-11-20"\n' if split == "held_out" else ""
+    if evidence:
+        doc, revision = evidence
+        text += f'[[cases.evidence]]\ndoc_id = "{doc}"\nsource_uri = "kb://{doc}"\nrevision = "{revision}"\n'
+    return text
 
-[[cases]]
-id = "c3"
-query = "zebra migration"
-identity = { user = "alice", groups = ["finance"] }
-expected = "no_answer"
-split = "held_out"
-reviewer = "rita"
-reviewed_at = "2026-11-20"
 
-[[cases]]
-id = "c4"
-query = "salary review"
-identity = { user = "bob", groups = ["sales"] }
-expected = "access_denied"
-split = "held_out"
-reviewer = "rita"
-reviewed_at = "2026-11-20"
-
-[[cases]]
-id = "t1"
-query = "holiday calendar"
-identity = { user = "bob", groups = [] }
-expected = "answerable"
-split = "tuning"
-reviewer = "sam"
-"""
+CASES = "".join([
+    case_text("c1", "kite couriers invoice", "alice", ["finance"], "answerable", evidence=("inv-1", "r2")),
+    case_text("c2", "toner invoice", "alice", ["finance"], "answerable", evidence=("inv-2", "r1")),
+    case_text("c3", "zebra migration", "alice", ["finance"], "no_answer"),
+    case_text("c4", "salary review", "bob", ["sales"], "access_denied"),
+    case_text("t1", "holiday calendar", "bob", [], "answerable", split="tuning", reviewer="sam"),
+])
 
 
 def toml_value(value) -> str:
