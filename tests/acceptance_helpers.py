@@ -101,3 +101,9 @@ class McpHttpServer:
     def __exit__(self, *exc) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
+
+
+def citing_grounder(rows):
+    """An answer judge for the CLI's --grounding: an answer citing a document it retrieved is grounded."""
+    return [{"query_id": r.query_id, "groundedness": float(bool(r.citations) and r.citations[0] in r.returned),
+             "attribution": "correct"} for r in rows]

@@ -2,7 +2,8 @@
 
 Faults are planted by name: "leak" ignores permissions, "stale" serves inv-1 at an old revision,
 "drop" never returns inv-2, "error:<word>" fails queries holding the word, "slow:<word>" sleeps 0.3 s on
-them, "lag:<seconds>" keeps a revoked document for that long, "answers" adds an answer citing the top
+them, "lag:<seconds>" keeps a revoked document for that long, "mute:<word>" returns nothing for queries holding
+the word, "chatty" adds the public document to every answer, "answers" adds an answer citing the top
 document, "cost" reports a cost per query.
 """
 
@@ -48,7 +49,9 @@ class KnowledgeBase:
             raise RuntimeError(f"index shard unavailable for '{query}'")
         if any(w in query for w in self._param("slow")):
             time.sleep(0.3)
-        words = set(query.lower().split())
+        if any(w in query for w in self._param("mute")):
+            return {"results": []}
+        words = set(query.lower().split()) | ({"public"} if "chatty" in self.faults else set())
         results = []
         for doc, d in DOCS.items():
             if doc == "inv-2" and "drop" in self.faults:

@@ -181,3 +181,16 @@ def test_the_answers_table_and_the_grounding_gate(tmp_path):
     assert next(g for g in without.gates if g.gate == "grounding").status == "abstain" and not without.passed
     partial = run_http(tmp_path, ("answers",), suite=suite, triage=False, grounding=lambda rows: harsh(rows)[:1])
     assert next(g for g in partial.gates if g.gate == "grounding").status == "abstain"
+
+
+def test_the_grounding_judge_named_on_the_command_line(tmp_path, capsys):
+    suite = write_suite(tmp_path, {"groundedness": 0.9})
+    with HttpKB(("answers",)) as kb:
+        cand = write_candidate(tmp_path, "kb", "http", {"url": kb.url + "/search"})
+        base = ["acceptance", "run", "--suite", suite, "--candidate", cand, "--out", tmp_path / "r.json"]
+        code, out, _ = cli([*base, "--grounding", "acceptance_helpers:citing_grounder"], capsys)
+        assert code == 0 and "| grounding | PASS 1" in out
+        code, _, err = cli([*base, "--grounding", "acceptance_helpers:nothing_here"], capsys)
+    assert code == 2 and "answer judge 'acceptance_helpers:nothing_here'" in err and "--grounding" in err
+    answers = json.loads((tmp_path / "r.json").read_text())["results"][0]["answers"]
+    assert {"query_id": "c1", "answer": "See inv-1.", "citations": ["inv-1"], "returned": ["inv-1", "inv-2"]} in answers

@@ -73,6 +73,52 @@ def test_a_leak_also_fails_the_access_denied_outcome_and_missing_evidence_the_me
     assert gate(dropped, "metric:ndcg@5")["status"] == "fail" and gate(dropped, "metric:ndcg@5")["measured"] == 0.5
 
 
+@pytest.mark.parametrize("fault, gate_name, case", [("mute:toner", "outcome:answerable", "c2"),
+                                                    ("chatty", "outcome:no_answer", "c3")])
+def test_each_outcome_class_fails_on_its_own(tmp_path, capsys, fault, gate_name, case):
+    code, _, _, result = http_run(tmp_path, capsys, faults=(fault,))
+    failed = gate(result, gate_name)
+    assert code == 1 and failed["status"] == "fail" and [f["case_id"] for f in failed["failures"]] == [case]
+    others = {"outcome:answerable", "outcome:no_answer"} - {gate_name}
+    assert all(gate(result, g)["status"] == "pass" for g in others)
+
+
+@pytest.mark.parametrize("percentile", ["p50", "p95", "p99"])
+def test_every_latency_percentile_can_fail(tmp_path, capsys, percentile):
+    code, _, _, result = http_run(tmp_path, capsys, faults=("slow:",),
+                                  thresholds={f"{percentile}_ms": 250, "min_latency_samples": 5})
+    assert code == 1 and gate(result, f"latency:{percentile}")["status"] == "fail"
+
+
+def test_query_cost_and_ingestion_cost_are_gated_apart(tmp_path, capsys):
+    limits = {"max_query_cost": 0.001, "max_ingestion_cost": 100}
+    code, _, _, result = http_run(tmp_path, capsys, faults=("cost",), thresholds=limits)
+    assert code == 1 and result["query_cost"] == pytest.approx(0.002)
+    assert gate(result, "query_cost")["status"] == "fail" and gate(result, "ingestion_cost")["status"] == "abstain"
+    suite = write_suite(tmp_path, {"max_query_cost": 0.01, "max_ingestion_cost": 100})
+    with HttpKB(("cost",)) as kb:
+        for ingestion, status in ((50, "pass"), (500, "fail")):
+            cand = write_candidate(tmp_path, "kb", "http", {"url": kb.url + "/search"},
+                                   extra=f"ingestion_cost = {ingestion}")
+            [res] = acceptance_run(RunOptions(suite=suite, candidates=[cand]), ReportPaths())
+            by = {g.gate: g.status for g in res.gates}
+            assert (by["query_cost"], by["ingestion_cost"]) == ("pass", status) and res.ingestion_cost == ingestion
+    code, _, _, result = http_run(tmp_path, capsys, thresholds={"max_query_cost": 0.01})
+    assert code == 1 and gate(result, "query_cost")["status"] == "abstain"  # a cost gate without costs blocks
+
+
+def test_the_suite_judgments_file_drives_the_metric_gates(tmp_path, capsys):
+    # Graded judgments where inv-2 (ranked second for c1) is the relevant one: ndcg@5 drops below 0.9.
+    (tmp_path / "qrels.txt").write_text("c1 0 inv-2 3\nc1 0 inv-1 0\nc2 0 inv-2 3\n")
+    suite = write_suite(tmp_path, {"evidence_coverage": None})
+    suite.write_text(suite.read_text().replace("k = 5\n", 'k = 5\njudgments = "qrels.txt"\n'))
+    with HttpKB() as kb:
+        cand = write_candidate(tmp_path, "kb", "http", {"url": kb.url + "/search"})
+        [result] = acceptance_run(RunOptions(suite=suite, candidates=[cand]), ReportPaths())
+    metric = next(g for g in result.gates if g.gate == "metric:ndcg@5")
+    assert metric.status == "fail" and metric.measured == pytest.approx((1 / __import__("math").log2(3) + 1) / 2)
+
+
 def test_slow_calls_fail_the_latency_gate_with_the_sample_recorded(tmp_path, capsys):
     code, _, _, result = http_run(tmp_path, capsys, faults=("slow:kite",),
                                   thresholds={"p99_ms": 250, "min_latency_samples": 5},

@@ -94,9 +94,13 @@ def run_command(
 
     grounder = None
     if grounding is not None:
+        from labeller.errors import BadInputError, ConfigError
         from labeller.retrieval.imported import load_object
 
-        grounder = load_object(grounding)
+        try:
+            grounder = load_object(grounding)
+        except ConfigError as exc:
+            raise BadInputError(exc.detail.replace("retriever ", "answer judge ", 1), field="--grounding") from None
     results = acceptance_run(RunOptions(suite=suite, candidates=candidate, triage=triage, redact=redact,
                                         grounding=grounder), ReportPaths(json=out, md=md, html=html))
     _finish(results)
