@@ -845,6 +845,12 @@ CASES: list[Case] = [
          stderr="release_with_exceptions", outputs=("decisions.jsonl",)),
     Case("acceptance-decide-unknown-decision", [*DECIDE, "--decision", "ship"], setup=_failed_results,
          stderr="unknown decision 'ship'", outputs=("decisions.jsonl",)),
+    Case("acceptance-mcp-command-and-url", ACCEPT, stderr="exactly one of command",
+         setup=_suite_spoiled(cand='kind = "mcp"\n[system]\ncommand = ["x"]\nurl = "http://127.0.0.1:9/mcp"\n'),
+         outputs=("r.json",)),
+    Case("acceptance-old-evidence-with-a-revision", ["acceptance", "--queries", "queries.jsonl", "--run", "run.trec",
+                                                    "--evidence", "evidence.jsonl"], stderr="field 'revision'",
+         setup=lambda d: write_jsonl(d / "evidence.jsonl", [{"query_id": "q1", "doc_id": "d1", "revision": "r2"}])),
     Case("acceptance-compare-conditions-differ", ["acceptance", "compare", "r.json", "other.json"],
          setup=_two_conditions, stderr="other conditions"),
 ]
