@@ -14,6 +14,11 @@ from labeller.acceptance.result import CaseResult, Failure, GateResult
 from labeller.acceptance.suite import Suite, Thresholds
 
 
+# The likely cause when a case of this class is handled wrongly: an answerable case unanswered lacked its
+# evidence; an access-denied case answered shows the permissions; a no-answer case answered ranked noise.
+WRONG_OUTCOME = {"answerable": "retrieval_coverage", "access_denied": "permissions", "no_answer": "retrieval_ranking"}
+
+
 def _status(ok: bool) -> str:
     return "pass" if ok else "fail"
 
@@ -58,10 +63,8 @@ def outcome_gates(held: list[CaseResult], t: Thresholds) -> list[GateResult]:
         cases = [c for c in held if c.expected == outcome]
         rate = sum(c.outcome_correct for c in cases) / len(cases) if cases else None
         rule = "answered" if outcome == "answerable" else "abstained"
-        wrong = [Failure(case_id=c.case_id, user=c.user, cause="integration" if c.error else
-                         ("retrieval_coverage" if outcome == "answerable" else "permissions" if outcome ==
-                          "access_denied" else "retrieval_ranking"),
-                         reason=c.error or (f"expected {outcome}: should have {rule}"))
+        wrong = [Failure(case_id=c.case_id, user=c.user, cause="integration" if c.error else WRONG_OUTCOME[outcome],
+                         reason=c.error or f"expected {outcome}: should have {rule}")
                  for c in cases if not c.outcome_correct]
         gates.append(GateResult(gate=f"outcome:{outcome}", status="abstain" if rate is None else _status(
             rate >= threshold), measured=rate, threshold=threshold, n=len(cases), failures=wrong,

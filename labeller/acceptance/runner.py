@@ -56,7 +56,7 @@ def suite_record(suite: Suite) -> dict:
             "thresholds": suite.thresholds.model_dump(), "thresholds_digest": suite.thresholds.digest()}
 
 
-def test_candidate(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, options: RunOptions) -> AcceptanceResult:
+def assess_candidate(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, options: RunOptions) -> AcceptanceResult:
     started = now()
     calls, latency = ask_all(system, suite)
     permissions = read_permissions(suite.access, Path(suite.path).parent) if suite.access else None
@@ -113,7 +113,7 @@ def run_acceptance(options: RunOptions) -> list[AcceptanceResult]:
         own = system is None
         system = open_system(spec) if own else system
         try:
-            results.append(test_candidate(suite, spec, system, options))
+            results.append(assess_candidate(suite, spec, system, options))
         finally:
             if own:
                 system.close()
