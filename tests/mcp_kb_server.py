@@ -3,7 +3,7 @@
     python mcp_kb_server.py stdio [faults...]        # over stdin/stdout
     python mcp_kb_server.py http PORT [faults...]    # streamable HTTP on 127.0.0.1:PORT/mcp
 
-Extra faults: "no-tool" lists no search tool (discovery fails); "token" requires
+In HTTP mode, POST /change {action, doc_id, user, groups} is the change hook. Extra faults: "no-tool" lists no search tool (discovery fails); "token" requires
 `Authorization: Bearer $KB_TOKEN` (HTTP: 401 otherwise; stdio: the tool refuses without $KB_TOKEN).
 """
 
@@ -37,6 +37,18 @@ else:
     def ping() -> str:
         """Not a search tool."""
         return "pong"
+
+
+
+@server.custom_route("/change", methods=["POST"])
+async def change(request):
+    """The change hook over HTTP (streamable HTTP mode): revoke or delete, as the acceptance run asks."""
+    from starlette.responses import JSONResponse
+
+    body = await request.json()
+    kb.change(body["action"], body["doc_id"], body["user"], body["groups"])
+    return JSONResponse({"ok": True})
+
 
 if transport == "stdio":
     server.run()

@@ -202,3 +202,17 @@ def test_the_old_metrics_invocation_still_works_and_says_it_cannot_fail(tmp_path
     code, out, err = run_cli(["acceptance", "--queries", str(tmp_path / "q.jsonl"), "--run",
                               str(tmp_path / "run.trec")], capsys)
     assert code == 0 and "1 queries" in out and "cannot fail" in err and "acceptance run" in err
+
+
+def test_every_planted_fault_at_once_is_named_in_one_report(tmp_path, capsys):
+    code, out, err, result = http_run(tmp_path, capsys, faults=("leak", "stale", "drop", "error:zebra", "slow:salary"),
+                                      thresholds={"p99_ms": 250, "min_latency_samples": 5})
+    assert code == 1
+    named = {(f["gate"], f["case"], f["doc"], f["cause"]) for f in (
+        {"gate": g["gate"], "case": x["case_id"], "doc": x["doc_id"], "cause": x["cause"]}
+        for g in result["gates"] if g["status"] != "pass" for x in g["failures"])}
+    assert {("access", "c4", "hr-1", "permissions"), ("evidence_coverage", "c1", "inv-1", "source_or_revision"),
+            ("evidence_coverage", "c2", "inv-2", "retrieval_coverage"), ("integration", "c3", None, "integration"),
+            ("latency:p99", None, None, "operations")} <= named
+    for words in ("hr-1", "inv-1", "inv-2", "HTTP 500", "p99"):
+        assert words in out

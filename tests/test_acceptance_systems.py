@@ -88,6 +88,22 @@ def test_mcp_over_streamable_http_with_auth(tmp_path, monkeypatch, capsys):
     no_secret_anywhere(tmp_path, capsys.readouterr().out, capsys.readouterr().err, failure)
 
 
+@pytest.mark.parametrize("faults, status", [(("lag:0.3",), "gone"), (("lag:60",), "still_returned")])
+def test_revocation_lag_of_an_mcp_system(tmp_path, faults, status):
+    revocation = ('\n[[revocations]]\nid = "r1"\ncase = "c1"\ndoc_id = "inv-1"\naction = "revoke"\n'
+                  "timeout_s = 1.5\ninterval_s = 0.05\n")
+    with McpHttpServer(*faults) as server:
+        cand = write_candidate(tmp_path, "kb", "mcp", {"url": server.url},
+                               hook={"url": server.url.replace("/mcp", "/change")})
+        result = run(tmp_path, cand, {"max_revocation_lag_s": 1.0}, extra=revocation)
+    [record] = result.revocations
+    assert record["status"] == status and result.passed is (status == "gone")
+    if status == "gone":
+        assert record["lag_s"] >= 0.3
+    else:
+        assert gate(result, "revocation").failures[0].reason == "revoke: still returned 1.5 s after the change"
+
+
 def test_mcp_stdio_server_gets_the_credential_in_its_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("KB_TOKEN", "not-the-right-one")
     cand = write_candidate(tmp_path, "kb", "mcp", {"command": [sys.executable, SERVER, "stdio", "token"],
