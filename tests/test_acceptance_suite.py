@@ -108,3 +108,16 @@ def test_bad_toml_and_a_missing_file(tmp_path):
     path.write_text("[suite\nname = 1\n")
     assert error_of(path).line == 1
     assert "not found" in str(error_of(tmp_path / "nope.toml"))
+
+
+def test_a_suite_built_in_memory_is_checked_like_a_file(tmp_path):
+    import tomllib
+
+    from labeller.acceptance import suite_from_dict
+
+    raw = tomllib.loads(write_suite(tmp_path).read_text())
+    suite = suite_from_dict(raw, tmp_path / "suite.toml")
+    assert suite.digest == read_suite(tmp_path / "suite.toml").digest
+    raw["cases"][1]["id"] = "c1"
+    with pytest.raises(BadInputError, match="used twice"):
+        suite_from_dict(raw)

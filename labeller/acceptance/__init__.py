@@ -22,7 +22,7 @@ def __getattr__(name: str):  # the release gate's entry points, imported on firs
         from labeller.acceptance import runner
 
         return getattr(runner, name)
-    if name in ("read_suite", "Suite"):
+    if name in ("read_suite", "suite_from_dict", "Suite"):
         from labeller.acceptance import suite
 
         return getattr(suite, name)

@@ -203,10 +203,16 @@ def read_suite(path: str | Path) -> Suite:
                             field="suite.cases_file")
     if isinstance(cases_file, str):
         raw = {**raw, "cases": _read_cases_file(path.parent / cases_file)}
+    return suite_from_dict(raw, path, line_of=_line_finder(text))
+
+
+def suite_from_dict(raw: dict[str, Any], path: str | Path = "<memory>", line_of: Any = None) -> Suite:
+    """A suite from its parsed content (what the TOML file holds), checked as read_suite checks a file.
+    Relative file names in it (acl, judgments) are relative to `path`'s directory."""
     try:
         suite = Suite.model_validate({**raw, "path": str(path), "digest": _digest(raw)})
     except ValidationError as exc:
-        raise pydantic_error(exc, path, line_of=_line_finder(text)) from None
+        raise pydantic_error(exc, path, line_of=line_of) from None
     _check(suite)
     return suite
 
