@@ -851,6 +851,13 @@ CASES: list[Case] = [
     Case("acceptance-old-evidence-with-a-revision", ["acceptance", "--queries", "queries.jsonl", "--run", "run.trec",
                                                     "--evidence", "evidence.jsonl"], stderr="field 'revision'",
          setup=lambda d: write_jsonl(d / "evidence.jsonl", [{"query_id": "q1", "doc_id": "d1", "revision": "r2"}])),
+    # Files the suite names are read before any system is asked: nothing is half-run on a bad ACL or metric.
+    Case("acceptance-acl-missing", ACCEPT, setup=_suite_spoiled('acl = "acl.jsonl"', 'acl = "nope.jsonl"'),
+         stderr="nope.jsonl", outputs=("r.json",)),
+    Case("acceptance-acl-unknown-field", ACCEPT, outputs=("r.json",), stderr="field 'roles'",
+         setup=lambda d: (_suite_spoiled()(d), write_jsonl(d / "acl.jsonl", [{"doc_id": "d1", "roles": ["x"]}]))),
+    Case("acceptance-bad-metric-threshold", ACCEPT, setup=_suite_spoiled('"ndcg@5"', '"ndcg@x"'),
+         stderr="thresholds.metrics", outputs=("r.json",)),
     Case("acceptance-compare-conditions-differ", ["acceptance", "compare", "r.json", "other.json"],
          setup=_two_conditions, stderr="other conditions"),
 ]

@@ -129,14 +129,15 @@ def held_out(cases: list[CaseResult]) -> list[CaseResult]:
 
 
 def all_gates(suite: Suite, cases: list[CaseResult], latency: LatencyStats | None, query_cost: float | None,
-              ingestion_cost: float | None, permissions_given: bool) -> list[GateResult]:
+              ingestion_cost: float | None, permissions_given: bool,
+              grades: dict[str, dict[str, int]]) -> list[GateResult]:
     from labeller.acceptance.metrics_gate import metric_gates
 
     t, held = suite.thresholds, held_out(cases)
     gates = [sample_gate(held, t), integration_gate(held, t), access_gate(held, t, permissions_given)]
     gates += outcome_gates(held, t)
     gates += [g for g in (coverage_gate(held, t, suite.suite.k),) if g is not None]
-    gates += metric_gates(suite, held)
+    gates += metric_gates(suite, held, grades)
     gates += latency_gates(latency, t)
     gates += cost_gates(query_cost, ingestion_cost, t)
     return gates

@@ -12,23 +12,38 @@ from labeller.acceptance.suite import Suite
 from labeller.errors import BadInputError
 
 
-def metric_gates(suite: Suite, held: list[CaseResult]) -> list[GateResult]:
+def metric_specs(suite: Suite) -> list:
+    """The metrics the thresholds name, parsed (a bad name is refused when the suite is read)."""
+    from labeller.evaluation import parse_metrics
+
+    if not suite.thresholds.metrics:
+        return []
+    try:
+        return parse_metrics(list(suite.thresholds.metrics))
+    except BadInputError as exc:
+        raise BadInputError(exc.detail, path=suite.path, field="thresholds.metrics") from None
+
+
+def suite_grades(suite: Suite) -> dict[str, dict[str, int]]:
+    """case id -> doc id -> grade: the suite's judgments file, else every required-evidence document as 5.
+    Read before any system is asked, so a bad file costs nothing."""
+    if suite.suite.judgments:
+        from labeller.evaluation import load_judgments
+
+        return load_judgments(suite.resolve(suite.suite.judgments)).grades
+    return {c.id: {e.doc_id: 5 for e in c.evidence} for c in suite.cases if c.evidence}
+
+
+def metric_gates(suite: Suite, held: list[CaseResult], grades: dict[str, dict[str, int]]) -> list[GateResult]:
     wanted = suite.thresholds.metrics
     if not wanted:
         return []
-    from labeller.evaluation import Settings, load_judgments, parse_metrics, score_run
+    from labeller.evaluation import Settings, score_run
     from labeller.evaluation.qrels import Judgments
     from labeller.evaluation.runs import Ranking
 
-    try:
-        specs = parse_metrics(list(wanted))
-    except BadInputError as exc:
-        raise BadInputError(exc.detail, path=suite.path, field="thresholds.metrics") from None
+    specs = metric_specs(suite)
     ids = {c.case_id for c in held if c.expected == "answerable"}
-    if suite.suite.judgments:
-        grades = load_judgments(suite.resolve(suite.suite.judgments)).grades
-    else:
-        grades = {c.id: {e.doc_id: 5 for e in c.evidence} for c in suite.cases if c.evidence}
     grades = {q: d for q, d in grades.items() if q in ids}
     ranking = Ranking("candidate", docs={c.case_id: c.returned for c in held if c.case_id in ids})
     gates = []

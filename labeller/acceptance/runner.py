@@ -15,10 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from statistics import fmean
 
-from labeller.acceptance.access import read_permissions
+from labeller.acceptance.access import Permissions, read_permissions
 from labeller.acceptance.cases import score_case
 from labeller.acceptance.execute import ask_all
 from labeller.acceptance.gates import all_gates
+from labeller.acceptance.metrics_gate import metric_specs, suite_grades
 from labeller.acceptance.result import AcceptanceResult, AnswerRow, Conditions
 from labeller.acceptance.suite import Suite, read_suite
 from labeller.errors import BadInputError
@@ -35,6 +36,20 @@ class RunOptions:
     redact: bool = False  # keep no raw query text in any output
     grounding: Callable | None = None  # answers -> per-query grounding records (labeller.answers at merge)
     change_hooks: dict[str, Callable] = field(default_factory=dict)  # candidate name -> Python change hook
+
+
+@dataclass(frozen=True)
+class SuiteInputs:
+    """The files a suite names, read once before any system is asked (a bad one then costs nothing)."""
+
+    permissions: Permissions | None
+    grades: dict[str, dict[str, int]]
+
+    @classmethod
+    def read(cls, suite: Suite) -> SuiteInputs:
+        metric_specs(suite)
+        permissions = read_permissions(suite.access, Path(suite.path).parent) if suite.access else None
+        return cls(permissions, suite_grades(suite))
 
 
 def now() -> str:
@@ -56,17 +71,18 @@ def suite_record(suite: Suite) -> dict:
             "thresholds": suite.thresholds.model_dump(), "thresholds_digest": suite.thresholds.digest()}
 
 
-def assess_candidate(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, options: RunOptions) -> AcceptanceResult:
+def assess_candidate(suite: Suite, inputs: SuiteInputs, spec: CandidateSpec, system: SystemUnderTest,
+                     options: RunOptions) -> AcceptanceResult:
     started = now()
     calls, latency = ask_all(system, suite)
-    permissions = read_permissions(suite.access, Path(suite.path).parent) if suite.access else None
-    cases = [score_case(call, permissions, options.redact) for call in calls]
+    cases = [score_case(call, inputs.permissions, options.redact) for call in calls]
     answers = [AnswerRow(query_id=c.case.id, answer=c.response.answer, citations=c.response.citations,
                          returned=[r.doc_id for r in c.response.results])
                for c in calls if c.response.answer is not None]
     costs = [c.cost for c in cases if c.cost is not None]
     query_cost = fmean(costs) if costs else None
-    gates = all_gates(suite, cases, latency, query_cost, spec.ingestion_cost, permissions is not None)
+    gates = all_gates(suite, cases, latency, query_cost, spec.ingestion_cost, inputs.permissions is not None,
+                      inputs.grades)
     from labeller.acceptance.extras import extra_gates
 
     revocations, more = extra_gates(suite, spec, system, cases, answers, options)
@@ -108,12 +124,13 @@ def run_acceptance(options: RunOptions) -> list[AcceptanceResult]:
             raise BadInputError(f"candidate '{spec.name}' returns {spec.retrieval_unit}s but the suite compares "
                                 f"{suite.suite.retrieval_unit}s; one comparison takes one retrieval unit",
                                 path=spec.path or None, field="retrieval_unit")
+    inputs = SuiteInputs.read(suite)
     results = []
     for spec, system in [*((s, None) for s in specs), *options.systems]:
         own = system is None
         system = open_system(spec) if own else system
         try:
-            results.append(assess_candidate(suite, spec, system, options))
+            results.append(assess_candidate(suite, inputs, spec, system, options))
         finally:
             if own:
                 system.close()
