@@ -139,6 +139,14 @@ def test_the_http_auth_secret_is_sent_but_never_written(tmp_path, monkeypatch, c
     assert "KB_TOKEN" in (tmp_path / "r.json").read_text()  # the variable's name is recorded, never its value
 
 
+def test_a_call_past_the_timeout_is_an_integration_failure(tmp_path):
+    with HttpKB(("slow:toner",)) as kb:
+        cand = write_candidate(tmp_path, "kb", "http", {"url": kb.url + "/search", "timeout_s": 0.1})
+        result = run(tmp_path, cand)
+    [failure] = gate(result, "integration").failures
+    assert failure.case_id == "c2" and "Timeout" in failure.reason and not result.passed
+
+
 def test_a_missing_auth_variable_is_an_input_error_naming_it(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("KB_TOKEN", raising=False)
     suite = write_suite(tmp_path)
