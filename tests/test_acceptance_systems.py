@@ -156,6 +156,19 @@ def test_a_missing_auth_variable_is_an_input_error_naming_it(tmp_path, monkeypat
     assert done.value.code == 2 and "$KB_TOKEN" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
 
 
+def test_a_bake_off_refuses_a_bad_candidate_before_asking_any(tmp_path, monkeypatch):
+    from labeller.errors import BadInputError
+
+    monkeypatch.delenv("KB_TOKEN", raising=False)
+    suite = write_suite(tmp_path)
+    with HttpKB() as kb:
+        good = write_candidate(tmp_path, "good", "http", {"url": kb.url + "/search"})
+        bad = write_candidate(tmp_path, "bad", "http", {"url": kb.url + "/search", "auth_env": "KB_TOKEN"})
+        with pytest.raises(BadInputError, match="KB_TOKEN"):
+            acceptance_run(RunOptions(suite=suite, candidates=[good, bad]), ReportPaths(json=tmp_path / "r.json"))
+        assert kb.kb.calls == 0 and not (tmp_path / "r.json").exists()
+
+
 def test_an_http_mapping_for_another_endpoint_shape(tmp_path):
     """A search endpoint with its own field names, mapped in the candidate file."""
     import threading

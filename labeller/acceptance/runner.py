@@ -125,13 +125,14 @@ def run_acceptance(options: RunOptions) -> list[AcceptanceResult]:
                                 f"{suite.suite.retrieval_unit}s; one comparison takes one retrieval unit",
                                 path=spec.path or None, field="retrieval_unit")
     inputs = SuiteInputs.read(suite)
-    results = []
-    for spec, system in [*((s, None) for s in specs), *options.systems]:
-        own = system is None
-        system = open_system(spec) if own else system
-        try:
-            results.append(assess_candidate(suite, inputs, spec, system, options))
-        finally:
-            if own:
-                system.close()
-    return results
+    opened: list[SystemUnderTest] = []  # every candidate opened first: a bad one is refused before any is asked
+    try:
+        pairs = []
+        for spec in specs:
+            opened.append(open_system(spec))
+            pairs.append((spec, opened[-1]))
+        return [assess_candidate(suite, inputs, spec, system, options)
+                for spec, system in [*pairs, *options.systems]]
+    finally:
+        for system in opened:
+            system.close()
