@@ -44,7 +44,8 @@ def test_triage_sets_causes_keeps_edits_and_marks_fixed_on_rerun(tmp_path):
         if e["case_id"] == "c2":
             e.update(owner="omar", retest_date="2026-12-09", cause="retrieval_ranking", cause_set_by="omar")
     (tmp_path / "triage.json").write_text(json.dumps(data))
-    run_http(tmp_path, ("drop",))
+    rerun = run_http(tmp_path, ("drop",))
+    assert any("case 'c2' still failing" in n and "owner omar, retest 2026-12-09" in n for n in rerun.notes)
     again = entries(tmp_path)["c2"]
     assert (again["status"], again["owner"], again["retest_date"], again["cause"]) == (
         "still_failing", "omar", "2026-12-09", "retrieval_ranking")

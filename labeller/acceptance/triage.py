@@ -118,6 +118,9 @@ def update_triage(path: Path, suite: Suite, candidate: str, cases: list[CaseResu
                                                   last_run=when, owner=entry.owner if entry else None)
         else:
             keep = entry.cause_set_by != "labeller"
+            notes.append(f"case '{case_id}' still failing since {entry.first_failed} (cause "
+                         f"{entry.cause if keep else cause}, owner {entry.owner or 'none'}, retest "
+                         f"{entry.retest_date or 'not set'})")
             entries[(candidate, case_id)] = entry.model_copy(update={
                 "status": "still_failing", "last_run": when, "reasons": _reasons(case, gates),
                 "cause": entry.cause if keep else cause})
