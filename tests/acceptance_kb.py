@@ -37,7 +37,8 @@ class KnowledgeBase:
     def visible(self, doc: str, user: str, groups: list[str]) -> bool:
         d = DOCS[doc]
         lag = float((self._param("lag") or ["0"])[0])
-        gone = [t for key, t in self.revoked.items() if key == (doc, user)] + ([self.deleted[doc]] if doc in self.deleted else [])
+        gone = [t for key, t in self.revoked.items() if key == (doc, user)]
+        gone += [self.deleted[doc]] if doc in self.deleted else []
         if any(time.monotonic() - t >= lag for t in gone):
             return False
         return "leak" in self.faults or "*" in d["users"] or user in d["users"] or bool(set(groups) & set(d["groups"]))

@@ -3,7 +3,8 @@
     python mcp_kb_server.py stdio [faults...]        # over stdin/stdout
     python mcp_kb_server.py http PORT [faults...]    # streamable HTTP on 127.0.0.1:PORT/mcp
 
-In HTTP mode, POST /change {action, doc_id, user, groups} is the change hook. Extra faults: "no-tool" lists no search tool (discovery fails); "token" requires
+In HTTP mode, POST /change {action, doc_id, user, groups} is the change hook.
+Extra faults: "no-tool" lists no search tool (discovery fails); "token" requires
 `Authorization: Bearer $KB_TOKEN` (HTTP: 401 otherwise; stdio: the tool refuses without $KB_TOKEN).
 """
 

@@ -42,7 +42,8 @@ def test_a_clean_http_system_passes_and_records_what_it_was_tested_under(tmp_pat
     assert result["suite"]["thresholds"]["approved_by"] == "priya"
     cond = result["conditions"]
     assert cond["corpus_snapshot"] == "kb-2026-11-30" and cond["identities"] == ["alice", "bob"]
-    assert cond["workload"] == {"warmup": 1, "calls": None, "concurrency": 2} and cond["query_set"].startswith("sha256:")
+    assert cond["workload"] == {"warmup": 1, "calls": None, "concurrency": 2}
+    assert cond["query_set"].startswith("sha256:")
     assert result["candidate"]["configuration"] == {"index": "kb-2026-11-30"} and result["candidate"]["kind"] == "http"
     lat = result["latency"]
     assert (lat["n"], lat["warmup"], lat["concurrency"]) == (5, 1, 2) and lat["p50_ms"] <= lat["p99_ms"]

@@ -70,7 +70,8 @@ def test_mcp_faults_fail_by_name(tmp_path, fault, gate_name, words):
 def test_an_mcp_server_that_cannot_start_is_an_integration_failure(tmp_path):
     cand = write_candidate(tmp_path, "kb", "mcp", {"command": [sys.executable, str(tmp_path / "missing.py")]})
     result = run(tmp_path, cand)
-    assert gate(result, "integration").status == "fail" and "failed to start" in gate(result, "integration").failures[0].reason
+    integration = gate(result, "integration")
+    assert integration.status == "fail" and "failed to start" in integration.failures[0].reason
 
 
 def test_mcp_over_streamable_http_with_auth(tmp_path, monkeypatch, capsys):

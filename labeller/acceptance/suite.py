@@ -180,7 +180,8 @@ def _line_finder(text: str):
         names = [str(p) for p in loc if not isinstance(p, int)]
         for name in reversed(names):
             for i in range(start, end):
-                if re.match(rf"\s*\"?{re.escape(name)}\"?\s*=", lines[i]) or re.search(rf"[{{,]\s*{re.escape(name)}\s*=", lines[i]):
+                key = re.escape(name)
+                if re.match(rf"\s*\"?{key}\"?\s*=", lines[i]) or re.search(rf"[{{,]\s*{key}\s*=", lines[i]):
                     return i + 1
         return start + 1 if start or names else None
 
