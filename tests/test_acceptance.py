@@ -173,3 +173,19 @@ def test_cli_acceptance_with_a_live_retriever_records_latency(tmp_path, capsys):
     assert {o["outcome"]: o["correct"] for o in report["outcomes"]["outcomes"]} == {
         "answerable": 1, "no_answer": 1, "access_denied": 0}
     assert report["latency"]["n"] == 2 and report["latency"]["concurrency"] == 1
+
+
+@pytest.mark.parametrize("name, row", [
+    ("evidence", {"query_id": "q", "doc_id": "d", "revision": "r2"}),
+    ("outcomes", {"query_id": "q", "outcome": "answerable", "identity": "alice"}),
+    ("answers", {"query_id": "q", "abstained": False, "reviewer": "rita"}),
+])
+def test_fields_the_older_files_cannot_use_are_refused_not_dropped(tmp_path, name, row):
+    queries = write(tmp_path / "queries.jsonl", [{"query_id": "q", "text": "t"}])
+    run = tmp_path / "run.trec"
+    run.write_text("q Q0 d 1 1.0 t\n")
+    path = write(tmp_path / f"{name}.jsonl", [row])
+    with pytest.raises(BadInputError) as err:
+        acceptance_test(queries=queries, run=run, **{name: path})
+    extra = next(k for k in row if k not in ("query_id", "doc_id", "outcome", "abstained"))
+    assert (err.value.line, err.value.field) == (1, extra) and "docs/acceptance.md" in str(err.value)

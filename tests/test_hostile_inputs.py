@@ -196,6 +196,49 @@ class Case:
     replies: tuple[str, ...] = ()  # what the fake server answers first, in order (fakeapi KINDS), then "ok"
 
 
+ACCEPT = ["acceptance", "run", "--suite", "suite.toml", "--candidate", "cand.toml", "--out", "r.json"]
+DECIDE = ["acceptance", "decide", "--results", "r.json", "--decisions", "decisions.jsonl", "--by", "priya"]
+
+
+def _suite_spoiled(old: str = "", new: str = "", cand: str = "") -> Callable[[Path], None]:
+    """A valid acceptance suite (tests/acceptance_helpers.py) with `old` replaced by `new` once, and a stored-run
+    candidate whose file starts with `cand` (later keys of the same name are then duplicates, so `cand`
+    replaces the default lines it names)."""
+    def setup(root: Path) -> None:
+        from acceptance_helpers import write_suite
+
+        path = write_suite(root)
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        lines = {"name": 'name = "stored"\n', "kind": 'kind = "runfile"\n', "retrieval_unit": ""}
+        body = "".join(v for k, v in lines.items() if f"{k} =" not in cand)
+        system = "" if "[system]" in cand else '[system]\nrun = "run.trec"\n'
+        (root / "cand.toml").write_text(body + cand + system, encoding="utf-8")
+    return setup
+
+
+def _failed_results(root: Path) -> None:
+    """r.json: the results of a stored run that answers none of the suite's cases (it fails)."""
+    from labeller.acceptance.job import ReportPaths, acceptance_run
+    from labeller.acceptance.runner import RunOptions
+
+    _suite_spoiled()(root)
+    acceptance_run(RunOptions(suite=root / "suite.toml", candidates=[root / "cand.toml"]), ReportPaths(json=root / "r.json"))
+
+
+def _two_conditions(root: Path) -> None:
+    """r.json and other.json: results of suites whose workloads differ."""
+    from labeller.acceptance.job import ReportPaths, acceptance_run
+    from labeller.acceptance.runner import RunOptions
+
+    _failed_results(root)
+    path = root / "other.toml"
+    path.write_text((root / "suite.toml").read_text(encoding="utf-8").replace("concurrency = 2", "concurrency = 3"),
+                    encoding="utf-8")
+    acceptance_run(RunOptions(suite=path, candidates=[root / "cand.toml"]), ReportPaths(json=root / "other.json"))
+
+
 SAMPLE = ["annotate", "sample", "--out", "sample.jsonl"]
 ANNOTATE_SERVE = ["annotate", "serve", "--sample", "sample.jsonl", "--queries", "queries.jsonl", "--corpus",
                   "corpus.jsonl", "--rubric", "rubric.md", "--annotators", "ann"]
@@ -875,6 +918,54 @@ CASES: list[Case] = [
                                                 *OPENAI, "--out", "batch.jsonl"],
          setup=lambda d: (d / "run.trec").write_text(RUN + "11096 Q0 d1 1 9 sys\n"),
          stderr="skipped 1 query not in the queries file (first '11096', line 7)", outputs=("batch.jsonl",)),
+    # acceptance run / decide / compare: the suite and candidate files ---------------------------------
+    Case("acceptance-suite-unknown-case-field", ACCEPT, setup=_suite_spoiled('reviewer = "rita"\n', 'reviewer = "rita"\nowner = "x"\n'),
+         stderr="field 'cases.0.owner': unknown field", outputs=("r.json",)),
+    Case("acceptance-suite-bad-outcome", ACCEPT, setup=_suite_spoiled('"no_answer"', '"unanswerable"'),
+         stderr="cases.2.expected", outputs=("r.json",)),
+    Case("acceptance-suite-evidence-without-revision", ACCEPT, setup=_suite_spoiled('revision = "r2"\n', ""),
+         stderr="immutable_id", outputs=("r.json",)),
+    Case("acceptance-suite-mixed-units", ACCEPT, setup=_suite_spoiled('revision = "r2"\n', 'revision = "r2"\nunit = "chunk"\n'),
+         stderr="one retrieval unit", outputs=("r.json",)),
+    Case("acceptance-suite-held-out-without-review-date", ACCEPT,
+         setup=_suite_spoiled('reviewed_at = "2026-11-20"\n', ""), stderr="reviewed_at", outputs=("r.json",)),
+    Case("acceptance-suite-threshold-without-approver", ACCEPT, setup=_suite_spoiled('approved_by = "priya"\n', ""),
+         stderr="thresholds.approved_by", outputs=("r.json",)),
+    Case("acceptance-suite-not-toml", ACCEPT, setup=_suite_spoiled("[thresholds]", "[thresholds"),
+         stderr="not valid TOML", outputs=("r.json",)),
+    Case("acceptance-candidate-other-unit", ACCEPT, setup=_suite_spoiled(cand='retrieval_unit = "chunk"\n'),
+         stderr="one retrieval unit", outputs=("r.json",)),
+    Case("acceptance-candidate-unknown-kind", ACCEPT, setup=_suite_spoiled(cand='kind = "grpc"\n'),
+         stderr="field 'kind'", outputs=("r.json",)),
+    Case("acceptance-candidate-unknown-system-field", ACCEPT, setup=_suite_spoiled(cand='[system]\nrun = "run.trec"\nindex = 1\n'),
+         stderr="system.index", outputs=("r.json",)),
+    Case("acceptance-http-auth-variable-unset", ACCEPT, env={"KB_TOKEN": ""}, stderr="$KB_TOKEN",
+         setup=_suite_spoiled(cand='kind = "http"\n[system]\nurl = "http://127.0.0.1:9/s"\nauth_env = "KB_TOKEN"\n'),
+         outputs=("r.json",)),
+    Case("acceptance-out-is-the-suite", [*ACCEPT[:-2], "--out", "suite.toml"], setup=_suite_spoiled(),
+         stderr="is an input"),
+    Case("acceptance-triage-not-json", [*ACCEPT, "--triage", "triage.json"], outputs=("r.json",),
+         setup=lambda d: (_suite_spoiled()(d), (d / "triage.json").write_text("{not json", encoding="utf-8"))),
+    Case("acceptance-gate-fails", ACCEPT, exit=1, setup=_suite_spoiled(), stderr="acceptance test failed for stored"),
+    Case("acceptance-decide-release-on-failing-results", [*DECIDE, "--decision", "release"], setup=_failed_results,
+         stderr="release_with_exceptions", outputs=("decisions.jsonl",)),
+    Case("acceptance-decide-unknown-decision", [*DECIDE, "--decision", "ship"], setup=_failed_results,
+         stderr="unknown decision 'ship'", outputs=("decisions.jsonl",)),
+    Case("acceptance-mcp-command-and-url", ACCEPT, stderr="exactly one of command",
+         setup=_suite_spoiled(cand='kind = "mcp"\n[system]\ncommand = ["x"]\nurl = "http://127.0.0.1:9/mcp"\n'),
+         outputs=("r.json",)),
+    Case("acceptance-old-evidence-with-a-revision", ["acceptance", "--queries", "queries.jsonl", "--run", "run.trec",
+                                                    "--evidence", "evidence.jsonl"], stderr="field 'revision'",
+         setup=lambda d: write_jsonl(d / "evidence.jsonl", [{"query_id": "q1", "doc_id": "d1", "revision": "r2"}])),
+    # Files the suite names are read before any system is asked: nothing is half-run on a bad ACL or metric.
+    Case("acceptance-acl-missing", ACCEPT, setup=_suite_spoiled('acl = "acl.jsonl"', 'acl = "nope.jsonl"'),
+         stderr="nope.jsonl", outputs=("r.json",)),
+    Case("acceptance-acl-unknown-field", ACCEPT, outputs=("r.json",), stderr="field 'roles'",
+         setup=lambda d: (_suite_spoiled()(d), write_jsonl(d / "acl.jsonl", [{"doc_id": "d1", "roles": ["x"]}]))),
+    Case("acceptance-bad-metric-threshold", ACCEPT, setup=_suite_spoiled('"ndcg@5"', '"ndcg@x"'),
+         stderr="thresholds.metrics", outputs=("r.json",)),
+    Case("acceptance-compare-conditions-differ", ["acceptance", "compare", "r.json", "other.json"],
+         setup=_two_conditions, stderr="other conditions"),
 ]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from labeller.acceptance.outcomes import refuse_unknown
 from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
 from labeller.io.tables import read_rows, require
@@ -45,6 +46,7 @@ def read_evidence(path: str | Path, queries: Mapping[str, object] | None = None)
     path = Path(path)
     evidence: Evidence = {}
     for line, row in read_rows(path):
+        refuse_unknown(row, ("query_id", "doc_id", "evidence_id"), path, line, "evidence")
         qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
         check_known(qid, did, queries, None, path, line)
         item = require(row, "evidence_id", path, line) if row.get("evidence_id") not in (None, "") else did

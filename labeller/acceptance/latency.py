@@ -1,4 +1,4 @@
-"""Latency of a live retriever: p50 and p95, always with the sample size and concurrency they came from.
+"""Latency of a live retriever: p50, p95 and p99, always with the sample size and concurrency they came from.
 
 Percentiles use linear interpolation between the closest ranks (Hyndman & Fan type 7, numpy's
 default): for sorted samples x[0..n-1] the q-th percentile sits at position (n-1)*q/100.
@@ -24,8 +24,10 @@ class LatencyStats(BaseModel):
     concurrency: int = Field(description="calls in flight at once while timing")
     p50_ms: float
     p95_ms: float
+    p99_ms: float | None = None
     mean_ms: float
     max_ms: float
+    warmup: int = Field(default=0, description="untimed calls made first")
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
@@ -40,11 +42,11 @@ def percentile(samples: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def latency_stats(samples_s: Sequence[float], concurrency: int = 1) -> LatencyStats:
+def latency_stats(samples_s: Sequence[float], concurrency: int = 1, warmup: int = 0) -> LatencyStats:
     """Summarise per-call durations given in seconds."""
     ms = [s * 1000.0 for s in samples_s]
     return LatencyStats(n=len(ms), concurrency=concurrency, p50_ms=percentile(ms, 50), p95_ms=percentile(ms, 95),
-                        mean_ms=sum(ms) / len(ms), max_ms=max(ms))
+                        p99_ms=percentile(ms, 99), mean_ms=sum(ms) / len(ms), max_ms=max(ms), warmup=warmup)
 
 
 def timed_search(retriever: Retriever, queries: Sequence[tuple[str, str]], k: int,

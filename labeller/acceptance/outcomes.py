@@ -27,6 +27,16 @@ Outcome = Literal["answerable", "no_answer", "access_denied"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 
+def refuse_unknown(row: Mapping[str, object], known: tuple[str, ...], path: Path, line: int, what: str) -> None:
+    """Every field of the older acceptance files is used or refused: identities, source URIs, revisions and
+    reviewers are suite fields (labeller acceptance run), not columns these files can carry."""
+    extra = sorted(set(row) - set(known))
+    if extra:
+        raise BadInputError(f"unknown field; {what} rows have {', '.join(known)}. Identities, source URIs, "
+                            "revisions and reviewers belong in a suite: see `labeller acceptance run` "
+                            "(docs/acceptance.md)", path=str(path), line=line, field=extra[0])
+
+
 class OutcomeScore(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     outcome: Outcome
@@ -47,6 +57,7 @@ def read_outcomes(path: str | Path, queries: Mapping[str, object] | None = None)
     path = Path(path)
     out: dict[str, Outcome] = {}
     for line, row in read_rows(path):
+        refuse_unknown(row, ("query_id", "outcome"), path, line, "outcomes")
         qid = require(row, "query_id", path, line)
         check_known(qid, "", queries, None, path, line)
         value = require(row, "outcome", path, line)
@@ -64,6 +75,7 @@ def read_abstentions(path: str | Path) -> dict[str, bool]:
     path = Path(path)
     out: dict[str, bool] = {}
     for line, row in read_rows(path):
+        refuse_unknown(row, ("query_id", "abstained"), path, line, "answers")
         qid = require(row, "query_id", path, line)
         raw = row.get("abstained")
         value = str(raw).strip().lower() if raw is not None else ""
