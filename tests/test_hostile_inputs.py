@@ -196,6 +196,20 @@ class Case:
     replies: tuple[str, ...] = ()  # what the fake server answers first, in order (fakeapi KINDS), then "ok"
 
 
+OUTCOMES = ["outcomes", "--labels", "labels.jsonl", "--outcomes", "o.jsonl", "--run", "run.trec", "--bootstrap", "50"]
+
+
+def _outcome_rows(root: Path, *rows: tuple[str, str]) -> None:
+    write_jsonl(root / "o.jsonl", [{"query_id": q, "outcome": o} for q, o in rows])
+
+
+def _lost_evidence(root: Path) -> None:
+    (root / "run2.trec").write_text("q1 Q0 d2 1 3 s\nq1 Q0 d3 2 2 s\nq1 Q0 d1 3 1 s\n"
+                                    + "".join(line + "\n" for line in RUN.splitlines()[3:]), encoding="utf-8")
+    _outcome_rows(root, ("q1", "incorrect"), ("q2", "incorrect"))
+    write_jsonl(root / "bo.jsonl", [{"query_id": "q1", "outcome": "correct"}, {"query_id": "q2", "outcome": "incorrect"}])
+
+
 SAMPLE = ["annotate", "sample", "--out", "sample.jsonl"]
 ANNOTATE_SERVE = ["annotate", "serve", "--sample", "sample.jsonl", "--queries", "queries.jsonl", "--corpus",
                   "corpus.jsonl", "--rubric", "rubric.md", "--annotators", "ann"]
@@ -769,6 +783,27 @@ CASES: list[Case] = [
     # the second judge's key is missing: found before the first judge sends anything
     Case("judge-bench-second-judge-without-key", [*BENCH, *OPENAI, "--judge", "anthropic:claude-haiku-4-5"],
          stderr="ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": ""}),
+    # outcomes ------------------------------------------------------------------------------
+    Case("outcomes-bad-outcome-value", [*OUTCOMES, "--report", "r"], stderr="o.jsonl:2: field 'outcome'",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"), ("q2", "sure")), outputs=("r",)),
+    Case("outcomes-unknown-column", OUTCOMES, stderr="field 'category': unknown column",
+         setup=lambda d: write_jsonl(d / "o.jsonl", [{"query_id": "q1", "outcome": "correct", "category": "x"}])),
+    Case("outcomes-query-twice", OUTCOMES, stderr="o.jsonl:2: field 'query_id': query_id 'q1' is listed twice",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"), ("q1", "incorrect"))),
+    Case("outcomes-join-nothing", OUTCOMES, stderr="none of the 2 query_ids",
+         setup=lambda d: _outcome_rows(d, ("x1", "correct"), ("x2", "incorrect"))),
+    Case("outcomes-empty-file", OUTCOMES, stderr="file is empty", setup=lambda d: (d / "o.jsonl").write_text("")),
+    Case("outcomes-run-and-traces", [*OUTCOMES, "--traces", "run.trec"], stderr="exactly one of --run",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"))),
+    Case("outcomes-report-is-an-input", [*OUTCOMES, "--report", "labels.jsonl"], stderr="labels.jsonl",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"))),
+    Case("outcomes-bad-cutoffs", [*OUTCOMES, "--cutoffs", "3,x"], stderr="--cutoffs '3,x'",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"))),
+    # a candidate that loses q1's evidence, whose task succeeded with the baseline: the downstream gate fails
+    Case("outcomes-downstream-gate-fails", ["outcomes", "--labels", "labels.jsonl", "--outcomes", "o.jsonl", "--run",
+                                            "run2.trec", "--baseline", "baseline.trec", "--baseline-outcomes",
+                                            "bo.jsonl", "--gate-metric", "hit_rate@1", "--bootstrap", "50"],
+         exit=1, stderr="downstream gate failed", setup=_lost_evidence),
 ]
 
 
