@@ -43,6 +43,16 @@ def test_auc_and_logistic_match_scikit_learn():
         assert fitted == pytest.approx(ref.coef_[0][0], rel=1e-5)
 
 
+def test_the_fit_does_not_diverge_when_one_value_is_rare():
+    """34 queries at 1 (33 succeeded), 3 at 0 (2 succeeded): a plain Newton step from the mean overshoots."""
+    x = np.array([1.0] * 34 + [0.0] * 3)
+    y = np.array([1.0] * 33 + [0.0] + [1.0, 1.0, 0.0])
+    (intercept,), (slope,) = stats.logistic(x, y)
+    reference = LogisticRegression(C=1 / stats.PENALTY, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
+    assert slope == pytest.approx(reference.coef_[0][0], rel=1e-5)
+    assert intercept == pytest.approx(reference.intercept_[0], rel=1e-5)
+
+
 def test_auc_is_undefined_with_one_kind_of_outcome():
     assert np.isnan(stats.auc(np.array([0.1, 0.5]), np.array([1.0, 1.0]))[0])
 
@@ -154,10 +164,13 @@ def test_the_downstream_gate_fails_on_a_tiny_sample():
     assert same.passed and same.drop == 0.0
 
 
-def test_gate_metric_must_be_analysed():
+def test_a_gate_metric_outside_the_grid_is_added_and_judged_at_an_unknown_cutoff_refused():
     ranking, judgments, _, success, _, _ = _planted_hit_at_3()
     options = OutcomesOptions(bootstrap=50, gate_metric="ndcg@7")
-    with pytest.raises(BadInputError, match="ndcg@7"):
+    report = analyse(values_for(ranking, judgments, options), _table(success), options)
+    assert report.attribution.metric == "ndcg@7" and "ndcg@7" in {p.metric for p in report.predictions}
+    options = OutcomesOptions(bootstrap=50, gate_metric="judged@7")
+    with pytest.raises(BadInputError, match="judged@7"):
         analyse(values_for(ranking, judgments, options), _table(success), options)
 
 

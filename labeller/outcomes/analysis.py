@@ -20,7 +20,7 @@ from labeller.outcomes.predict import cutoffs as best_cutoffs
 from labeller.outcomes.predict import rank_predictions, recommend
 from labeller.outcomes.results import FORMAT, Joined, OutcomesReport
 from labeller.outcomes.table import OutcomeTable
-from labeller.outcomes.values import DEFAULT_CUTOFFS, QueryValues, default_metrics, query_values
+from labeller.outcomes.values import DEFAULT_CUTOFFS, EXTRA_KINDS, QueryValues, default_metrics, query_values
 
 
 class OutcomesOptions(BaseModel):
@@ -31,7 +31,7 @@ class OutcomesOptions(BaseModel):
     gain: str = "linear"
     ok_from: float = 0.5  # retrieval succeeded on a query when the metric is at least this
     success_from: float = 0.5  # a `score` outcome is a success from this value
-    gate_metric: str | None = None  # attribution and gate on this metric; None: the recommended one
+    gate_metric: str | None = None  # attribution and gate on this metric (added to metrics); None: the recommended one
     max_drop: float = DEFAULT_MAX_DROP  # the downstream gate's largest tolerated drop in predicted success
     confidence: float = 0.95
     bootstrap: int = 1000
@@ -52,8 +52,13 @@ class OutcomesOptions(BaseModel):
 
 def values_for(ranking: Ranking, judgments: Judgments, options: OutcomesOptions,
                evidence: Mapping[str, Mapping[str, set[str]]] | None = None) -> QueryValues:
-    return query_values(ranking, judgments, options.metrics or default_metrics(options.cutoffs), options.cutoffs,
-                        relevant_from=options.relevant_from, gain=options.gain, evidence=evidence)
+    """The run's per-query figures: the metrics asked for (and the gate metric, when it is a ranking metric)."""
+    metrics = [m.strip() for m in (options.metrics or default_metrics(options.cutoffs)).split(",") if m.strip()]
+    gate = options.gate_metric
+    if gate is not None and not gate.startswith(EXTRA_KINDS) and gate not in metrics:
+        metrics.append(gate)
+    return query_values(ranking, judgments, ",".join(metrics), options.cutoffs, relevant_from=options.relevant_from,
+                        gain=options.gain, evidence=evidence)
 
 
 def _gate_metric(options: OutcomesOptions, recommended: str | None, values: QueryValues, best: str | None) -> str | None:

@@ -31,22 +31,42 @@ def auc(values: np.ndarray, outcomes: np.ndarray) -> np.ndarray:
     return np.where((positives > 0) & (negatives > 0), result, np.nan)
 
 
+def _log_likelihood(intercept: np.ndarray, slope: np.ndarray, x: np.ndarray, y: np.ndarray,
+                    penalty: float) -> np.ndarray:
+    z = intercept[:, None] + slope[:, None] * x
+    return (y * z - np.logaddexp(0.0, z)).sum(axis=1) - 0.5 * penalty * slope * slope
+
+
 def logistic(values: np.ndarray, outcomes: np.ndarray, penalty: float = PENALTY) -> tuple[np.ndarray, np.ndarray]:
-    """(intercept, slope) of each row: Newton's method on the penalised log-likelihood."""
+    """(intercept, slope) of each row: Newton's method on the penalised log-likelihood, each step halved until
+    the likelihood does not fall (a plain Newton step can overshoot and diverge when one value is rare)."""
     x, y = np.atleast_2d(values).astype(np.float64), np.atleast_2d(outcomes).astype(np.float64)
     rate = np.clip(y.mean(axis=1), 1e-6, 1 - 1e-6)
     intercept, slope = np.log(rate / (1 - rate)), np.zeros(len(x))
+    current = _log_likelihood(intercept, slope, x, y, penalty)
+    rows = np.arange(len(x))  # the rows still moving: a converged fit is left alone
     for _ in range(_ITERATIONS):
-        p = expit(intercept[:, None] + slope[:, None] * x)
+        xs, ys, b0, b1 = x[rows], y[rows], intercept[rows], slope[rows]
+        p = expit(b0[:, None] + b1[:, None] * xs)
         w = p * (1 - p)
-        g0 = (y - p).sum(axis=1)
-        g1 = ((y - p) * x).sum(axis=1) - penalty * slope
-        h00, h01 = w.sum(axis=1) + 1e-12, (w * x).sum(axis=1)
-        h11 = (w * x * x).sum(axis=1) + penalty
+        g0 = (ys - p).sum(axis=1)
+        g1 = ((ys - p) * xs).sum(axis=1) - penalty * b1
+        h00, h01 = w.sum(axis=1) + 1e-12, (w * xs).sum(axis=1)
+        h11 = (w * xs * xs).sum(axis=1) + penalty
         det = h00 * h11 - h01 * h01
         step0, step1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
-        intercept, slope = intercept + step0, slope + step1
-        if np.all(np.abs(step0) + np.abs(step1) < 1e-10):
+        scale = np.ones(len(rows))
+        for _ in range(40):
+            trial = _log_likelihood(b0 + scale * step0, b1 + scale * step1, xs, ys, penalty)
+            worse = trial < current[rows] - 1e-9 * (1 + np.abs(current[rows]))
+            if not worse.any():
+                break
+            scale = np.where(worse, scale / 2, scale)
+        intercept[rows], slope[rows] = b0 + scale * step0, b1 + scale * step1
+        current[rows] = trial
+        moving = np.abs(scale * step0) + np.abs(scale * step1) >= 1e-10
+        rows = rows[moving]
+        if not len(rows):
             break
     return intercept, slope
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from labeller.acceptance.coverage import evidence_coverage
+from labeller.errors import BadInputError
 from labeller.evaluation import noanswer
 from labeller.evaluation.kernels import JoinedRanking
 from labeller.evaluation.metrics import MetricSpec, parse_metrics
@@ -23,6 +24,17 @@ from labeller.evaluation.runs import Ranking
 from labeller.evaluation.scoring import score_run
 
 DEFAULT_CUTOFFS = (1, 3, 5, 10)
+EXTRA_KINDS = ("judged@", "coverage@")  # figures beside the metrics, at every cutoff of OutcomesOptions.cutoffs
+
+
+def check_metric_name(name: str) -> str:
+    """A metric `labeller evaluate` knows, or judged@k / coverage@k."""
+    if name.startswith(EXTRA_KINDS):
+        _, _, k = name.partition("@")
+        if not k.isdigit() or int(k) < 1:
+            raise BadInputError(f"'{name}': expected a cutoff >= 1 after the @, e.g. judged@10", field="metric")
+        return name
+    return parse_metrics(name)[0].name
 
 
 @dataclass
