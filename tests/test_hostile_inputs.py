@@ -203,6 +203,16 @@ def _outcome_rows(root: Path, *rows: tuple[str, str]) -> None:
     write_jsonl(root / "o.jsonl", [{"query_id": q, "outcome": o} for q, o in rows])
 
 
+def _otlp(root: Path, attributes: dict, span_id: str = "0102030405060708") -> None:
+    """One span of one trace (id abab...) in OTLP JSON, as an OpenTelemetry Collector's file exporter writes it."""
+    def value(v):
+        return {"doubleValue": v} if isinstance(v, float) else {"stringValue": str(v)}
+
+    span = {"traceId": "ab" * 16, "spanId": span_id, "name": "search", "startTimeUnixNano": "1",
+            "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()]}
+    (root / "t.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+
+
 def _lost_evidence(root: Path) -> None:
     (root / "run2.trec").write_text("q1 Q0 d2 1 3 s\nq1 Q0 d3 2 2 s\nq1 Q0 d1 3 1 s\n"
                                     + "".join(line + "\n" for line in RUN.splitlines()[3:]), encoding="utf-8")
@@ -804,6 +814,24 @@ CASES: list[Case] = [
                                             "run2.trec", "--baseline", "baseline.trec", "--baseline-outcomes",
                                             "bo.jsonl", "--gate-metric", "hit_rate@1", "--bootstrap", "50"],
          exit=1, stderr="downstream gate failed", setup=_lost_evidence),
+    Case("outcomes-traces-without-retriever", ["outcomes", "--labels", "labels.jsonl", "--outcomes", "o.jsonl",
+                                               "--traces", "t.json"], stderr=f"trace {'ab' * 16} has no retriever span",
+         setup=lambda d: (_otlp(d, {"openinference.span.kind": "LLM"}), _outcome_rows(d, ("q1", "correct")))),
+    # traces --------------------------------------------------------------------------------
+    Case("traces-document-without-id", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="span 'search' (span id 0102030405060708, trace abab", setup=lambda d: _otlp(d, {
+             "openinference.span.kind": "RETRIEVER", "retrieval.documents.0.document.id": "d1",
+             "retrieval.documents.1.document.score": 0.5})),
+    Case("traces-not-otlp", ["traces", "t.json", "--run", "r.jsonl", "--format", "otlp"], outputs=("r.jsonl",),
+         stderr="t.json:2: field 'resourceSpans'",
+         setup=lambda d: (d / "t.json").write_text('{"resourceSpans": []}\n{"spans": []}\n')),
+    Case("traces-bad-span-id", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="field 'spanId'", setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"}, span_id="xyz")),
+    Case("traces-run-is-the-export", ["traces", "t.json", "--run", "t.json"], stderr="t.json",
+         setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),
+    Case("traces-unknown-format", ["traces", "t.json", "--run", "r.jsonl", "--format", "zipkin"],
+         outputs=("r.jsonl",), stderr="trace format 'zipkin' is unknown",
+         setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),
 ]
 
 

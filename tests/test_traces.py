@@ -178,3 +178,22 @@ def test_outcomes_join_traces_by_trace_id(tmp_path, capsys):
     from_api = labeller.link_outcomes(pd.DataFrame(outcomes), pd.DataFrame(labels),
                                       traces=_phoenix_frame(spans), bootstrap=50, gate_metric="hit_rate@3")
     assert from_api.attribution.counts == report["attribution"]["counts"]
+
+
+def test_labeller_traces_writes_a_run_queries_and_pairs_that_evaluate_reads(tmp_path, capsys):
+    spans = _sdk_spans()
+    ids = _trace_ids(spans)
+    write_otlp(tmp_path / "traces.json", spans)
+    _labels_and_outcomes(tmp_path, ids)
+    code, out, err = cli(capsys, "traces", tmp_path / "traces.json", "--run", tmp_path / "run.jsonl", "--queries",
+                         tmp_path / "queries.jsonl", "--pairs", tmp_path / "pairs.jsonl", "--depth", "2")
+    assert code == 0, err
+    assert out.startswith("3 traces, 6 retrieved documents")
+    queries = [json.loads(line) for line in (tmp_path / "queries.jsonl").read_text().splitlines()]
+    assert sorted((q["query_id"], q["text"]) for q in queries) == sorted((ids[q], t) for q, t in QUESTIONS.items())
+    pairs = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+    assert len(pairs) == 6 and {p["doc_id"] for p in pairs if p["query_id"] == ids["q-ink"]} == {"tx-ink", "tx-paper"}
+    code, out, err = cli(capsys, "evaluate", "--run", tmp_path / "run.jsonl", "--labels", tmp_path / "labels.jsonl",
+                         "--metrics", "hit_rate@2", "--json")
+    assert code == 0, err
+    assert json.loads(out)["per_query"]["hit_rate@2"] == {ids["q-ink"]: 1.0, ids["q-rent"]: 1.0, ids["q-fuel"]: 0.0}
