@@ -8,7 +8,7 @@ from markupsafe import escape
 
 from labeller.io.tables import write_text
 from labeller.outcomes.results import CELLS, OutcomesReport
-from labeller.reports.html import banner, page, table, with_text
+from labeller.reports.html import banner, display_path, page, table, with_text
 
 REPORT_FILES = ("index.html", "summary.md", "result.json")
 CELL_NAMES = {"retrieval_fault": "retrieval failed, task failed (retrieval's fault)",
@@ -96,7 +96,7 @@ def html(report: OutcomesReport, texts: dict[str, str] | None = None) -> str:
     if report.gate is not None:
         sections.append(("Downstream-weighted gate", str(banner(report.gate.passed, "PASS" if report.gate.passed
                                                                else "FAIL", report.gate.reason))))
-    return page(f"labeller outcomes: {report.run}", sections, subtitle=f"outcomes: {report.outcomes}")
+    return page(f"labeller outcomes: {report.run}", sections, subtitle=f"outcomes: {display_path(report.outcomes)}")
 
 
 def write_report(report: OutcomesReport, directory: str | Path, texts: dict[str, str] | None = None) -> Path:
