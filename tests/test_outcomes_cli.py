@@ -65,6 +65,10 @@ def test_json_equals_the_python_api_on_dataframes(tmp_path, capsys):
     assert result.attribution.model_dump() == from_cli["attribution"]
     frame = result.to_frame()
     assert frame.loc["hit_rate@3", "auc"] == from_cli["predictions"][0]["auc"]
+    figures = result.figures()  # what an exporter pushes: every one equal to the --json record's
+    assert figures["outcome_auc:hit_rate@3"] == from_cli["predictions"][0]["auc"]
+    assert figures["outcome_rate"] == from_cli["outcome_rate"]
+    assert figures["attribution:agent_fault"] == from_cli["attribution"]["counts"]["agent_fault"]
     cells = result.attribution_frame()
     assert cells.groupby("cell").size().to_dict() == {k: v for k, v in from_cli["attribution"]["counts"].items() if v}
 
@@ -103,3 +107,20 @@ def test_bad_outcomes_files_exit_2_naming_file_line_and_field(tmp_path, capsys, 
                          tmp_path / "r")
     assert code == 2 and expected in err and out == ""
     assert not (tmp_path / "r").exists()
+
+
+def test_the_api_takes_evidence_and_queries_as_frames(tmp_path):
+    ranking, judgments, first = planted(n=60, relevant=1, seed=3)
+    relevant = {q: next(d for d, g in judgments.grades[q].items() if g >= 3) for q in first}
+    labels = pd.DataFrame([(q, d, g) for q, docs in judgments.grades.items() for d, g in docs.items()],
+                          columns=["query_id", "doc_id", "grade"])
+    run = pd.DataFrame([(q, d, float(len(docs) - i)) for q, docs in ranking.docs.items() for i, d in enumerate(docs)],
+                       columns=["query_id", "doc_id", "score"])
+    result = labeller.link_outcomes(
+        pd.DataFrame({"query_id": list(first), "outcome": [first[q] <= 5 for q in first]}), labels, run,
+        evidence=pd.DataFrame({"query_id": list(relevant), "doc_id": list(relevant.values())}),
+        queries=pd.DataFrame({"query_id": list(first), "text": [f"text of {q}" for q in first]}),
+        bootstrap=100, gate_metric="coverage@5")
+    assert result.attribution.metric == "coverage@5"
+    assert result.to_frame().loc["coverage@5", "auc"] == 1.0
+    assert all(q.text == f"text of {q.query_id}" for cell in result.attribution.queries.values() for q in cell)

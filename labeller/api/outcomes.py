@@ -93,13 +93,38 @@ def _outcomes(source: Any, role: str, success_from: float):
     return outcome_rows(rows, name, success_from)
 
 
+def _texts(queries: Any) -> dict[str, str]:
+    if isinstance(queries, (str, Path)):
+        from labeller.io.inputs import read_queries
+
+        return {q: v.text for q, v in read_queries(queries).items()}
+    rows, source = _rows(queries, "queries")
+    return {str(_cell(r, "query_id", source, n)): str(_cell(r, "text", source, n)) for n, r in rows}
+
+
+def _evidence(evidence: Any) -> dict[str, dict[str, set[str]]]:
+    from labeller.acceptance.coverage import read_evidence
+
+    if isinstance(evidence, (str, Path)):
+        return read_evidence(evidence)
+    rows, source = _rows(evidence, "evidence")
+    out: dict[str, dict[str, set[str]]] = {}
+    for n, r in rows:
+        doc = str(_cell(r, "doc_id", source, n))
+        item = str(r.get("evidence_id") or doc)
+        out.setdefault(str(_cell(r, "query_id", source, n)), {}).setdefault(item, set()).add(doc)
+    return out
+
+
 def link_outcomes(outcomes: Any, labels: Any, run: Any = None, *, traces: Any = None, baseline: Any = None,
-             baseline_outcomes: Any = None, queries: Any = None, from_scale: str | None = None,
-             options: OutcomesOptions | None = None, **option_values: Any) -> OutcomesResult:
+                  baseline_outcomes: Any = None, queries: Any = None, evidence: Any = None,
+                  from_scale: str | None = None, options: OutcomesOptions | None = None,
+                  **option_values: Any) -> OutcomesResult:
     """Which retrieval metric predicts the downstream outcome, and whose fault each failure is, as
     `labeller outcomes` reports it. `outcomes`: rows {query_id and/or trace_id, outcome or score}; `run`: rows
     {query_id, doc_id, score} (or `traces`: a Phoenix spans DataFrame, or an OTLP JSON / Phoenix file);
-    `labels`: rows {query_id, doc_id, grade 1-5} (or a labels/qrels file). `options` (or its fields as keywords:
+    `labels`: rows {query_id, doc_id, grade 1-5} (or a labels/qrels file); `evidence`: rows {query_id, doc_id
+    [, evidence_id]} for coverage@k; `queries`: rows {query_id, text}. `options` (or its fields as keywords:
     metrics, cutoffs, ok_from, gate_metric, max_drop, bootstrap, ...) as labeller.outcomes.OutcomesOptions."""
     options = options or OutcomesOptions(**option_values)
     if (run is None) == (traces is None):
@@ -116,13 +141,13 @@ def link_outcomes(outcomes: Any, labels: Any, run: Any = None, *, traces: Any = 
     else:
         ranking = _ranking(run, "run")
     if queries is not None:
-        rows, source = _rows(queries, "queries")
-        texts.update({str(_cell(r, "query_id", source, n)): str(r.get("text") or "") for n, r in rows})
+        texts.update(_texts(queries))
+    required = _evidence(evidence) if evidence is not None else None
     judgments = _judgments(labels, from_scale)
     table = _outcomes(outcomes, "outcomes", options.success_from)
     before = _outcomes(baseline_outcomes, "baseline_outcomes", options.success_from) \
         if baseline_outcomes is not None else None
-    base = values_for(_ranking(baseline, "baseline"), judgments, options) if baseline is not None else None
-    report = analyse(values_for(ranking, judgments, options), table, options, baseline=base,
+    base = values_for(_ranking(baseline, "baseline"), judgments, options, required) if baseline is not None else None
+    report = analyse(values_for(ranking, judgments, options, required), table, options, baseline=base,
                      baseline_outcomes=before, texts=texts)
     return OutcomesResult.model_validate(report.model_dump())

@@ -134,3 +134,18 @@ class OutcomesReport(Result):
     regression: RegressionAttribution | None = None
     gate: DownstreamGate | None = None
     warnings: list[str] = Field(default_factory=list)
+
+    def figures(self) -> dict[str, float | int | None]:
+        """The headline numbers as flat names, for an exporter to push with the run's labels: the outcome rate,
+        each metric's AUC, the attribution counts, the gate's predicted rates and drop."""
+        out: dict[str, float | int | None] = {"outcome_rate": self.outcome_rate, "outcome_queries": self.joined.analysed}
+        out.update({f"outcome_auc:{p.metric}": p.auc for p in self.predictions})
+        if self.attribution is not None:
+            out.update({f"attribution:{cell}": n for cell, n in self.attribution.counts.items()})
+        if self.regression is not None:
+            out.update(newly_failing=self.regression.newly_failing, lost_evidence=self.regression.lost_evidence)
+        if self.gate is not None:
+            out.update(predicted_outcome_rate_baseline=self.gate.baseline_rate,
+                       predicted_outcome_rate=self.gate.run_rate, predicted_outcome_drop=self.gate.drop,
+                       downstream_gate_passed=int(self.gate.passed))
+        return out
