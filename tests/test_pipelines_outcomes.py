@@ -69,3 +69,16 @@ def test_a_bad_outcomes_section_stops_the_run_before_anything_is_labelled(tmp_pa
         main(["run", str(PIPELINES / "regression.toml"), "--out", str(tmp_path / "out"), "--set", override])
     assert done.value.code == 2 and expected in capsys.readouterr().err
     assert not (tmp_path / "out" / "labels.jsonl").exists()
+
+
+def test_the_demo_shows_the_link_between_retrieval_and_the_categorisation_offline(tmp_path):
+    from labeller.pipelines.demo import run_demo
+
+    results, index = run_demo(tmp_path / "demo")
+    regression = next(r for r in results if r.pipeline == "regression")
+    page = Path(regression.reports["outcomes"])
+    html = index.read_text()
+    assert "Outcomes (37 queries, task success rate 0.946 with the baseline)" in html
+    assert "DOWNSTREAM GATE passed" in html
+    assert f'href="regression/reports/{page.parent.parent.name}/outcomes/index.html"' in html
+    assert "What to gate on" in page.read_text()
