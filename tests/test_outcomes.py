@@ -216,3 +216,11 @@ def test_scores_are_successes_from_the_threshold():
                          success_from=0.5)
     assert [r.success for r in table.rows] == [True, False]
     assert [r.score for r in table.rows] == [0.8, 0.3]
+
+
+def test_with_a_baseline_and_every_outcome_alike_the_gate_cannot_compare_and_fails():
+    ranking, judgments, _, success, _, _ = _planted_hit_at_3()
+    values = values_for(ranking, judgments, OPTIONS)
+    report = analyse(values, _table({q: True for q in success}), OPTIONS, baseline=values)
+    assert report.recommendation.metric is None and not report.gate.passed
+    assert "every outcome is the same" in report.gate.reason

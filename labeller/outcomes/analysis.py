@@ -15,7 +15,7 @@ from labeller.evaluation.metrics import check_gain, check_relevant_from
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.runs import Ranking
 from labeller.outcomes.attribution import attribute, regression_attribution
-from labeller.outcomes.gate import DEFAULT_MAX_DROP, downstream_gate
+from labeller.outcomes.gate import DEFAULT_MAX_DROP, downstream_gate, no_model_gate
 from labeller.outcomes.predict import cutoffs as best_cutoffs
 from labeller.outcomes.predict import rank_predictions, recommend
 from labeller.outcomes.results import FORMAT, Joined, OutcomesReport
@@ -83,7 +83,8 @@ def analyse(run: QueryValues, outcomes: OutcomeTable, options: OutcomesOptions, 
                             f"judgment; expected outcomes for the judged queries of run '{run.run}'",
                             path=outcomes.source, field=key)
     success = {q: r.success for q, r in rows.items()}
-    analysed = sorted(q for q in next(iter(run.values.values()), {}) if q in rows)
+    scored = set(next(iter(run.values.values()), {}))  # the answerable judged queries every metric covers
+    analysed = sorted(scored & set(rows))
     preds = rank_predictions(run.values, run.kinds, {q: success[q] for q in analysed}, ok_from=options.ok_from,
                              confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed)
     cuts = best_cutoffs(preds)
@@ -98,13 +99,15 @@ def analyse(run: QueryValues, outcomes: OutcomeTable, options: OutcomesOptions, 
         format=FORMAT, run=run.run, outcomes=outcomes.source, key=key,
         joined=Joined(outcomes=len(rows), analysed=len(analysed), no_judgments=no_judgments,
                       no_answer=[q for q in run.no_answer if q in rows],
-                      not_in_outcomes=len(set(next(iter(run.values.values()), {})) - set(rows))),
+                      not_in_outcomes=len(scored - set(rows))),
         outcome_rate=sum(success[q] for q in analysed) / len(analysed) if analysed else None,
         ok_from=options.ok_from, confidence=options.confidence, bootstrap=options.bootstrap, predictions=preds,
         cutoffs=cuts, recommendation=recommendation, warnings=warnings,
         attribution=attribute(metric, run.values[metric], rows, ok_from=options.ok_from, texts=texts)
         if metric else None)
-    if baseline is not None and metric is not None:
+    if baseline is not None and metric is None:
+        report.gate = no_model_gate(baseline.run, options.max_drop)
+    elif baseline is not None:
         before = baseline_outcomes.keyed(key) if baseline_outcomes is not None else None
         if before is not None:
             report.regression = regression_attribution(metric, baseline.run, baseline.values[metric],

@@ -53,3 +53,11 @@ def downstream_gate(metric: str, baseline_name: str, fit_values: Mapping[str, fl
               f"{len(at_risk)} succeeded task{'s' if len(at_risk) != 1 else ''} lost {metric} >= {ok_from:g}")
     return DownstreamGate(baseline_rate=base_rate, run_rate=run_rate, drop=drop, drop_low=low, drop_high=high,
                           at_risk=at_risk, passed=passed, reason=reason, **common)
+
+
+def no_model_gate(baseline_name: str, threshold: float) -> DownstreamGate:
+    """Every outcome alike: no model to predict today's outcomes with, so nothing to compare, and the gate fails."""
+    return DownstreamGate(metric="–", baseline=baseline_name, baseline_rate=None, run_rate=None, drop=None,
+                          threshold=threshold, passed=False,
+                          reason="every outcome is the same, so no metric can be fitted to them: nothing to compare "
+                                 "the runs by (collect outcomes with both results, or give --gate-metric)")

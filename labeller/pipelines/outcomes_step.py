@@ -15,7 +15,7 @@ from labeller.errors import ConfigError
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.runs import Ranking
 from labeller.outcomes.analysis import OutcomesOptions, analyse, values_for
-from labeller.outcomes.gate import downstream_gate
+from labeller.outcomes.gate import downstream_gate, no_model_gate
 from labeller.outcomes.results import DownstreamGate, OutcomesReport
 from labeller.outcomes.table import OutcomeTable, read_outcome_table
 from labeller.reports.ci import Check
@@ -68,9 +68,7 @@ def check_outcomes(cfg, table: OutcomeTable | None, baseline: Ranking, today: Ra
     report = analyse(before, table, options)
     metric = report.attribution.metric if report.attribution else None
     if metric is None:  # every outcome alike: nothing to fit, so nothing today's run could be measured against
-        gate = DownstreamGate(metric="–", baseline=baseline.name, baseline_rate=None, run_rate=None, drop=None,
-                              threshold=section.max_drop, passed=False,
-                              reason="every outcome in outcomes.file is the same: no outcome model to gate on")
+        gate = no_model_gate(baseline.name, section.max_drop)
     else:
         _, rows = table.by_default_key()
         gate = downstream_gate(metric, baseline.name, before.values[metric], rows, before.values[metric],
