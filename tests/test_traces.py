@@ -197,3 +197,13 @@ def test_labeller_traces_writes_a_run_queries_and_pairs_that_evaluate_reads(tmp_
                          "--metrics", "hit_rate@2", "--json")
     assert code == 0, err
     assert json.loads(out)["per_query"]["hit_rate@2"] == {ids["q-ink"]: 1.0, ids["q-rent"]: 1.0, ids["q-fuel"]: 0.0}
+
+
+def test_outcomes_keyed_by_query_id_only_cannot_join_traces(tmp_path, capsys):
+    spans = _sdk_spans()
+    write_otlp(tmp_path / "traces.json", spans)
+    _labels_and_outcomes(tmp_path, _trace_ids(spans))
+    (tmp_path / "outcomes.jsonl").write_text('{"query_id": "q-ink", "outcome": "correct"}\n')
+    code, out, err = cli(capsys, "outcomes", "--traces", tmp_path / "traces.json", "--labels",
+                         tmp_path / "labels.jsonl", "--outcomes", tmp_path / "outcomes.jsonl")
+    assert code == 2 and "outcomes.jsonl:1: field 'trace_id': missing; expected a trace_id in every row" in err

@@ -149,5 +149,5 @@ def link_outcomes(outcomes: Any, labels: Any, run: Any = None, *, traces: Any = 
         if baseline_outcomes is not None else None
     base = values_for(_ranking(baseline, "baseline"), judgments, options, required) if baseline is not None else None
     report = analyse(values_for(ranking, judgments, options, required), table, options, baseline=base,
-                     baseline_outcomes=before, texts=texts)
+                     baseline_outcomes=before, texts=texts, key="trace_id" if traces is not None else None)
     return OutcomesResult.model_validate(report.model_dump())

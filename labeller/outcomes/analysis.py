@@ -19,7 +19,7 @@ from labeller.outcomes.gate import DEFAULT_MAX_DROP, downstream_gate, no_model_g
 from labeller.outcomes.predict import cutoffs as best_cutoffs
 from labeller.outcomes.predict import rank_predictions, recommend
 from labeller.outcomes.results import FORMAT, Joined, OutcomesReport
-from labeller.outcomes.table import OutcomeTable
+from labeller.outcomes.table import Key, OutcomeTable
 from labeller.outcomes.values import DEFAULT_CUTOFFS, EXTRA_KINDS, QueryValues, default_metrics, query_values
 
 
@@ -73,10 +73,12 @@ def _gate_metric(options: OutcomesOptions, recommended: str | None, values: Quer
 
 def analyse(run: QueryValues, outcomes: OutcomeTable, options: OutcomesOptions, *,
             baseline: QueryValues | None = None, baseline_outcomes: OutcomeTable | None = None,
-            texts: Mapping[str, str] | None = None) -> OutcomesReport:
-    """Which metric predicts the outcome, whose fault each failure is, and (with a baseline) the regression's split."""
+            texts: Mapping[str, str] | None = None, key: Key | None = None) -> OutcomesReport:
+    """Which metric predicts the outcome, whose fault each failure is, and (with a baseline) the regression's split.
+    `key`: what the run's query ids are (trace_id for a run read from traces); None: query_id when every outcome
+    row has one, else trace_id."""
     options.check()
-    key, rows = outcomes.by_default_key()
+    key, rows = (key, outcomes.keyed(key)) if key is not None else outcomes.by_default_key()
     no_judgments = sorted(q for q in rows if q not in run.judged)
     if len(no_judgments) == len(rows):
         raise BadInputError(f"none of the {len(rows)} {key}s of the outcomes (first: '{next(iter(rows))}') has a "

@@ -78,4 +78,6 @@ def run_outcomes(job: OutcomesJob) -> tuple[OutcomesReport, dict[str, str]]:
         if base.name == ranking.name:
             base.name = f"baseline:{base.name}"
         baseline = values_for(base, judgments, job.options, evidence)
-    return analyse(values, outcomes, job.options, baseline=baseline, baseline_outcomes=before, texts=texts), texts
+    report = analyse(values, outcomes, job.options, baseline=baseline, baseline_outcomes=before, texts=texts,
+                     key="trace_id" if traces else None)
+    return report, texts
