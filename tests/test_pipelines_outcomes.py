@@ -1,6 +1,6 @@
-"""The regression pipeline's downstream-weighted view ([outcomes] in pipelines/regression.toml): the outcome
-rate kept in the history beside the metrics, and a gate that fails when the task success today's retrieval
-predicts drops, and only then."""
+"""The regression pipeline's downstream-weighted view ([outcomes], here the bundled sample's outcomes as
+`labeller demo` gives them): the outcome rate kept in the history beside the metrics, and a gate that fails
+when the task success today's retrieval predicts drops, and only then."""
 
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ from labeller.pipelines.history import read_history
 PIPELINES = Path(__file__).resolve().parent.parent / "pipelines"
 
 
+OUTCOMES = f"outcomes.file={PIPELINES / 'sample' / 'outcomes.jsonl'}"
+
+
 def run(out: Path, *overrides: str):
-    return run_pipeline(PIPELINES / "regression.toml", out_dir=out, overrides=list(overrides))
+    return run_pipeline(PIPELINES / "regression.toml", out_dir=out, overrides=[OUTCOMES, *overrides])
 
 
 def test_the_history_keeps_the_outcome_rate_and_a_broken_retriever_fails_the_downstream_gate(tmp_path):
@@ -56,9 +59,21 @@ def test_the_baseline_against_itself_moves_nothing(tmp_path):
     assert any("drop +0.000" in line for line in result.summary)
 
 
+def test_outcomes_all_alike_skip_the_downstream_gate_and_say_so(tmp_path):
+    five = tmp_path / "five.jsonl"
+    five.write_text("".join(line + "\n" for line in (PIPELINES / "sample" / "queries.jsonl").read_text().splitlines()
+                            if json.loads(line)["query_id"] in ("q01", "q02", "q03", "q05", "q06")))
+    result = run(tmp_path / "reg", f"inputs.queries={five}", "retriever.name=bm25-desc")
+    assert result.status == "passed"
+    assert any(line.startswith("DOWNSTREAM GATE not applied: every outcome is the same") for line in result.summary)
+    assert next(c for c in result.checks if c.name.startswith("downstream gate")).status == "skip"
+
+
 @pytest.mark.parametrize("setup, override, expected", [
     (lambda d: (d / "o.jsonl").write_text('{"query_id": "q01", "outcome": "perhaps"}\n'), "outcomes.file=o.jsonl",
      "o.jsonl:1: field 'outcome'"),
+    (lambda d: (d / "o.jsonl").write_text('{"query_id": "x1", "outcome": "correct"}\n'), "outcomes.file=o.jsonl",
+     "field 'outcomes.file': "),
     (lambda d: None, "outcomes.metric=ndcg@ten", "field 'outcomes.metric'"),
 ])
 def test_a_bad_outcomes_section_stops_the_run_before_anything_is_labelled(tmp_path, monkeypatch, capsys, setup,

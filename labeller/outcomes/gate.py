@@ -60,4 +60,4 @@ def no_model_gate(baseline_name: str, threshold: float) -> DownstreamGate:
     return DownstreamGate(metric="–", baseline=baseline_name, baseline_rate=None, run_rate=None, drop=None,
                           threshold=threshold, passed=False,
                           reason="every outcome is the same, so no metric can be fitted to them: nothing to compare "
-                                 "the runs by (collect outcomes with both results, or give --gate-metric)")
+                                 "the runs by (collect outcomes with both results, or name the metric to gate on)")

@@ -9,6 +9,8 @@ drop on queries whose outcome does not depend on it does not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict
 
 from labeller.errors import ConfigError
@@ -26,16 +28,19 @@ class OutcomeStep(BaseModel):
     report: OutcomesReport  # the baseline's outcomes analysed
     gate: DownstreamGate
     failed: bool  # the gate failed and outcomes.fail is on
+    applied: bool = True  # False: every outcome alike, no model to gate by (the check is skipped, said so)
 
     def summary(self) -> list[str]:
-        verdict = "passed" if self.gate.passed else "FAILED" if self.failed else "failed (reported only)"
+        verdict = ("not applied" if not self.applied else "passed" if self.gate.passed else "FAILED" if self.failed
+                   else "failed (reported only)")
         return [f"Outcomes ({self.report.joined.analysed} queries, task success rate "
                 f"{self.report.outcome_rate:.3f} with the baseline): {self.report.recommendation.sentence}",
                 f"DOWNSTREAM GATE {verdict}: {self.gate.reason}."]
 
     def check(self) -> Check:
         return Check(suite="regression", name=f"downstream gate ({self.gate.metric})",
-                     status="pass" if self.gate.passed or not self.failed else "fail", message=self.gate.reason)
+                     status="skip" if not self.applied else "pass" if self.gate.passed or not self.failed else "fail",
+                     message=self.gate.reason)
 
     def figures(self) -> dict[str, float | None]:
         """The headline figures, and the history's two columns."""
@@ -49,9 +54,18 @@ class OutcomeStep(BaseModel):
         return write_report(self.report, directory, texts)
 
 
-def read_outcomes_section(cfg) -> OutcomeTable | None:
-    """outcomes.file, read before anything is paid: a bad row stops the job at once, naming its line."""
-    return read_outcome_table(cfg.outcomes.file) if cfg.outcomes.file is not None else None
+def read_outcomes_section(cfg, queries: Mapping[str, object], config_path: str) -> OutcomeTable | None:
+    """outcomes.file, read before anything is paid: a bad row stops the job at once, naming its line, and so does
+    a file that lists none of today's queries (outcomes of another query set)."""
+    if cfg.outcomes.file is None:
+        return None
+    table = read_outcome_table(cfg.outcomes.file)
+    _, rows = table.by_default_key()
+    if not rows.keys() & queries.keys():
+        raise ConfigError(f"{cfg.outcomes.file} lists none of the {len(queries)} queries of inputs.queries (first "
+                          f"row: '{next(iter(rows))}'); expected the outcomes of these queries", path=config_path,
+                          field="outcomes.file")
+    return table
 
 
 def check_outcomes(cfg, table: OutcomeTable | None, baseline: Ranking, today: Ranking, judgments: Judgments,
@@ -67,10 +81,10 @@ def check_outcomes(cfg, table: OutcomeTable | None, baseline: Ranking, today: Ra
                           path=config_path, field="outcomes.metric")
     report = analyse(before, table, options)
     metric = report.attribution.metric if report.attribution else None
-    if metric is None:  # every outcome alike: nothing to fit, so nothing today's run could be measured against
-        gate = no_model_gate(baseline.name, section.max_drop)
-    else:
-        _, rows = table.by_default_key()
-        gate = downstream_gate(metric, baseline.name, before.values[metric], rows, before.values[metric],
-                               after.values[metric], ok_from=section.ok_from, threshold=section.max_drop)
+    if metric is None:  # every outcome alike: no model to gate by; the metric gate still guards the run
+        return OutcomeStep(report=report, gate=no_model_gate(baseline.name, section.max_drop), failed=False,
+                           applied=False)
+    _, rows = table.by_default_key()
+    gate = downstream_gate(metric, baseline.name, before.values[metric], rows, before.values[metric],
+                           after.values[metric], ok_from=section.ok_from, threshold=section.max_drop)
     return OutcomeStep(report=report, gate=gate, failed=not gate.passed and section.fail)
