@@ -829,6 +829,11 @@ CASES: list[Case] = [
          stderr="field 'spanId'", setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"}, span_id="xyz")),
     Case("traces-run-is-the-export", ["traces", "t.json", "--run", "t.json"], stderr="t.json",
          setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),
+    Case("traces-int-value-not-a-number", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="field 'retrieval.documents.0.document.score': span 'search'",
+         setup=lambda d: (d / "t.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
+             "traceId": "ab" * 16, "spanId": "01" * 8, "name": "search", "attributes": [
+                 {"key": "retrieval.documents.0.document.score", "value": {"intValue": "many"}}]}]}]}]}))),
     Case("traces-unknown-format", ["traces", "t.json", "--run", "r.jsonl", "--format", "zipkin"],
          outputs=("r.jsonl",), stderr="trace format 'zipkin' is unknown",
          setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),

@@ -108,6 +108,21 @@ def documents(attrs: dict[str, Any], where: str, path: str) -> list[TraceDocumen
     return [document(d.get("id"), d.get("score"), where, i, path, "id") for i, d in enumerate(genai)]
 
 
+def _parsed(span: dict, path: Path, line: int | None) -> tuple[int, dict[str, Any]]:
+    """(start time, attributes) of a span; a value that is not what its type says is an error naming it."""
+    key = "startTimeUnixNano"
+    try:
+        start = int(span.get(key) or 0)
+        attrs = {}
+        for attribute in span.get("attributes") or []:
+            key = str(attribute.get("key"))
+            attrs[key] = value(attribute.get("value"))
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise BadInputError(f"span '{span.get('name', '')}': {key} cannot be read ({exc}); expected an OTLP "
+                            "AnyValue", path=str(path), line=line, field=key) from None
+    return start, attrs
+
+
 def _spans(path: Path):
     """(line, trace id, span id, name, start, attributes) of every span of the file."""
     found = False
@@ -119,10 +134,9 @@ def _spans(path: Path):
             for scope in (resource or {}).get("scopeSpans") or []:
                 for span in (scope or {}).get("spans") or []:
                     found = True
-                    attrs = {a.get("key"): value(a.get("value")) for a in span.get("attributes") or []}
                     yield (line, hex_id(span.get("traceId"), 16, "traceId", path, line),
                            hex_id(span.get("spanId"), 8, "spanId", path, line), str(span.get("name", "")),
-                           int(span.get("startTimeUnixNano") or 0), attrs)
+                           *_parsed(span, path, line))
     if not found:
         raise BadInputError("no spans; expected an OpenTelemetry traces export with retriever spans", path=str(path))
 
