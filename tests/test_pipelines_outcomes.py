@@ -44,6 +44,9 @@ def test_the_history_keeps_the_outcome_rate_and_a_broken_retriever_fails_the_dow
     rates = {r.retriever: (r.outcome_rate, r.predicted_outcome_rate) for r in history}
     assert rates["bm25"] == (today.figures["outcome_rate"], today.figures["predicted_outcome_rate"])
     assert rates["random"][1] == broken.figures["predicted_outcome_rate"]
+    latest = (out / "latest.md").read_text()
+    assert "task success predicted (outcomes file)" in latest
+    assert f"{broken.figures['predicted_outcome_rate']:.3f} ({today.figures['outcome_rate']:.3f})" in latest
 
 
 def test_reported_only_when_fail_is_off(tmp_path):
