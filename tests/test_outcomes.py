@@ -37,6 +37,9 @@ def test_auc_and_logistic_match_scikit_learn():
     draws = stats.resample(300, 5, seed=1)
     aucs = stats.auc(x[draws], y[draws])
     _, slopes = stats.logistic(x[draws], y[draws])
+    distinct, ok, failed = stats.resampled_counts(x, y, draws)  # the same resamples, as counts per value
+    assert stats.counted_auc(ok, failed) == pytest.approx(aucs, abs=1e-12)
+    assert stats.weighted_logistic(distinct, ok, failed)[1] == pytest.approx(slopes, rel=1e-6)
     for row, auc, fitted in zip(draws, aucs, slopes):
         assert auc == pytest.approx(roc_auc_score(y[row], x[row]), abs=1e-12)
         ref = LogisticRegression(C=1 / stats.PENALTY, tol=1e-12, max_iter=10_000).fit(x[row][:, None], y[row])

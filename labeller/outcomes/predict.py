@@ -32,9 +32,10 @@ def predict(metric: str, kind: str, k: int, x: np.ndarray, y: np.ndarray, draws:
     point = stats.auc(x, y)[0]
     if not np.isfinite(point):
         return MetricPrediction(auc=None, **base)
-    auc_low, auc_high = stats.interval(stats.auc(x[draws], y[draws]), confidence)
+    distinct, ok_counts, failed_counts = stats.resampled_counts(x, y, draws)
+    auc_low, auc_high = stats.interval(stats.counted_auc(ok_counts, failed_counts), confidence)
     (intercept,), (slope,) = stats.logistic(x, y)
-    _, slopes = stats.logistic(x[draws], y[draws])
+    _, slopes = stats.weighted_logistic(distinct, ok_counts, failed_counts)
     slope_low, slope_high = stats.interval(slopes, confidence)
     return MetricPrediction(auc=float(point), auc_low=auc_low, auc_high=auc_high, intercept=float(intercept),
                             slope=float(slope), slope_low=slope_low, slope_high=slope_high,
@@ -68,11 +69,12 @@ def rank_predictions(values: Mapping[str, Mapping[str, float]], kinds: Mapping[s
     out.sort(key=_order)
     if out and out[0].auc is not None:
         best_q, best_x, y, draws = arrays[out[0].metric]
-        best = stats.auc(best_x[draws], y[draws])
+        best = stats.counted_auc(*stats.resampled_counts(best_x, y, draws)[1:])
         for p in out[1:]:
             queries, x, _, _ = arrays[p.metric]
             if queries == best_q and p.auc is not None:
-                low, _ = stats.interval(best - stats.auc(x[draws], y[draws]), confidence)
+                low, _ = stats.interval(best - stats.counted_auc(*stats.resampled_counts(x, y, draws)[1:]),
+                                        confidence)
                 p.as_good_as_best = low is not None and low <= 0
     return out
 
