@@ -834,6 +834,9 @@ CASES: list[Case] = [
          setup=lambda d: (d / "t.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
              "traceId": "ab" * 16, "spanId": "01" * 8, "name": "search", "attributes": [
                  {"key": "retrieval.documents.0.document.score", "value": {"intValue": "many"}}]}]}]}]}))),
+    Case("traces-console-cut-short", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="t.json:4: not JSON", setup=lambda d: (d / "t.json").write_text(
+             '{\n  "name": "s",\n  "context": {"trace_id": "0xabab", "span_id": "0x01"}}\n{\n  "name": "cut')),
     Case("traces-unknown-format", ["traces", "t.json", "--run", "r.jsonl", "--format", "zipkin"],
          outputs=("r.jsonl",), stderr="trace format 'zipkin' is unknown",
          setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),

@@ -24,12 +24,15 @@ RANKED = {"q-ink": ["tx-ink", "tx-paper", "tx-rent"], "q-rent": ["tx-paper", "tx
           "q-fuel": ["tx-paper", "tx-ink", "tx-rent"]}  # q-fuel's evidence (tx-fuel) is not retrieved
 
 
-def _sdk_spans(genai: frozenset = frozenset(), broken: str | None = None) -> list:
+def _sdk_spans(genai: frozenset = frozenset(), broken: str | None = None, also=None) -> list:
     """One trace per question: an agent span, its retriever child (OpenInference, or GenAI for `genai`), an LLM
-    span. `broken`: 'no-retriever' drops the retriever span of q-rent; 'no-id' drops a document id there."""
+    span. `broken`: 'no-retriever' drops the retriever span of q-rent; 'no-id' drops a document id there.
+    `also`: a second exporter the same spans go to."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if also is not None:
+        provider.add_span_processor(SimpleSpanProcessor(also))
     tracer = provider.get_tracer("bookkeeping-agent")
     for qid, text in QUESTIONS.items():
         with tracer.start_as_current_span("categorise", attributes={"app.query_id": qid}):
@@ -207,3 +210,17 @@ def test_outcomes_keyed_by_query_id_only_cannot_join_traces(tmp_path, capsys):
     code, out, err = cli(capsys, "outcomes", "--traces", tmp_path / "traces.json", "--labels",
                          tmp_path / "labels.jsonl", "--outcomes", tmp_path / "outcomes.jsonl")
     assert code == 2 and "outcomes.jsonl:1: field 'trace_id': missing; expected a trace_id in every row" in err
+
+
+def test_the_sdk_console_exporter_output_reads_as_the_same_run(tmp_path):
+    """ConsoleSpanExporter writing to a file: the quickest way out of an application, no collector needed."""
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+    path = tmp_path / "spans.json"
+    with path.open("w") as out:
+        spans = _sdk_spans(genai=frozenset({"q-fuel"}), also=ConsoleSpanExporter(out=out))
+    found = read_traces(path)
+    assert found.format == "console"
+    ids = _trace_ids(spans)
+    assert sorted((t.trace_id, t.query, tuple(d.doc_id for d in t.documents)) for t in found.traces) == \
+        sorted((ids[q], QUESTIONS[q], tuple(RANKED[q])) for q in QUESTIONS)

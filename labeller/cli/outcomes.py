@@ -33,7 +33,7 @@ def outcomes(
     traces: Annotated[Optional[Path], typer.Option(help="Instead of --run: production traces (OTLP JSON with "
                                                         "OpenInference/GenAI retriever spans, or a Phoenix spans "
                                                         "export); joined to --outcomes by trace_id.")] = None,
-    trace_format: Annotated[str, typer.Option(help="auto, otlp or phoenix.")] = "auto",
+    trace_format: Annotated[str, typer.Option(help="auto, otlp, console or phoenix.")] = "auto",
     baseline: Annotated[Optional[Path], typer.Option(help="A run to compare with: the downstream-weighted gate "
                                                           "(and, with --baseline-outcomes, whose fault each newly "
                                                           "failing task is).")] = None,

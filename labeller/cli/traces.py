@@ -13,12 +13,12 @@ from labeller.cli.app import app
 
 @app.command("traces")
 def traces(
-    export: Annotated[Path, typer.Argument(help="OTLP JSON (OpenInference or GenAI retriever spans) or a Phoenix "
-                                                "spans export (.parquet or .jsonl).")],
+    export: Annotated[Path, typer.Argument(help="OTLP JSON (OpenInference or GenAI retriever spans), the OpenTelemetry "
+                                                "SDK's ConsoleSpanExporter output, or a Phoenix spans export.")],
     run: Annotated[Path, typer.Option(help="Write the run here (query_id = trace id; .jsonl, .csv or .parquet).")],
     queries: Annotated[Optional[Path], typer.Option(help="Write the queries (trace id, retriever input) here.")] = None,
     pairs: Annotated[Optional[Path], typer.Option(help="Write the (trace id, doc id) pairs to label here.")] = None,
-    trace_format: Annotated[str, typer.Option("--format", help="auto, otlp or phoenix.")] = "auto",
+    trace_format: Annotated[str, typer.Option("--format", help="auto, otlp, console or phoenix.")] = "auto",
     depth: Annotated[Optional[int], typer.Option(min=1, help="Keep the top DEPTH documents of each trace.")] = None,
 ) -> None:
     """Read retrieval traces as a run: then `labeller label` the pairs and `labeller evaluate` or `outcomes` it."""

@@ -3,23 +3,29 @@ documents the ranking. One reader per format, registered in READERS."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from labeller.errors import BadInputError
 from labeller.traces.base import RetrievalTrace, TraceDocument, TraceRun
+from labeller.traces.console import read_console
 from labeller.traces.otlp import read_otlp
 from labeller.traces.phoenix import read_phoenix
 
-READERS = {"otlp": read_otlp, "phoenix": read_phoenix}
+READERS = {"otlp": read_otlp, "console": read_console, "phoenix": read_phoenix}
+_CONSOLE = re.compile(rb'"trace_id"\s*:\s*"0x')  # the SDK's span.to_json(): context ids as 0x-prefixed hex
 
 
 def sniff(path: Path) -> str:
-    """otlp for a JSON export whose first object has resourceSpans; phoenix for any other table."""
-    if path.suffix.lower() in (".json", ".jsonl", ".ndjson") and path.is_file():
+    """otlp for a JSON export whose first object has resourceSpans, console for the SDK's ConsoleSpanExporter
+    output, phoenix for any other table."""
+    if path.suffix.lower() in (".json", ".jsonl", ".ndjson", ".txt", ".log") and path.is_file():
         with path.open("rb") as handle:
             head = handle.read(4096)
         if b"resourceSpans" in head:
             return "otlp"
+        if _CONSOLE.search(head):
+            return "console"
     return "phoenix"
 
 
