@@ -237,6 +237,28 @@ def _two_conditions(root: Path) -> None:
     path.write_text((root / "suite.toml").read_text(encoding="utf-8").replace("concurrency = 2", "concurrency = 3"),
                     encoding="utf-8")
     acceptance_run(RunOptions(suite=path, candidates=[root / "cand.toml"]), ReportPaths(json=root / "other.json"))
+OUTCOMES = ["outcomes", "--labels", "labels.jsonl", "--outcomes", "o.jsonl", "--run", "run.trec", "--bootstrap", "50"]
+
+
+def _outcome_rows(root: Path, *rows: tuple[str, str]) -> None:
+    write_jsonl(root / "o.jsonl", [{"query_id": q, "outcome": o} for q, o in rows])
+
+
+def _otlp(root: Path, attributes: dict, span_id: str = "0102030405060708") -> None:
+    """One span of one trace (id abab...) in OTLP JSON, as an OpenTelemetry Collector's file exporter writes it."""
+    def value(v):
+        return {"doubleValue": v} if isinstance(v, float) else {"stringValue": str(v)}
+
+    span = {"traceId": "ab" * 16, "spanId": span_id, "name": "search", "startTimeUnixNano": "1",
+            "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()]}
+    (root / "t.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+
+
+def _lost_evidence(root: Path) -> None:
+    (root / "run2.trec").write_text("q1 Q0 d2 1 3 s\nq1 Q0 d3 2 2 s\nq1 Q0 d1 3 1 s\n"
+                                    + "".join(line + "\n" for line in RUN.splitlines()[3:]), encoding="utf-8")
+    _outcome_rows(root, ("q1", "incorrect"), ("q2", "incorrect"))
+    write_jsonl(root / "bo.jsonl", [{"query_id": "q1", "outcome": "correct"}, {"query_id": "q2", "outcome": "incorrect"}])
 
 
 SAMPLE = ["annotate", "sample", "--out", "sample.jsonl"]
@@ -966,6 +988,53 @@ CASES: list[Case] = [
          stderr="thresholds.metrics", outputs=("r.json",)),
     Case("acceptance-compare-conditions-differ", ["acceptance", "compare", "r.json", "other.json"],
          setup=_two_conditions, stderr="other conditions"),
+    # outcomes ------------------------------------------------------------------------------
+    Case("outcomes-bad-outcome-value", [*OUTCOMES, "--report", "r"], stderr="o.jsonl:2: field 'outcome'",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"), ("q2", "sure")), outputs=("r",)),
+    Case("outcomes-unknown-column", OUTCOMES, stderr="field 'category': unknown column",
+         setup=lambda d: write_jsonl(d / "o.jsonl", [{"query_id": "q1", "outcome": "correct", "category": "x"}])),
+    Case("outcomes-query-twice", OUTCOMES, stderr="o.jsonl:2: field 'query_id': query_id 'q1' is listed twice",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"), ("q1", "incorrect"))),
+    Case("outcomes-join-nothing", OUTCOMES, stderr="none of the 2 query_ids",
+         setup=lambda d: _outcome_rows(d, ("x1", "correct"), ("x2", "incorrect"))),
+    Case("outcomes-empty-file", OUTCOMES, stderr="file is empty", setup=lambda d: (d / "o.jsonl").write_text("")),
+    Case("outcomes-run-and-traces", [*OUTCOMES, "--traces", "run.trec"], stderr="exactly one of --run",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"))),
+    Case("outcomes-report-is-an-input", [*OUTCOMES, "--report", "labels.jsonl"], stderr="labels.jsonl",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"))),
+    Case("outcomes-bad-cutoffs", [*OUTCOMES, "--cutoffs", "3,x"], stderr="--cutoffs '3,x'",
+         setup=lambda d: _outcome_rows(d, ("q1", "correct"))),
+    # a candidate that loses q1's evidence, whose task succeeded with the baseline: the downstream gate fails
+    Case("outcomes-downstream-gate-fails", ["outcomes", "--labels", "labels.jsonl", "--outcomes", "o.jsonl", "--run",
+                                            "run2.trec", "--baseline", "baseline.trec", "--baseline-outcomes",
+                                            "bo.jsonl", "--gate-metric", "hit_rate@1", "--bootstrap", "50"],
+         exit=1, stderr="downstream gate failed", setup=_lost_evidence),
+    Case("outcomes-traces-without-retriever", ["outcomes", "--labels", "labels.jsonl", "--outcomes", "o.jsonl",
+                                               "--traces", "t.json"], stderr=f"trace {'ab' * 16} has no retriever span",
+         setup=lambda d: (_otlp(d, {"openinference.span.kind": "LLM"}), _outcome_rows(d, ("q1", "correct")))),
+    # traces --------------------------------------------------------------------------------
+    Case("traces-document-without-id", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="span 'search' (span id 0102030405060708, trace abab", setup=lambda d: _otlp(d, {
+             "openinference.span.kind": "RETRIEVER", "retrieval.documents.0.document.id": "d1",
+             "retrieval.documents.1.document.score": 0.5})),
+    Case("traces-not-otlp", ["traces", "t.json", "--run", "r.jsonl", "--format", "otlp"], outputs=("r.jsonl",),
+         stderr="t.json:2: field 'resourceSpans'",
+         setup=lambda d: (d / "t.json").write_text('{"resourceSpans": []}\n{"spans": []}\n')),
+    Case("traces-bad-span-id", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="field 'spanId'", setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"}, span_id="xyz")),
+    Case("traces-run-is-the-export", ["traces", "t.json", "--run", "t.json"], stderr="t.json",
+         setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),
+    Case("traces-int-value-not-a-number", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="field 'retrieval.documents.0.document.score': span 'search'",
+         setup=lambda d: (d / "t.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
+             "traceId": "ab" * 16, "spanId": "01" * 8, "name": "search", "attributes": [
+                 {"key": "retrieval.documents.0.document.score", "value": {"intValue": "many"}}]}]}]}]}))),
+    Case("traces-console-cut-short", ["traces", "t.json", "--run", "r.jsonl"], outputs=("r.jsonl",),
+         stderr="t.json:4: not JSON", setup=lambda d: (d / "t.json").write_text(
+             '{\n  "name": "s",\n  "context": {"trace_id": "0xabab", "span_id": "0x01"}}\n{\n  "name": "cut')),
+    Case("traces-unknown-format", ["traces", "t.json", "--run", "r.jsonl", "--format", "zipkin"],
+         outputs=("r.jsonl",), stderr="trace format 'zipkin' is unknown",
+         setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),
 ]
 
 

@@ -115,6 +115,16 @@ class DriftConfig(Section):
     accept: Annotated[bool, Field(strict=True)] = False  # make the new judge the reference even though it drifted
 
 
+class OutcomesConfig(Section):
+    """regression: the downstream-weighted gate (labeller.pipelines.outcomes_step); off without `file`."""
+
+    file: Path | None = None  # outcomes the baseline's retrieval led to: {query_id, outcome or score}
+    metric: str | None = None  # gate on this metric; default: the one that predicts the outcomes best
+    ok_from: Annotated[Number, Field(ge=0)] = 0.5  # retrieval succeeded on a query when the metric is at least this
+    max_drop: Drop = 0.02  # largest tolerated drop in predicted task success
+    fail: Annotated[bool, Field(strict=True)] = True  # a drop beyond max_drop fails the run; false: reported only
+
+
 class PipelineConfig(Section):
     pipeline: Literal["label_slice", "validate_prompt", "regression"]
     description: str = ""
@@ -131,6 +141,7 @@ class PipelineConfig(Section):
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
+    outcomes: OutcomesConfig = Field(default_factory=OutcomesConfig)
 
     @property
     def cache_dir(self) -> str | Path:
@@ -142,9 +153,9 @@ class PipelineConfig(Section):
 
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("inputs", "beir"),
           ("output", "dir"),
-          ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
+          ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run"), ("outcomes", "file")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "outcomes")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:
@@ -239,6 +250,10 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
     if cfg.output.cache is not None:
         checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
+    if cfg.outcomes.metric is not None:
+        from labeller.outcomes.values import check_metric_name
+
+        checks.append(("outcomes.metric", lambda: check_metric_name(cfg.outcomes.metric)))
     _run_checks(checks, path)
 
 

@@ -13,6 +13,8 @@ from labeller.reports import banner, page
 from labeller.shipped import shipped_dir
 
 DEMO_PIPELINES = ("label_slice", "validate_prompt", "regression")
+# the sample's downstream outcomes (the categorisation the baseline's retrieval leads to): the demo shows the link
+DEMO_OVERRIDES = {"regression": [f"outcomes.file={shipped_dir('pipelines') / 'sample' / 'outcomes.jsonl'}"]}
 
 
 def run_demo(out_dir: str | Path = "out/demo", *, judge: str | None = None,
@@ -20,7 +22,7 @@ def run_demo(out_dir: str | Path = "out/demo", *, judge: str | None = None,
     """Run every shipped pipeline into `out_dir/<name>` (one shared cache) and write `out_dir/index.html`."""
     out = Path(out_dir).resolve()
     results = [run_pipeline(shipped_dir("pipelines") / f"{name}.toml", out_dir=out / name, judge=judge,
-                            base_url=base_url) for name in DEMO_PIPELINES]
+                            base_url=base_url, overrides=DEMO_OVERRIDES.get(name)) for name in DEMO_PIPELINES]
     sections = []
     for r in results:
         links = "".join(f'<li><a href="{_rel(path, out)}">{title}</a></li>' for title, path in r.reports.items()

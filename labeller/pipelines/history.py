@@ -50,6 +50,10 @@ class HistoryRow(BaseModel):
     # Judge drift (labeller.pipelines.drift), apart from `regression`: None when the judge did not change.
     judge_drift: bool | None = None
     drift_kappa: float | None = None  # quadratic kappa of the old and new judge's verdicts on the drift sample
+    # Downstream outcomes ([outcomes]): None without them. The task success rate in outcomes.file (the baseline's
+    # retrieval), and the rate the outcome model predicts for this run's retrieval.
+    outcome_rate: float | None = None
+    predicted_outcome_rate: float | None = None
 
 
 def history_path(out: Path) -> Path:

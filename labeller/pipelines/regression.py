@@ -31,6 +31,7 @@ from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.drift import DriftCheck, check_drift, markdown_section, read_sample, sample_path, summary_line
 from labeller.pipelines.drift_report import html_section as drift_html
 from labeller.pipelines.human import HumanGrades
+from labeller.pipelines.outcomes_step import check_outcomes, read_outcomes_section
 from labeller.pipelines.history import RUNS_DIR, HistoryRow, history_path, read_history, store_run, write_history
 from labeller.pipelines.rescore import Figure, figures, pool, rescore, stored_rankings
 from labeller.pipelines.result import PipelineResult
@@ -46,6 +47,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     now = datetime.now(timezone.utc)
     stamp = _unused_stamp(out, now.strftime("%Y-%m-%dT%H%M%SZ"))
     queries, corpus = load_inputs(cfg)
+    outcome_table = read_outcomes_section(cfg, queries, config_path)  # and a bad outcomes file
     depth = cfg.retriever.depth
     baseline_path, notes = _baseline(cfg, queries, corpus, depth)
     baseline = load_run(baseline_path)  # as evaluate reads it, so the pool holds every pair it will score
@@ -80,6 +82,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     judgments = load_judgments(judgments_path)
     mine = figures(today, judgments, specs, ev.settings, depth)
     theirs = figures(baseline, judgments, specs, ev.settings, depth)
+    outcomes = check_outcomes(cfg, outcome_table, baseline, today, judgments, config_path)  # None without [outcomes]
     base_scores = ev.runs.get(ev.baseline or "")
     rows = [HistoryRow(run_at=now.isoformat(), retriever=system_name(cfg), metric=s.name,
                        value=ev.metrics.get(s.name), judge=cfg.judge.spec,
@@ -88,7 +91,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                        regression=gate_failed, run_file=today_file, baseline_file=baseline_file,
                        judged=mine[s.name].judged, baseline_judged=theirs[s.name].judged,
                        judge_drift=drift.drifted if drift.status == "checked" else None,
-                       drift_kappa=drift.kappa_quadratic) for s in specs]
+                       drift_kappa=drift.kappa_quadratic, **(outcomes.figures() if outcomes else {}))
+            for s in specs]
     earlier = len(history)
     history, rescored = rescore(history + rows, {**stored, today_file: today, baseline_file: baseline}, judgments,
                                 specs, ev.settings, depth)
@@ -102,30 +106,33 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     summary += [pool_note(specs), _verdict(ev), summary_line(drift, cfg.drift.fail),
                 *[f"BELOW FLOOR: {f.metric} {f.value if f.value is None else round(f.value, 4)} < {f.floor}."
                   for f in ev.floors if not f.passed],
-                *failure_lines(labelled)]
-    if promote and not gate_failed and not drift_failed:
+                *(outcomes.summary() if outcomes else []), *failure_lines(labelled)]
+    outcomes_failed = outcomes is not None and outcomes.failed
+    if promote and not gate_failed and not drift_failed and not outcomes_failed:
         shutil.copyfile(evaluated, baseline_path)
         summary.append(f"Promoted today's run to the baseline ({baseline_path}).")
 
     report_dir = out / "reports" / stamp
     report = write_report(ev, report_dir, queries, extra=[drift_html(drift, cfg.drift.fail)])
+    extra_reports = {"outcomes": str(outcomes.write(report_dir / "outcomes", queries))} if outcomes else {}
     text = markdown(ev) + "\n" + markdown_section(drift, cfg.drift.fail) + "\n" + history_markdown(history, specs)
     write_text(report_dir / "summary.md", text)
     write_text(out / "latest.md", text)
     trend = write_text(out / "trend.html", trend_page(history, specs, f"config retriever {system_name(cfg)} · "
                                                                       f"judge {cfg.judge.spec}"))
-    failed = gate_failed or bool(labelled.failures) or drift_failed
+    failed = gate_failed or bool(labelled.failures) or drift_failed or outcomes_failed
     return PipelineResult(pipeline="regression", config=config_path, status="failed" if failed else "passed",
                           summary=summary, judge_requests=labelled.stats.requests + drift_requests,
                           reports={"evaluation": str(report), "trend": str(trend), "summary (Markdown)":
-                                   str(report_dir / "summary.md")},
+                                   str(report_dir / "summary.md"), **extra_reports},
                           figures={**ev.metrics, **{f"judged@{s.k or depth}": mine[s.name].judged for s in specs},
                                    "human_grades": len(pairs) - len(to_judge), "judge_grades": len(labelled.labels),
                                    **({"drift_kappa_quadratic": drift.kappa_quadratic}
-                                      if drift.status == "checked" else {})},
+                                      if drift.status == "checked" else {}),
+                                   **(outcomes.figures() if outcomes else {})},
                           judge_drift=drift.model_dump(mode="json"),
                           checks=[*evaluation_checks(ev, "regression", {run_name(evaluated): system_name(cfg)}),
-                                  *_drift_checks(drift, drift_failed)]
+                                  *_drift_checks(drift, drift_failed), *([outcomes.check()] if outcomes else [])]
                           ).with_labelling_check(labelled.stats.failed,
                                                                                          labelled.stats.requested)
 

@@ -137,12 +137,18 @@ def trend_page(history: list[HistoryRow], specs: list[MetricSpec], subtitle: str
     return page("regression: metric trend", sections, subtitle=subtitle)
 
 
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 def history_markdown(history: list[HistoryRow], specs: list[MetricSpec], limit: int = 10) -> str:
     """The last runs, rescored and as recorded, for the job summary (latest.md)."""
     points = runs(history)[-limit:]
     metrics = metrics_of(history)
     header = ["run at (UTC)", "retriever", "gate", *(f"{m} rescored (recorded)" for m in metrics),
               "judged@k rescored (recorded)"]
+    with_outcomes = any(r.predicted_outcome_rate is not None for r in history)  # [outcomes]: the task beside them
+    header += ["task success predicted (outcomes file)"] if with_outcomes else []
     lines = ["### History (rescored on today's labels)", "", pool_note(specs), "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     labels = run_labels(runs(history))[-limit:]
@@ -151,5 +157,7 @@ def history_markdown(history: list[HistoryRow], specs: list[MetricSpec], limit: 
         cells = [label, p.retriever, "FAILED" if p.failed else "ok",
                  *(_pair(p.rows[m].rescored_value, p.rows[m].value) if m in p.rows else "–" for m in metrics),
                  _pair(first.rescored_judged, first.judged)]
+        if with_outcomes:
+            cells.append(f"{_rate(first.predicted_outcome_rate)} ({_rate(first.outcome_rate)})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
