@@ -112,6 +112,14 @@ class DriftConfig(Section):
     accept: Annotated[bool, Field(strict=True)] = False  # make the new judge the reference even though it drifted
 
 
+class ExportConfig(Section):
+    """Where the run's figures go after its local outputs are written (labeller.exporters, docs/exporters.md)."""
+
+    to: list[str] = Field(default_factory=list)  # BACKEND=URL: mlflow=..., prometheus=..., otlp=...
+    experiment: str = Field("labeller", min_length=1)  # MLflow experiment, Pushgateway job, OTel service.name
+    timeout: Annotated[Number, Field(gt=0, le=600)] = 10.0  # seconds a backend may take before it counts as down
+
+
 class PipelineConfig(Section):
     pipeline: Literal["label_slice", "validate_prompt", "regression"]
     description: str = ""
@@ -128,6 +136,7 @@ class PipelineConfig(Section):
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
+    export: ExportConfig = Field(default_factory=ExportConfig)
 
     @property
     def cache_dir(self) -> str | Path:
@@ -141,7 +150,7 @@ _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inp
           ("output", "dir"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "export")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:
@@ -226,6 +235,10 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
     if cfg.output.cache is not None:
         checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
+    if cfg.export.to:
+        from labeller.exporters import parse_target
+
+        checks.append(("export.to", lambda: [parse_target(t, "export.to") for t in cfg.export.to]))
     _run_checks(checks, path)
 
 
