@@ -113,7 +113,7 @@ class OtlpReceiver:
 
     def __init__(self) -> None:
         self.requests: list = []
-        self.headers: list[dict[str, str]] = []
+        self.headers: list[dict[str, str]] = []  # names lower-cased
         self.url = ""
 
     def points(self) -> list[tuple[str, str, float, dict[str, str], dict[str, str]]]:
@@ -148,7 +148,7 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
             request = ExportMetricsServiceRequest()
             request.ParseFromString(body)
             received.requests.append(request)
-            received.headers.append(dict(self.headers))
+            received.headers.append({k.lower(): v for k, v in self.headers.items()})
             reply = ExportMetricsServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
