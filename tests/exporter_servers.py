@@ -169,3 +169,21 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def prometheus_scraping(gateway: str, root: Path) -> Iterator[str]:
+    """Debian's Prometheus server scraping `gateway` every second as docs/exporters.md says to (honor_labels),
+    for the dashboard's queries. Skips locally without the package; fails in CI."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        missing("prometheus", "apt-get install -y prometheus; .ci/run does")
+    port = free_port()
+    (root / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        "scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n"
+        f"    static_configs:\n      - targets: ['{gateway.removeprefix('http://')}']\n")
+    args = [binary, f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}"]
+    with _server(args, f"http://127.0.0.1:{port}/-/ready", 60, root / "prometheus.log"):
+        yield f"http://127.0.0.1:{port}"
