@@ -37,7 +37,8 @@ def assert_run_holds(run, expected, retriever: str) -> None:
     assert run.data.metrics == want  # every figure, with exactly its --json value, and nothing else
 
 
-def test_each_evaluate_is_a_run_with_its_figures_labels_and_reports(tmp_path, capsys, mlflow_server):  # noqa: F811
+def test_each_evaluate_is_a_run_with_its_figures_labels_and_reports(tmp_path, capsys, mlflow_server,  # noqa: F811
+                                                                    monkeypatch):
     args = evaluate_inputs(tmp_path)
     code, data, err = run_json(capsys, *args, "--export", f"mlflow={mlflow_server}", "--export-experiment", "retrieval")
     assert code == 1, err  # the weak run's floor fails; the export happened all the same
@@ -64,6 +65,16 @@ def test_each_evaluate_is_a_run_with_its_figures_labels_and_reports(tmp_path, ca
     assert open(page).read() == (tmp_path / "report" / "index.html").read_text()
     assert second.data.metrics["ndcg_at_10"] == again["runs"]["bm25"]["metrics"]["ndcg@10"]
     assert not [k for k in second.data.metrics if k.startswith("gate/")]
+
+    # docs/exporters.md's comparison view from Python: one row per job, oldest first
+    import mlflow
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server)
+    table = mlflow.search_runs(experiment_names=["retrieval"], filter_string="params.pipeline = 'evaluate'",
+                               order_by=["attributes.start_time ASC"])
+    assert list(table["metrics.ndcg_at_10"]) == [data["runs"]["bm25"]["metrics"]["ndcg@10"],
+                                                 again["runs"]["bm25"]["metrics"]["ndcg@10"]]
+    assert list(table["params.retriever"]) == ["bm25", "bm25"]
 
 
 def test_a_regression_pipeline_is_a_run_with_its_judge_and_rubric(tmp_path, capsys, mlflow_server):  # noqa: F811
