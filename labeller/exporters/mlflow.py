@@ -49,7 +49,10 @@ class MlflowExporter:
             try:
                 self._log(client, run_id, batch, labels)
             except BaseException:
-                client.set_terminated(run_id, status="FAILED")
+                try:  # mark the half-logged run; the original error is the one reported
+                    client.set_terminated(run_id, status="FAILED")
+                except Exception:  # noqa: BLE001
+                    pass
                 raise
             client.set_terminated(run_id)
         return f"experiment {self.settings.experiment}, run {run_id} ({self.target.url}/#/experiments/{experiment}/runs/{run_id})"
