@@ -22,6 +22,13 @@ from labeller.records import Record
 # check; outcome: a downstream outcome rate; count: how much work a job did (pairs, requests).
 Kind = Literal["metric", "gate", "drift", "outcome", "count"]
 KINDS: tuple[Kind, ...] = ("metric", "gate", "drift", "outcome", "count")
+DESCRIPTIONS: dict[Kind, str] = {  # each backend's help text for the series of one kind
+    "metric": "A retrieval or agreement figure of the job (name: ndcg@10, kappa, ...).",
+    "gate": "A gate's verdict: 1 passed, 0 failed.",
+    "drift": "The judge-drift check: old vs new verdicts on the fixed sample.",
+    "outcome": "A downstream outcome rate.",
+    "count": "How much the job did (pairs compared, judge requests).",
+}
 LABEL_NAMES = ("pipeline", "retriever", "judge", "rubric_version", "suite_digest")
 
 

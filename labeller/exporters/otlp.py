@@ -18,15 +18,10 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
 from opentelemetry.sdk.resources import Resource
 
-from labeller.exporters.base import ExportBatch, ExportSettings, Target
+from labeller.exporters.base import DESCRIPTIONS, ExportBatch, ExportSettings, Target
 
-INSTRUMENTS = {  # kind -> (instrument name, description)
-    "metric": ("labeller.metric", "A retrieval or agreement figure of the job (attribute name: ndcg@10, kappa, ...)."),
-    "gate": ("labeller.gate.passed", "A gate's verdict: 1 passed, 0 failed."),
-    "drift": ("labeller.judge_drift", "The judge-drift check: old vs new verdicts on the fixed sample."),
-    "outcome": ("labeller.outcome.rate", "A downstream outcome rate."),
-    "count": ("labeller.count", "How much the job did (pairs compared, judge requests)."),
-}
+INSTRUMENTS = {"metric": "labeller.metric", "gate": "labeller.gate.passed", "drift": "labeller.judge_drift",
+               "outcome": "labeller.outcome.rate", "count": "labeller.count"}
 _SDK_LOGGER = "opentelemetry.exporter.otlp"
 
 
@@ -41,10 +36,10 @@ class OtlpExporter:
                                  metric_readers=[reader])
         meter = provider.get_meter("labeller")
         shared = batch.labels.as_dict()
-        for kind, (name, description) in INSTRUMENTS.items():
+        for kind, name in INSTRUMENTS.items():
             figures = batch.of_kind(kind)  # type: ignore[arg-type]
             if figures:
-                gauge = meter.create_gauge(name, description=description)
+                gauge = meter.create_gauge(name, description=DESCRIPTIONS[kind])
                 for f in figures:
                     gauge.set(f.value, attributes={**shared, **f.labels, "name": f.name})
         data = reader.get_metrics_data()

@@ -13,15 +13,10 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Gauge, push_to_gateway
 from prometheus_client.exposition import basic_auth_handler, default_handler
 
-from labeller.exporters.base import ExportBatch, ExportSettings, Target
+from labeller.exporters.base import DESCRIPTIONS, ExportBatch, ExportSettings, Target
 
-FAMILIES = {  # kind -> (metric name, help)
-    "metric": ("labeller_metric", "A retrieval or agreement figure of the job (label name: ndcg@10, kappa, ...)."),
-    "gate": ("labeller_gate_passed", "A gate's verdict: 1 passed, 0 failed."),
-    "drift": ("labeller_judge_drift", "The judge-drift check: old vs new verdicts on the fixed sample."),
-    "outcome": ("labeller_outcome_rate", "A downstream outcome rate."),
-    "count": ("labeller_count", "How much the job did (pairs compared, judge requests)."),
-}
+FAMILIES = {"metric": "labeller_metric", "gate": "labeller_gate_passed", "drift": "labeller_judge_drift",
+            "outcome": "labeller_outcome_rate", "count": "labeller_count"}
 GROUPING = ("pipeline", "retriever")  # with job=<experiment>: one group per job and system
 
 
@@ -32,12 +27,12 @@ class PushgatewayExporter:
     def export(self, batch: ExportBatch) -> str:
         registry = CollectorRegistry()
         shared = {k: v for k, v in batch.labels.as_dict().items() if k not in GROUPING}
-        for kind, (metric, help_text) in FAMILIES.items():
+        for kind, metric in FAMILIES.items():
             figures = batch.of_kind(kind)  # type: ignore[arg-type]
             if not figures:
                 continue
             own = sorted({key for f in figures for key in f.labels})
-            gauge = Gauge(metric, help_text, ["name", *shared, *own], registry=registry)
+            gauge = Gauge(metric, DESCRIPTIONS[kind], ["name", *shared, *own], registry=registry)
             for f in figures:
                 gauge.labels(name=f.name, **shared, **{k: f.labels.get(k, "") for k in own}).set(f.value)
         group = {k: getattr(batch.labels, k) for k in GROUPING}
