@@ -65,12 +65,12 @@ def expected_agree(data: dict) -> list[tuple[str, str, dict[str, str], float]]:
     return rows
 
 
-def expected_regression(data: dict) -> list[tuple[str, str, dict[str, str], float]]:
+def expected_pipeline(data: dict) -> list[tuple[str, str, dict[str, str], float]]:
     counts = {"judge_requests", "labelled", "new", "cached", "failed", "n", "fixed", "broken"}
     rows = [("count" if k in counts else "metric", k, {}, v) for k, v in data["figures"].items()
             if v is not None and not k.startswith("drift_")]
     rows.append(("count", "judge_requests", {}, float(data["judge_requests"])))
-    rows.append(("gate", "regression", {}, 1.0 if data["status"] == "passed" else 0.0))
+    rows.append(("gate", data["pipeline"], {}, 1.0 if data["status"] == "passed" else 0.0))
     rows += [("gate", c["suite"], {"check": c["name"]}, 1.0 if c["status"] == "pass" else 0.0) for c in data["checks"]
              if c["status"] != "skip"]
     return rows

@@ -11,7 +11,7 @@ import re
 import time
 
 from evaluation_helpers import cli
-from export_helpers import PIPELINES, SECRET, evaluate_inputs, expected_evaluate, expected_regression, run_json
+from export_helpers import PIPELINES, SECRET, evaluate_inputs, expected_evaluate, expected_pipeline, run_json
 from exporter_servers import free_port, mlflow_server  # noqa: F401 -- fixture
 
 
@@ -84,7 +84,7 @@ def test_a_regression_pipeline_is_a_run_with_its_judge_and_rubric(tmp_path, caps
     from labeller.rubric import load_rubric
 
     client, (run,) = runs_of(mlflow_server, "nightly")
-    assert_run_holds(run, expected_regression(data), "bm25")
+    assert_run_holds(run, expected_pipeline(data), "bm25")
     assert run.data.params["judge"] == "offline:lexical"
     assert run.data.params["rubric_version"] == load_rubric("transactions").version
     assert run.data.params["pipeline"] == "regression" and run.data.params["retriever"] == "bm25"

@@ -6,14 +6,17 @@ value; a gateway that is down is one error line and exit 4 after every local out
 
 from __future__ import annotations
 
+import hashlib
 import json
 import urllib.request
+
+import pytest
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from evaluation_helpers import cli
 from export_helpers import (PIPELINES, SECRET, agree_inputs, evaluate_inputs, expected_agree, expected_evaluate,
-                            expected_regression, run_json)
+                            expected_pipeline, run_json)
 from exporter_servers import free_port, pushgateway  # noqa: F401 -- fixture
 
 FAMILY = {"metric": "labeller_metric", "gate": "labeller_gate_passed", "drift": "labeller_judge_drift",
@@ -91,10 +94,28 @@ def test_a_regression_pipeline_exports_through_its_config_section(tmp_path, caps
     got = series(pushgateway, job="ci", pipeline="regression")
     from labeller.rubric import load_rubric
 
-    assert_every_figure_arrived(got, expected_regression(data),
+    assert_every_figure_arrived(got, expected_pipeline(data),
                                 {"retriever": "bm25", "judge": "offline:lexical",
                                  "rubric_version": load_rubric("transactions").version})
     assert {s[1]["name"] for s in got if s[0] == "labeller_metric"} >= {"ndcg@10", "recall@10", "mrr@10", "judged@10"}
+
+
+@pytest.mark.parametrize("pipeline", ["label_slice", "validate_prompt"])
+def test_the_other_pipelines_export_their_figures_checks_and_labels(pipeline, tmp_path, capsys,
+                                                                     pushgateway):  # noqa: F811
+    code, data, err = run_json(capsys, "run", PIPELINES / f"{pipeline}.toml", "--out", tmp_path / "out",
+                               "--export", f"prometheus={pushgateway}")
+    assert code == 0, err
+    from labeller.pipelines import load_config
+    from labeller.rubric import load_rubric
+
+    cfg = load_config(PIPELINES / f"{pipeline}.toml")
+    digest = hashlib.sha256(b"".join(p.read_bytes() + b"\0" for p in (cfg.inputs.queries, cfg.inputs.corpus,
+                                                                      cfg.inputs.gold) if p is not None))
+    got = series(pushgateway, pipeline=pipeline)
+    assert_every_figure_arrived(got, expected_pipeline(data), {
+        "retriever": "bm25" if pipeline == "label_slice" else "", "judge": "offline:lexical",
+        "rubric_version": load_rubric("transactions").version, "suite_digest": f"sha256:{digest.hexdigest()[:16]}"})
 
 
 def test_a_gateway_that_is_down_is_one_line_and_exit_4_after_every_local_output(tmp_path, capsys):

@@ -151,7 +151,8 @@ def pipeline_batch(result, cfg) -> ExportBatch:
     if drift.get("status") == "checked":
         figures += figures_at(data, ("judge_drift",), "drift", only=("kappa_quadratic", "exact_agreement", "drifted"))
     rubric = cfg.new_rubric if result.pipeline == "validate_prompt" and cfg.new_rubric else cfg.judge.rubric
-    labels = RunLabels(pipeline=result.pipeline, retriever=system_name(cfg) if result.pipeline == "regression" else "",
+    retrieves = result.pipeline in ("regression", "label_slice")  # validate_prompt grades gold pairs: no retriever
+    labels = RunLabels(pipeline=result.pipeline, retriever=system_name(cfg) if retrieves else "",
                        judge=cfg.judge.spec, rubric_version=load_rubric(rubric).version,
                        suite_digest=suite_digest(cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold))
     reports = [Path(p) for p in result.reports.values() if Path(p).is_file()]
