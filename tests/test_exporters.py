@@ -80,3 +80,23 @@ def test_a_backend_whose_extra_is_missing_is_exit_2_before_the_job_runs(tmp_path
     assert done.stderr.strip() == ("labeller: error: --export prometheus needs its client library "
                                    "(prometheus_client): pip install 'labeller-relevance[prometheus]'")
     assert done.stdout == "" and not (tmp_path / "rep").exists()
+
+
+def test_a_notebook_exports_an_in_memory_result_as_the_command_line_does(pushgateway):  # noqa: F811
+    import pandas as pd
+
+    import labeller
+    from labeller.errors import ExportError
+
+    labels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "grade": [5, 1, 4]})
+    result = labeller.evaluate(labels, {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}}, "ndcg@10")
+    said = labeller.export(result, to=f"prometheus={pushgateway}", experiment="notebook")
+    assert said == [f"exported 2 figures to prometheus={pushgateway}: job notebook, pipeline=evaluate, "
+                    f"retriever={result.run}"]
+    with urllib.request.urlopen(f"{pushgateway}/metrics", timeout=10) as reply:
+        lines = [x for x in reply.read().decode().splitlines() if 'job="notebook"' in x and 'name="ndcg@10"' in x]
+    assert len(lines) == 1 and float(lines[0].rsplit(" ", 1)[1]) == result.metrics["ndcg@10"] == 1.0
+    with pytest.raises(ExportError, match="connection refused"):
+        labeller.export(result, to="prometheus=http://127.0.0.1:9")
+    with pytest.raises(TypeError, match="not dict"):
+        labeller.export({"ndcg@10": 1.0}, to=f"prometheus={pushgateway}")
