@@ -43,8 +43,8 @@ class MlflowExporter:
             client = MlflowClient(tracking_uri=self.target.url)
             experiment = self._experiment(client)
             labels = {k: v for k, v in batch.labels.as_dict().items() if v}
-            run = client.create_run(experiment, run_name=" ".join([batch.labels.pipeline, batch.labels.retriever]).strip(),
-                                    tags={f"labeller.{k}": v for k, v in labels.items()})
+            name = f"{batch.labels.pipeline} {batch.labels.retriever}".strip()
+            run = client.create_run(experiment, run_name=name, tags={f"labeller.{k}": v for k, v in labels.items()})
             run_id = run.info.run_id
             try:
                 self._log(client, run_id, batch, labels)
@@ -55,7 +55,8 @@ class MlflowExporter:
                     pass
                 raise
             client.set_terminated(run_id)
-        return f"experiment {self.settings.experiment}, run {run_id} ({self.target.url}/#/experiments/{experiment}/runs/{run_id})"
+        page = f"{self.target.url}/#/experiments/{experiment}/runs/{run_id}"
+        return f"experiment {self.settings.experiment}, run {run_id} ({page})"
 
     def _log(self, client: MlflowClient, run_id: str, batch: ExportBatch, labels: dict[str, str]) -> None:
         now = int(time.time() * 1000)

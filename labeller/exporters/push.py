@@ -55,9 +55,10 @@ def failure_message(failures: list[str]) -> str:
 
 def _reason(exc: BaseException, target: Target) -> str:
     """One line: what went wrong, without a credential, with the root cause when it says more."""
-    root = exc
-    while root.__cause__ is not None or root.__context__ is not None:
-        root = root.__cause__ or root.__context__  # type: ignore[assignment]
+    root, seen = exc, {id(exc)}
+    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
+        root = nxt
+        seen.add(id(nxt))
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(root, ConnectionRefusedError) or "Connection refused" in str(exc):
         text = f"no answer from {target.url} (connection refused): is the server running?"
