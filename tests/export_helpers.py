@@ -45,6 +45,9 @@ def expected_evaluate(data: dict) -> list[tuple[str, str, dict[str, str], float]
     for run, scores in data["runs"].items():
         rows += [("metric", m, {"run": run}, v) for m, v in {**scores["metrics"], **scores["judged"]}.items()
                  if v is not None]
+    rows += [("metric", name, {"run": c["run"], "check": t["metric"], "reference": c["reference"]}, t[name])
+             for c in data["comparisons"] for t in c["tests"]
+             for name in ("difference", "ci_low", "ci_high", "p_randomization", "p_t_test") if t[name] is not None]
     rows.append(("gate", "regression", {}, float(data["gate"]["passed"])))
     rows += [("gate", "regression", {"run": c["run"], "check": c["metric"]},
               0.0 if c["verdict"] in ("regression", "not-comparable") else 1.0) for c in data["gate"]["checks"]]

@@ -82,3 +82,8 @@ def test_every_dashboard_query_answers_with_the_jobs_figures(tmp_path, capsys, p
     drift = {s["metric"]["name"]: float(s["value"][1]) for s in answers["Judge drift"]}
     assert drift["kappa_quadratic"] == regression["judge_drift"]["kappa_quadratic"]
     assert [float(s["value"][1]) for s in answers["Downstream outcome rates"]] == [0.82]
+    assert not [s for s in answers["Retrieval quality over time"] if s["metric"]["name"] == "difference"]
+    differences = {(s["metric"]["run"], s["metric"]["check"]): float(s["value"][1])
+                   for s in answers["Against the baseline (run - reference)"]}
+    test = next(t for c in evaluated["comparisons"] if c["run"] == "bm25" for t in c["tests"] if t["metric"] == "ndcg@10")
+    assert differences["bm25", "ndcg@10"] == test["difference"]

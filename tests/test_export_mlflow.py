@@ -18,7 +18,8 @@ from exporter_servers import free_port, mlflow_server  # noqa: F401 -- fixture
 def key(kind: str, name: str, own: dict[str, str], retriever: str) -> str:
     """The metric key docs/exporters.md promises, written out independently of labeller.exporters.mlflow."""
     run = own.get("run", "")
-    parts = [kind if kind != "metric" else "", run if run != retriever else "", name, own.get("check", "")]
+    parts = [kind if kind != "metric" else "", run if run != retriever else "", name, own.get("check", ""),
+             "vs " + own["reference"] if "reference" in own else ""]
     return "/".join(re.sub(r"[^\w.\- :/]", "_", p.replace("@", "_at_")) for p in parts if p)
 
 

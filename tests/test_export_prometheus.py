@@ -36,7 +36,7 @@ def series(url: str, **group: str) -> list[tuple[str, dict[str, str], float]]:
 
 
 def assert_every_figure_arrived(got, expected, run_labels: dict[str, str]) -> None:
-    own_keys = {"run", "check"}
+    own_keys = {"run", "check", "reference"}
     index = {(name, labels["name"], tuple(sorted((k, v) for k, v in labels.items() if k in own_keys and v))): (labels, v)
              for name, labels, v in got}
     assert len(index) == len(got), "two series with the same figure"

@@ -25,6 +25,8 @@ _PASSED = {True: 1.0, False: 0.0, "pass": 1.0, "passed": 1.0, "fail": 0.0, "fail
 _AGREEMENT = ("kappa", "kappa_linear", "kappa_quadratic", "alpha_ordinal", "kappa_relevant", "spearman", "kendall",
               "exact_agreement", "within_one", "mean_signed_difference")
 
+_COMPARED = ("difference", "ci_low", "ci_high", "p_randomization", "p_t_test")  # run - reference, paired
+
 
 def pointer(*parts: str | int) -> str:
     """An RFC 6901 JSON pointer: /runs/bm25/metrics/ndcg@10 (~ and / inside a key escaped)."""
@@ -92,12 +94,18 @@ def first_label(path: str | Path | None) -> dict[str, str]:
 
 
 def evaluation_batch(ev, *, queries: str | Path | None = None, reports: Iterable[Path] = ()) -> ExportBatch:
-    """`labeller evaluate --json`: every run's metrics and judged@k, the regression gate, the floors."""
+    """`labeller evaluate --json`: every run's metrics and judged@k, each run against the reference
+    (difference with its interval, p-values), the regression gate, the floors."""
     data = json.loads(ev.model_dump_json())
     figures: list[Figure] = []
     for run in data["runs"]:
         figures += figures_at(data, ("runs", run, "metrics"), "metric", {"run": run})
         figures += figures_at(data, ("runs", run, "judged"), "metric", {"run": run})
+    for i, comparison in enumerate(data["comparisons"]):  # each run against the reference: the compare view
+        for j, test in enumerate(comparison["tests"]):
+            figures += figures_at(data, ("comparisons", i, "tests", j), "metric", only=_COMPARED,
+                                  labels={"run": comparison["run"], "check": test["metric"],
+                                          "reference": comparison["reference"]})
     if data.get("gate"):
         figures += gate_at(data, ("gate", "passed"), "regression")
         for i, check in enumerate(data["gate"]["checks"]):

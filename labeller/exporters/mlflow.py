@@ -5,8 +5,9 @@ missing). The run's five labels are its params and its `labeller.*` tags; every 
 the job's HTML and Markdown reports go under the artifact folder `reports/`, its `--json` as
 `result.json`. Metric keys (MLflow allows letters, digits and _ - . : / space):
 `ndcg_at_10` (a metric of the run under test), `weak/ndcg_at_10` (of another run the job compared),
-`gate/regression`, `gate/weak/floor/ndcg_at_10`, `drift/kappa_quadratic`, `outcome/...`, `count/n`:
-kind (metrics have none), the figure's run when it is not the retriever, name, check; `@` reads `_at_`.
+`difference/ndcg_at_10/vs baseline:weak` (the run against the reference), `gate/regression`,
+`gate/weak/floor/ndcg_at_10`, `drift/kappa_quadratic`, `outcome/...`, `count/n`: kind (metrics have
+none), the figure's run when it is not the retriever, name, check, "vs" the reference; `@` reads `_at_`.
 Credentials: `http://user:pass@host` or MLflow's own MLFLOW_TRACKING_USERNAME/PASSWORD/TOKEN.
 """
 
@@ -30,7 +31,7 @@ _BATCH = 1000  # MLflow's log-batch limit on metrics per request
 def metric_key(figure: Figure, retriever: str) -> str:
     run = figure.labels.get("run", "")
     parts = [figure.kind if figure.kind != "metric" else "", run if run != retriever else "", figure.name,
-             figure.labels.get("check", "")]
+             figure.labels.get("check", ""), "vs " + figure.labels["reference"] if "reference" in figure.labels else ""]
     return "/".join(_INVALID.sub("_", p.replace("@", "_at_")) for p in parts if p)[:250]
 
 

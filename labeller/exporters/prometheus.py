@@ -2,7 +2,7 @@
 
 One gauge family per kind of figure: labeller_metric, labeller_gate_passed, labeller_judge_drift,
 labeller_outcome_rate, labeller_count, each series labelled `name` (ndcg@10, ...), judge, rubric_version,
-suite_digest and the figure's own labels (run, check). A job pushes with PUT to the group
+suite_digest and the figure's own labels (run, check, reference). A job pushes with PUT to the group
 job=<experiment>, pipeline, retriever: the group always holds exactly that job's latest figures, and
 the jobs of other pipelines and retrievers stay beside it. Prometheus scraping the gateway (with
 honor_labels: true) keeps the history that docs/grafana/labeller.json draws.
