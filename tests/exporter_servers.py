@@ -60,9 +60,11 @@ def _wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) 
 
 @contextmanager
 def _server(args: list[str], ready: str, seconds: float, log: Path) -> Iterator[subprocess.Popen]:
-    """Start `args` in a process group of its own; stop the whole group (terminate, then kill) on exit."""
+    """Start `args` in a process group of its own; stop the whole group (terminate, then kill) on exit.
+    The servers' own usage reports (MLflow's telemetry) are off: tests never leave the machine."""
+    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     with open(log, "wb") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     try:
         _wait_ready(ready, process, seconds, log)
         yield process

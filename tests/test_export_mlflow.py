@@ -116,3 +116,33 @@ def test_credentials_in_the_url_never_reach_the_output_or_the_run(tmp_path, caps
     json.loads(out)
     _, runs = runs_of(mlflow_server, "auth")
     assert len(runs) == 1 and SECRET not in json.dumps(runs[0].to_dictionary())
+
+
+WATCH = """
+import socket, sys
+real = socket.getaddrinfo
+def getaddrinfo(host, *args, **kwargs):
+    if host not in ("127.0.0.1", "localhost", "::1", None):
+        print(f"OUTSIDE {host}", file=sys.stderr)
+        raise OSError(f"blocked {host}")
+    return real(host, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+from labeller.cli import main
+main()
+"""
+
+
+def test_exporting_to_mlflow_reaches_nothing_but_the_tracking_server(tmp_path, mlflow_server):  # noqa: F811
+    """MLflow's client reports usage to mlflow-telemetry.io unless told not to (it stays quiet under pytest
+    or CI, so the job runs in a process without those variables, as a user's would)."""
+    import os
+    import subprocess
+    import sys
+
+    quiet = {"PYTEST_CURRENT_TEST", "CI", "GITHUB_ACTIONS", "MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK"}
+    env = {k: v for k, v in os.environ.items() if k not in quiet}
+    args = [str(a) for a in evaluate_inputs(tmp_path)[:5]] + ["--labels", str(tmp_path / "qrels.txt"),
+                                                              "--export", f"mlflow={mlflow_server}"]
+    done = subprocess.run([sys.executable, "-c", WATCH, *args], capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "exported" in done.stderr and "OUTSIDE" not in done.stderr, done.stderr

@@ -19,8 +19,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from mlflow.entities import Metric, Param, RunTag
-from mlflow.tracking import MlflowClient
+# MLflow's client reports usage to mlflow-telemetry.io from the process that imports it: labeller's users
+# did not ask for that. Off unless they set MLFLOW_DISABLE_TELEMETRY themselves (before MLflow reads it).
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+from mlflow.entities import Metric, Param, RunTag  # noqa: E402
+from mlflow.tracking import MlflowClient  # noqa: E402
 
 from labeller.exporters.base import ExportBatch, ExportSettings, Figure, Target
 
