@@ -47,9 +47,17 @@ def test_a_url_with_credentials_keeps_them_apart_and_never_shows_them():
     assert SECRET not in target.spec + repr(target) + str(target)
     token = parse_target("otlp=http://127.0.0.1:4318/v1/metrics?api-key=TOKEN42")
     assert "TOKEN42" not in token.spec
-    with pytest.raises(ConfigError) as err:
-        parse_target(f"prometheus=http://ci:{SECRET}@[::1")
-    assert SECRET not in str(err.value)
+    for bad in (f"prometheus=http://ci:{SECRET}@[::1", f"otlp=http://ci:{SECRET}@h:4318/#frag"):
+        with pytest.raises(ConfigError) as err:
+            parse_target(bad)
+        assert SECRET not in str(err.value)
+
+
+def test_the_same_target_from_the_config_and_the_command_line_is_pushed_to_once():
+    settings = export_settings(["prometheus=http://h:9091", "mlflow=http://h:5000", "prometheus=http://h:9091/",
+                                "PROMETHEUS=http://h:9091"], "nightly", 5)
+    assert [t.spec for t in settings.targets] == ["prometheus=http://h:9091", "mlflow=http://h:5000"]
+    assert (settings.experiment, settings.timeout) == ("nightly", 5)
 
 
 @pytest.mark.parametrize("key", ["ndcg@10", "a/b", "x~y", "run 1.trec"])

@@ -25,7 +25,11 @@ def export_settings(specs: list[str] | None, experiment: str | None = None, time
     if not specs:
         return None
     options = {k: v for k, v in (("experiment", experiment), ("timeout", timeout)) if v is not None}
-    return ExportSettings(targets=[parse_target(s, where) for s in specs], **options)
+    targets = {}
+    for spec in specs:  # the same target from [export] and --export is pushed to once
+        target = parse_target(spec, where)
+        targets.setdefault((target.backend, target.url), target)
+    return ExportSettings(targets=list(targets.values()), **options)
 
 
 def finish(prepared: list[Prepared], make_batch: Callable[[], ExportBatch], echo: Callable[[str], None], *,

@@ -39,6 +39,8 @@ def parse_target(spec: str, where: str = "--export") -> Target:
         host, _ = parts.hostname, parts.port
     except ValueError as exc:
         raise ConfigError(f"{backend}: '{redact_url(url)}' is not a URL ({exc})", field=where) from None
+    if parts.fragment:
+        raise ConfigError(f"{backend}: '{redact_url(url)}' has a #fragment, which no backend reads", field=where)
     if parts.scheme not in ("http", "https") or not host:
         raise ConfigError(f"{backend}: '{redact_url(url)}' is not an http:// or https:// URL with a host",
                           field=where)
