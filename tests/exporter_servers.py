@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,9 @@ def _wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) 
             with urllib.request.urlopen(url, timeout=2) as reply:
                 if reply.status == 200:
                     return
+        except urllib.error.HTTPError as exc:
+            if exc.code == 401:  # up, and asking for the credentials it was configured with
+                return
         except OSError:
             pass
         time.sleep(0.3)
@@ -78,16 +82,29 @@ def _server(args: list[str], ready: str, seconds: float, log: Path) -> Iterator[
                 continue
 
 
-@pytest.fixture(scope="module")
-def pushgateway(tmp_path_factory) -> Iterator[str]:
+# bcrypt of export_helpers.SECRET for the user "ci" (a test password, hashed once with crypt's blowfish)
+CI_USER_HASH = "$2b$04$/Towc./eE5wO39TpVJMk4OQp.jVyLX2lvWR5ButitSVeLb445aNzK"
+
+
+@contextmanager
+def pushgateway_server(root: Path, *, basic_auth: bool = False) -> Iterator[str]:
+    """Debian's Pushgateway on a free port; with basic_auth, only the user "ci" with export_helpers.SECRET."""
     binary = shutil.which(PUSHGATEWAY)
     if binary is None:
         missing(PUSHGATEWAY, "apt-get install -y prometheus-pushgateway; .ci/run does")
     url = f"http://127.0.0.1:{free_port()}"
-    log = tmp_path_factory.mktemp("pushgateway") / "server.log"
     # Debian's build persists to /var/lib/prometheus by default: this one keeps its metrics in memory only
     args = [binary, f"--web.listen-address={url.removeprefix('http://')}", "--persistence.file="]
-    with _server(args, f"{url}/-/ready", 30, log):
+    if basic_auth:
+        (root / "web.yml").write_text(f"basic_auth_users:\n  ci: {CI_USER_HASH}\n")
+        args.append(f"--web.config.file={root / 'web.yml'}")
+    with _server(args, f"{url}/-/ready", 30, root / "pushgateway.log"):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pushgateway(tmp_path_factory) -> Iterator[str]:
+    with pushgateway_server(tmp_path_factory.mktemp("pushgateway")) as url:
         yield url
 
 

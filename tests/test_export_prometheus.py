@@ -6,6 +6,7 @@ value; a gateway that is down is one error line and exit 4 after every local out
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import urllib.request
@@ -17,15 +18,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from evaluation_helpers import cli
 from export_helpers import (PIPELINES, SECRET, agree_inputs, evaluate_inputs, expected_agree, expected_evaluate,
                             expected_pipeline, run_json)
-from exporter_servers import free_port, pushgateway  # noqa: F401 -- fixture
+from exporter_servers import free_port, pushgateway, pushgateway_server  # noqa: F401 -- fixture
 
 FAMILY = {"metric": "labeller_metric", "gate": "labeller_gate_passed", "drift": "labeller_judge_drift",
           "outcome": "labeller_outcome_rate", "count": "labeller_count"}
 
 
-def series(url: str, **group: str) -> list[tuple[str, dict[str, str], float]]:
+def series(url: str, auth: str | None = None, **group: str) -> list[tuple[str, dict[str, str], float]]:
     """(family, labels, value) of every labeller series the gateway serves in the group with these labels."""
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as reply:
+    request = urllib.request.Request(f"{url}/metrics", headers={"Authorization": auth} if auth else {})
+    with urllib.request.urlopen(request, timeout=10) as reply:
         text = reply.read().decode()
     out = []
     for family in text_string_to_metric_families(text):
@@ -150,6 +152,19 @@ def test_credentials_in_the_url_authenticate_and_are_never_shown(tmp_path, capsy
     code, out, err = cli(*evaluate_inputs(tmp_path)[:5], "--labels", tmp_path / "qrels.txt",
                          "--export", f"prometheus=http://ci:{SECRET}@127.0.0.1:{down}", capsys=capsys)
     assert code == 4 and SECRET not in out + err and "ci:" not in err
+
+
+def test_a_gateway_that_wants_basic_auth_gets_the_urls_credentials(tmp_path, capsys):
+    args = [*evaluate_inputs(tmp_path)[:5], "--labels", tmp_path / "qrels.txt", "--json"]
+    with pushgateway_server(tmp_path, basic_auth=True) as url:
+        code, _, err = cli(*args, "--export", f"prometheus={url}", capsys=capsys)
+        assert code == 4 and "401" in err  # refused without them: a real check on the server's side
+        code, out, err = cli(*args, "--export", f"prometheus=http://ci:{SECRET}@{url[7:]}", capsys=capsys)
+        assert code == 0, err
+        assert SECRET not in out + err
+        token = base64.b64encode(f"ci:{SECRET}".encode()).decode()
+        got = series(url, auth=f"Basic {token}", pipeline="evaluate")
+        assert {s[1]["name"] for s in got} >= {"ndcg@10", "recall@100", "mrr@10"}
 
 
 def test_bad_export_specs_are_refused_before_the_job_runs(tmp_path, capsys):
