@@ -64,6 +64,18 @@ def test_evaluate_pushes_every_figure_of_its_json_with_the_run_labels(tmp_path, 
     assert floors == {"bm25": 1.0, "weak": 0.0}  # the failing floor arrives as a failed gate
 
 
+def test_a_regression_arrives_as_failed_gates(tmp_path, capsys, pushgateway):  # noqa: F811
+    evaluate_inputs(tmp_path)
+    code, data, err = run_json(capsys, "evaluate", "--run", tmp_path / "weak.trec", "--baseline", tmp_path / "bm25.trec",
+                               "--labels", tmp_path / "qrels.txt", "--export", f"prometheus={pushgateway}",
+                               "--export-experiment", "regressed")
+    assert code == 1 and not data["gate"]["passed"], err
+    got = series(pushgateway, job="regressed", retriever="weak")
+    assert_every_figure_arrived(got, expected_evaluate(data), {"pipeline": "evaluate"})
+    gates = {s[1]["check"]: s[2] for s in got if s[0] == "labeller_gate_passed"}
+    assert gates[""] == 0.0 and gates["ndcg@10"] == 0.0  # the whole gate and the ndcg@10 check: FAIL
+
+
 def test_a_second_push_replaces_the_groups_figures_and_other_groups_stay(tmp_path, capsys, pushgateway):  # noqa: F811
     args = evaluate_inputs(tmp_path)
     run_json(capsys, *args, "--export", f"prometheus={pushgateway}", "--export-experiment", "nightly")
