@@ -76,6 +76,16 @@ def test_a_regression_arrives_as_failed_gates(tmp_path, capsys, pushgateway):  #
     assert gates[""] == 0.0 and gates["ndcg@10"] == 0.0  # the whole gate and the ndcg@10 check: FAIL
 
 
+def test_a_failing_pipeline_arrives_with_its_failed_status_and_checks(tmp_path, capsys, pushgateway):  # noqa: F811
+    code, data, err = run_json(capsys, "run", PIPELINES / "regression.toml", "--out", tmp_path / "out",
+                               "--set", "retriever.name=random", "--export", f"prometheus={pushgateway}",
+                               "--export-experiment", "broken")
+    assert code == 1 and data["status"] == "failed", err
+    got = series(pushgateway, job="broken", pipeline="regression", retriever="random")
+    assert_every_figure_arrived(got, expected_pipeline(data), {"judge": "offline:lexical"})
+    assert [s[2] for s in got if s[0] == "labeller_gate_passed" and s[1]["check"] == ""] == [0.0]
+
+
 def test_a_second_push_replaces_the_groups_figures_and_other_groups_stay(tmp_path, capsys, pushgateway):  # noqa: F811
     args = evaluate_inputs(tmp_path)
     run_json(capsys, *args, "--export", f"prometheus={pushgateway}", "--export-experiment", "nightly")
