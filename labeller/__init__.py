@@ -1,6 +1,6 @@
 """labeller: graded LLM relevance labels you can trust.
 
-The public API (see labeller.api): label / alabel, agree, evaluate, compare, probe, link_outcomes. They are imported on
+The public API (see labeller.api): label / alabel, agree, evaluate, compare, probe, link_outcomes, export. They are imported on
 first use, so `import labeller` stays light for the command line.
 """
 
@@ -11,8 +11,8 @@ try:  # the installed distribution's version; a bare source tree (no install) fa
 except PackageNotFoundError:  # pragma: no cover - only without any install
     __version__ = "0.1.0"
 
-__all__ = ["EvaluationResult", "OutcomesResult", "__version__", "agree", "alabel", "compare", "evaluate", "label",
-           "link_outcomes", "probe"]
+__all__ = ["EvaluationResult", "OutcomesResult", "__version__", "agree", "alabel", "compare", "evaluate", "export",
+           "label", "link_outcomes", "probe"]
 
 
 def __getattr__(name: str):

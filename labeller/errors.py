@@ -99,3 +99,10 @@ class StoreError(LabellerError):
     """The verdict store stopped answering mid-run (a database gone away). What was stored is kept."""
 
     exit_code = 1
+
+
+class ExportError(LabellerError):
+    """A results backend (MLflow, Pushgateway, OTLP) could not take the figures. Every local output was
+    written first; a failed gate's exit 1 wins over this one."""
+
+    exit_code = 4

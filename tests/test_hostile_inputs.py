@@ -1035,6 +1035,28 @@ CASES: list[Case] = [
     Case("traces-unknown-format", ["traces", "t.json", "--run", "r.jsonl", "--format", "zipkin"],
          outputs=("r.jsonl",), stderr="trace format 'zipkin' is unknown",
          setup=lambda d: _otlp(d, {"openinference.span.kind": "RETRIEVER"})),
+    # --export / [export] (labeller.exporters): a bad spec stops the job before it runs (exit 2, nothing
+    # written, no credential shown); a backend that is down is exit 4 after every local output.
+    *[Case(f"evaluate-export-{name}", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--report", "rep",
+                                       "--export", spec], exit=code, stderr=words, outputs=("rep",) if code == 2 else (),
+           check=lambda d, err, _: (not (d / "rep").exists() or (d / "rep" / "index.html").is_file())
+           and "PASSw0rd" not in err or pytest.fail(err))
+      for name, spec, code, words in (
+          ("unknown-backend", "grafana=http://127.0.0.1:9", 2, "unknown export backend 'grafana'"),
+          ("not-backend-equals-url", "prometheus", 2, "BACKEND=URL"),
+          ("url-not-http-keeps-its-password", "mlflow=file://user:PASSw0rd@127.0.0.1/x", 2, "not an http:// or https://"),
+          ("backend-down", "prometheus=http://user:PASSw0rd@127.0.0.1:9", 4, "connection refused"))],
+    Case("agree-export-unknown-backend", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl",
+                                          "--report", "rep", "--export", "statsd=http://127.0.0.1:9"],
+         stderr="unknown export backend", outputs=("rep",)),
+    *[Case(f"run-export-section-{name}", RUN_ARGS, stderr=words, outputs=("out",),
+           setup=lambda d, section=section: (regression_config(d), (d / "regression.toml").write_text(
+               (d / "regression.toml").read_text() + section)))
+      for name, section, words in (("unknown-backend", '[export]\nto = ["kafka=http://h:1"]\n', "export.to"),
+                                   ("unknown-key", '[export]\nendpoint = "x"\n', "export"))],
+    Case("run-export-backend-down", [*RUN_ARGS, "--export", "prometheus=http://127.0.0.1:9"], exit=4,
+         stderr="every local result was written first", setup=regression_config,
+         check=lambda d, err, _: (d / "out" / "latest.md").is_file() or pytest.fail("latest.md not written")),
 ]
 
 

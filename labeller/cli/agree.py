@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import app
+from labeller.cli.exporting import ExperimentOpt, ExportOpt, prepared_exports, stderr
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
 
 _GATE_HELP = ("Gate: exit 1 when the new labels' metric is below --min-kappa, or when the upper end of the "
@@ -65,12 +66,15 @@ def agree(
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
+    export: ExportOpt = None,
+    export_experiment: ExperimentOpt = None,
 ) -> None:
     from labeller.agreement.report import generosity_sentence, headline
     from labeller.api.agreeing import agree as agree_api
     from labeller.errors import GateFailedError
     from labeller.io.columns import column_mapping
 
+    exports = prepared_exports(export, export_experiment)
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus, need_qrels=gold is None)
         result = agree_api(labels, required(gold or qrels, "--gold"), baseline=baseline, queries=queries,
@@ -97,7 +101,13 @@ def agree(
                           if g.old is not None else ""))
         for path in result.reports:
             typer.echo(f"wrote {path}")
-    if result.gate and result.gate.verdict == "fail":
+    failed = bool(result.gate and result.gate.verdict == "fail")
+    if exports:
+        from labeller.exporters import finish
+        from labeller.exporters.batches import agreement_batch
+
+        finish(exports, lambda: agreement_batch(result, judge=judge), stderr, job_failed=failed)
+    if failed:
         raise GateFailedError("prompt-change gate failed: " + "; ".join(result.gate.reasons))
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import STORE_HELP, app
+from labeller.cli.exporting import ExperimentOpt, ExportOpt, prepared_exports, stderr
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
 
 _BASELINE_HELP = ("A run (TREC or table) or a saved `labeller evaluate --json` result to compare with; "
@@ -92,6 +93,8 @@ def evaluate(
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
+    export: ExportOpt = None,
+    export_experiment: ExperimentOpt = None,
 ) -> None:
     """Score retriever runs with graded labels (trec_eval-compatible), compare them, gate regressions."""
     from labeller.evaluation import EvaluateOptions, markdown, outcome_error, outcome_warnings, write_report
@@ -125,6 +128,7 @@ def evaluate(
     check_outputs(inputs=inputs, files={"--holes-out": holes_path, "--junit": junit, "--summary": summary,
                                         **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
                   dirs={"--report": report, "--cache": cache if fill_holes else None})
+    exports = prepared_exports(export, export_experiment)
     with column_mapping(columns):
         result = run_evaluation(options)
     if json_out:
@@ -140,5 +144,12 @@ def evaluate(
                                  body=markdown(result), junit=junit, summary=summary):
         print(f"wrote {path}", file=sys.stderr)
     error = outcome_error(result, fail_on_regression)
+    if exports:
+        from labeller.exporters import finish
+        from labeller.exporters.batches import evaluation_batch
+
+        pages = [report / n for n in REPORT_FILES if n.endswith((".html", ".md"))] if report is not None else []
+        finish(exports, lambda: evaluation_batch(result, queries=queries, reports=pages), stderr,
+               job_failed=error is not None)
     if error is not None:
         raise error

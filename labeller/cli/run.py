@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import app
+from labeller.cli.exporting import ExperimentOpt, ExportOpt, stderr
 
 JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Replace the config's judge, e.g. openai:gpt-4.1-mini.")]
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible server for the judge.")]
@@ -26,14 +27,21 @@ def run_command(
                                                                   "check (metric gate, floor, every pair labelled).")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Append a Markdown summary here, e.g. "
                                                                       "\"$GITHUB_STEP_SUMMARY\".")] = None,
+    export: ExportOpt = None,
+    export_experiment: ExperimentOpt = None,
 ) -> int:
     """Run one pipeline: label_slice, validate_prompt or regression (exit 1 when its gate fails or a pair
     could not be labelled)."""
-    from labeller.pipelines import run_pipeline
+    from labeller.exporters import export_settings, finish, prepare
+    from labeller.exporters.batches import pipeline_batch
+    from labeller.pipelines import pipeline_config, run_pipeline
     from labeller.io.outputs import check_outputs
     from labeller.reports.ci import write_ci_outputs
 
     check_outputs(inputs=[config], files={"--junit": junit, "--summary": summary})
+    cfg = pipeline_config(config, overrides=set_, out_dir=out, judge=judge, base_url=base_url)
+    exports = prepare(export_settings([*cfg.export.to, *(export or [])], export_experiment or cfg.export.experiment,
+                                      cfg.export.timeout))  # [export] and --export, checked before the run
 
     result = run_pipeline(config, overrides=set_, out_dir=out, judge=judge, base_url=base_url, promote=promote)
     _show([result], json_)
@@ -41,6 +49,7 @@ def run_command(
     for path in write_ci_outputs(result.checks, title=f"labeller run {result.pipeline}", body=body, junit=junit,
                                  summary=summary):
         typer.echo(f"wrote {path}", err=True)
+    finish(exports, lambda: pipeline_batch(result, cfg), stderr, job_failed=result.exit_code != 0)
     return result.exit_code
 
 

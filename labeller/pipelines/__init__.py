@@ -20,12 +20,7 @@ from labeller.pipelines.result import PipelineResult
 def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None, out_dir: str | Path | None = None,
                  judge: str | None = None, base_url: str | None = None, promote: bool = False) -> PipelineResult:
     """Run one pipeline config. `judge`/`base_url` replace the config's judge (e.g. a real LLM)."""
-    extra = list(overrides or [])
-    if judge:
-        extra.append(f"judge.spec={judge}")
-    if base_url:
-        extra.append(f"judge.base_url={base_url}")
-    cfg = load_config(config_path, extra, out_dir)
+    cfg = pipeline_config(config_path, overrides=overrides, out_dir=out_dir, judge=judge, base_url=base_url)
     check_rubrics(cfg, config_path)
     require_api_key(cfg.judge.spec, cfg.judge.base_url)  # before anything is retrieved or written
     inputs = existing_files([config_path, cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold, cfg.baseline.run,
@@ -36,6 +31,17 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     # the files a pipeline writes deep inside must never replace one of its inputs; [inputs] columns as --columns
     with guard_inputs(inputs), column_mapping(cfg.inputs.columns):
         return _run(cfg, str(config_path), promote)
+
+
+def pipeline_config(config_path: str | Path, *, overrides: list[str] | None = None, out_dir: str | Path | None = None,
+                    judge: str | None = None, base_url: str | None = None) -> PipelineConfig:
+    """The config `run_pipeline` runs with these arguments (`labeller run` reads its [export] before the run)."""
+    extra = list(overrides or [])
+    if judge:
+        extra.append(f"judge.spec={judge}")
+    if base_url:
+        extra.append(f"judge.base_url={base_url}")
+    return load_config(config_path, extra, out_dir)
 
 
 def _run(cfg: PipelineConfig, config_path: str, promote: bool) -> PipelineResult:
@@ -52,4 +58,4 @@ def _run(cfg: PipelineConfig, config_path: str, promote: bool) -> PipelineResult
     return run_regression(cfg, config_path, promote=promote)
 
 
-__all__ = ["PipelineConfig", "PipelineResult", "load_config", "run_pipeline"]
+__all__ = ["PipelineConfig", "PipelineResult", "load_config", "pipeline_config", "run_pipeline"]

@@ -123,6 +123,12 @@ class OutcomesConfig(Section):
     ok_from: Annotated[Number, Field(ge=0)] = 0.5  # retrieval succeeded on a query when the metric is at least this
     max_drop: Drop = 0.02  # largest tolerated drop in predicted task success
     fail: Annotated[bool, Field(strict=True)] = True  # a drop beyond max_drop fails the run; false: reported only
+class ExportConfig(Section):
+    """Where the run's figures go after its local outputs are written (labeller.exporters, docs/exporters.md)."""
+
+    to: list[str] = Field(default_factory=list)  # BACKEND=URL: mlflow=..., prometheus=..., otlp=...
+    experiment: str = Field("labeller", min_length=1)  # MLflow experiment, Pushgateway job, OTel service.name
+    timeout: Annotated[Number, Field(gt=0, le=600)] = 10.0  # seconds a backend may take before it counts as down
 
 
 class PipelineConfig(Section):
@@ -142,6 +148,7 @@ class PipelineConfig(Section):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
     outcomes: OutcomesConfig = Field(default_factory=OutcomesConfig)
+    export: ExportConfig = Field(default_factory=ExportConfig)
 
     @property
     def cache_dir(self) -> str | Path:
@@ -155,7 +162,8 @@ _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inp
           ("output", "dir"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run"), ("outcomes", "file")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "outcomes")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "outcomes",
+             "export")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:
@@ -254,6 +262,10 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
         from labeller.outcomes.values import check_metric_name
 
         checks.append(("outcomes.metric", lambda: check_metric_name(cfg.outcomes.metric)))
+    if cfg.export.to:
+        from labeller.exporters import parse_target
+
+        checks.append(("export.to", lambda: [parse_target(t, "export.to") for t in cfg.export.to]))
     _run_checks(checks, path)
 
 
