@@ -42,6 +42,11 @@ class BatchStatus(BaseModel):
     reason: str | None = None  # why the whole batch failed, when it did (OpenAI validation errors)
 
 
+# A results line that is not a JSON object naming its request (a damaged download or file): its request is
+# not known, so it is counted and its pair ends as the batch's missing result (labelling.batched.collect).
+DAMAGED = "malformed reply: a batch result line is not a JSON object with custom_id"
+
+
 class Outcome(BaseModel):
     """One request's result: a reply, or the reason it has none (tokens a malformed reply cost are kept)."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import openai
 
-from labeller.batch.base import BatchClient, BatchLimits, BatchStatus, Outcome
+from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome
 from labeller.batch.files import CHAT_ENDPOINT, encode_lines, input_line, output_outcome
 from labeller.judges.openai import KEY_VARIABLE, OpenAIJudge
 from labeller.rubric import JudgePrompt
@@ -84,5 +84,5 @@ def _outcome(line: str, judge: OpenAIJudge) -> Outcome:
     except ValueError:
         row = None
     if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
-        return Outcome(custom_id="", reason="malformed reply: a batch result line is not a JSON object with custom_id")
+        return Outcome(custom_id="", reason=DAMAGED)
     return output_outcome(row, judge)

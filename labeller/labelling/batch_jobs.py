@@ -89,7 +89,16 @@ def _plan(*, queries_path, corpus_path, pairs_path=None, run_path=None, depth=No
     queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
     pairs = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     run = BatchRun(pairs, queries, corpus, judge, rubric_obj, store, LabelOptions(batch=True), prices)
+    run.served = asyncio.run(_served_identity(judge))  # a local server's /v1/models entry, as `label` asks it
     return run, run.plan()
+
+
+async def _served_identity(judge: Any) -> str | None:
+    """What `labeller label` puts in the keys for this judge (a GET /v1/models, not a paid request)."""
+    try:
+        return await judge.served_identity()
+    finally:
+        await judge.aclose()
 
 
 def _check_output(out: str | Path, inputs: list[Any]) -> None:
