@@ -778,7 +778,28 @@ CASES: list[Case] = [
     Case("cache-export-one-damaged-record", ["cache", "export", "--cache", "cache", "--out", "export.jsonl"],
          exit=0, error_line=False, stderr="damaged", setup=lambda d: _damaged_record(d), mutable=("cache",),
          check=lambda d, err, api: _rows(d / "export.jsonl", 5)),
+    # --columns was ignored where the file also had the standard column: the mapping wins (docs/formats.md)
+    Case("label-columns-mapping-wins-over-the-standard-column", [*LABEL_OUT, *OPENAI, "--columns", "text=title"],
+         exit=0, error_line=False, mutable=(".labeller-cache",), requests=6,
+         setup=lambda d: write_jsonl(d / "corpus.jsonl", [{**c, "title": f"Headline {c['doc_id']}"} for c in CORPUS]),
+         check=lambda d, err, api: _judge_saw_titles(api)),
+    Case("agree-columns-mapping-wins-over-the-standard-column", ["agree", "--labels", "labels.jsonl", "--gold",
+                                                                 "gold.jsonl", "--columns", "grade=label", "--report", "rep"],
+         exit=0, error_line=False, requests=None,
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [{**g, "label": lb["grade"]} for g, lb in zip(GOLD, LABELS)]),
+         check=lambda d, err, api: _exact_agreement(d / "rep" / "agreement.md", "100.0%")),
 ]
+
+
+def _judge_saw_titles(api: FakeAPI) -> None:
+    users = _user_prompts(api)
+    assert len(users) == 6 and all("Headline d" in u for u in users), users[0]
+    assert not any("Blanch spinach" in u or "Bounty hunters" in u for u in users), users
+
+
+def _exact_agreement(report: Path, value: str) -> None:
+    text = report.read_text(encoding="utf-8")
+    assert f"exact agreement / within one grade**: {value}" in text, text
 
 
 def _damaged_record(root: Path) -> None:
