@@ -788,7 +788,37 @@ CASES: list[Case] = [
          exit=0, error_line=False, requests=None,
          setup=lambda d: write_jsonl(d / "gold.jsonl", [{**g, "label": lb["grade"]} for g, lb in zip(GOLD, LABELS)]),
          check=lambda d, err, api: _exact_agreement(d / "rep" / "agreement.md", "100.0%")),
+    # a list-of-strings text reached the judge as a Python repr; it is shown as JSON, like other fields
+    Case("label-list-of-strings-text-shown-as-json", [*LABEL_OUT, *OPENAI], exit=0, error_line=False,
+         mutable=(".labeller-cache",), requests=6,
+         setup=lambda d: write_jsonl(d / "corpus.jsonl", [{**CORPUS[0], "text": ["Blanch spinach", "two minutes"]},
+                                                          *CORPUS[1:]]),
+         check=lambda d, err, api: _text_as_json(api)),
+    Case("label-list-as-a-doc-id", [*LABEL_OUT, *OPENAI], stderr="corpus.jsonl:1: field 'doc_id': list",
+         setup=lambda d: write_jsonl(d / "corpus.jsonl", [{**CORPUS[0], "doc_id": ["d1"]}, *CORPUS[1:]]),
+         outputs=("out.jsonl",)),
+    # a batch status/cancel whose --base-url has no server printed a traceback
+    Case("batch-status-closed-port", ["batch", "status", "batch_abc", "--cache", "bc", "--base-url",
+                                      "http://127.0.0.1:9/v1"], exit=1,
+         stderr="batch batch_abc: could not connect to http://127.0.0.1:9/v1", mutable=("bc",),
+         setup=lambda d: _recorded_batch(d / "bc")),
+    Case("batch-cancel-closed-port", ["batch", "cancel", "batch_abc", "--cache", "bc", "--base-url",
+                                      "http://127.0.0.1:9/v1"], exit=1, stderr="could not connect", mutable=("bc",),
+         setup=lambda d: _recorded_batch(d / "bc")),
 ]
+
+
+def _recorded_batch(store: Path) -> None:
+    from labeller.store import open_store
+
+    with open_store(str(store)) as opened:
+        opened.put_batch("openai", "batch_abc", ["k1"], {"judge": "openai:gpt-4.1-mini"})
+
+
+def _text_as_json(api: FakeAPI) -> None:
+    users = _user_prompts(api)
+    assert any('["Blanch spinach", "two minutes"]' in u for u in users), users
+    assert not any("['Blanch" in u for u in users), users
 
 
 def _judge_saw_titles(api: FakeAPI) -> None:

@@ -220,6 +220,11 @@ def require(row: dict[str, Any], field: str, path: Path | str, line: int, *, kin
 
             state += missing_hint(field, list(row))
         raise BadInputError(f"{state}; expected a non-empty {kind}", path=str(path), line=line, field=field)
+    if isinstance(value, (list, tuple, dict)):  # a JSON array or object, a Parquet list or struct column
+        if kind != "text" or not value:
+            raise BadInputError(f"{'empty ' if not value else ''}{type(value).__name__}; expected a non-empty {kind}",
+                                path=str(path), line=line, field=field)
+        return json.dumps(value, ensure_ascii=False, default=str)  # as the judge is shown other fields, no repr
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value)

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict
 from labeller.batch import BatchStatus, batch_client
 from labeller.batch.base import Outcome
 from labeller.batch.files import output_outcome
-from labeller.errors import BadInputError, ConfigError
+from labeller.errors import BadInputError, ConfigError, JudgeError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import read_rows, table_format, write_rows
+from labeller.judges.base import TransientError
 from labeller.judges.registry import make_judge
 from labeller.labelling.batched import WRITE_CHUNK, BatchRun
 from labeller.labelling.job import load_pairs
@@ -61,6 +62,8 @@ def _ask(cache: str | None, batch_id: str, base_url: str | None, cancel: bool) -
     async def ask() -> BatchStatus:
         try:
             return await (client.cancel(batch_id) if cancel else client.status(batch_id))
+        except TransientError as exc:  # unreachable, timed out, 5xx: one line, not a traceback (no retry: a look)
+            raise JudgeError(f"batch {batch_id}: {exc}; try again, or give the --base-url it was sent to") from None
         finally:
             await judge.aclose()
 
