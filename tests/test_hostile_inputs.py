@@ -805,6 +805,12 @@ CASES: list[Case] = [
     Case("batch-cancel-closed-port", ["batch", "cancel", "batch_abc", "--cache", "bc", "--base-url",
                                       "http://127.0.0.1:9/v1"], exit=1, stderr="could not connect", mutable=("bc",),
          setup=lambda d: _recorded_batch(d / "bc")),
+    # --samples 100000 sent thousands of requests with no bound or warning: refused over the documented maximum
+    Case("label-samples-over-the-maximum", [*LABEL_OUT, *OPENAI, "--samples", "100000", "--temperature", "0.7"],
+         stderr="--samples 100000 is over the maximum of 50", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-samples-over-the-maximum-batch", [*LABEL_OUT, *OPENAI, "--samples", "51", "--temperature", "0.7",
+                                                  "--batch"],
+         stderr="--samples 51 is over the maximum of 50", outputs=("out.jsonl", ".labeller-cache")),
 ]
 
 
