@@ -811,7 +811,29 @@ CASES: list[Case] = [
     Case("label-samples-over-the-maximum-batch", [*LABEL_OUT, *OPENAI, "--samples", "51", "--temperature", "0.7",
                                                   "--batch"],
          stderr="--samples 51 is over the maximum of 50", outputs=("out.jsonl", ".labeller-cache")),
+    # a results file holding one custom_id twice kept the first silently: an error naming both lines, nothing stored
+    Case("batch-import-duplicated-custom-id", ["batch", "import", *LABEL[1:], "--pairs", "pairs.jsonl", "--judge",
+                                               "openai:gpt-4.1-mini", "--results", "results.jsonl"],
+         setup=lambda d: _results_with_a_duplicate(d), stderr="results.jsonl:7: field 'custom_id'",
+         outputs=(".labeller-cache",), check=lambda d, err, api: "also on line 1" in err or pytest.fail(err)),
 ]
+
+
+def _results_with_a_duplicate(root: Path) -> None:
+    """An OpenAI batch output for the six pairs (grade 3 each), then the first line again with grade 5."""
+    from labeller.cli import main as cli
+
+    with pytest.raises(SystemExit):
+        cli(["batch", "export", *LABEL[1:], "--pairs", "pairs.jsonl", "--judge", "openai:gpt-4.1-mini",
+             "--out", "in.jsonl"])
+    rows = []
+    for grade, line in zip((3, 3, 3, 3, 3, 3, 5), [*(root / "in.jsonl").read_text().splitlines()] * 2):
+        content = json.dumps({"grade": grade, "justification": "j"})
+        rows.append({"id": "r", "custom_id": json.loads(line)["custom_id"], "error": None, "response": {
+            "status_code": 200, "body": {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                             "role": "assistant", "content": content}}]}}})
+    write_jsonl(root / "results.jsonl", rows)
 
 
 def _recorded_batch(store: Path) -> None:

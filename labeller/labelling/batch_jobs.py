@@ -137,12 +137,18 @@ def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any
     with tempfile.TemporaryDirectory() as empty, open_store(empty) as scratch:
         run, _ = _plan(store=scratch, **inputs)
         outcomes: list[Outcome] = []
+        first_line: dict[str, int] = {}
         for line, row in read_rows(results):
             custom_id = row.get("custom_id")
             if not isinstance(custom_id, str) or custom_id not in run.by_key:
                 raise BadInputError(f"custom_id {str(custom_id)[:80]!r} is no pair of these inputs; expected a "
                                     "file written for them by `labeller batch export` with the same --judge, "
                                     "--base-url and --rubric", path=str(results), line=line, field="custom_id")
+            if custom_id in first_line:  # two results for one request: which one is the verdict is not ours to guess
+                raise BadInputError(f"custom_id {custom_id[:16]}... is also on line {first_line[custom_id]}; expected "
+                                    "one result per request (files concatenated twice, or two runs' outputs?)",
+                                    path=str(results), line=line, field="custom_id")
+            first_line[custom_id] = line
             outcomes.append(output_outcome(row, run.judge, service="the batch"))
     keys = sorted({o.custom_id for o in outcomes}, key=lambda k: run.by_key[k][0])
     record = BatchRecord(provider=run.judge.provider, batch_id=f"import:{Path(results).name}", keys=keys,
