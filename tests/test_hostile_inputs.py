@@ -816,6 +816,17 @@ CASES: list[Case] = [
                                                "openai:gpt-4.1-mini", "--results", "results.jsonl"],
          setup=lambda d: _results_with_a_duplicate(d), stderr="results.jsonl:7: field 'custom_id'",
          outputs=(".labeller-cache",), check=lambda d, err, api: "also on line 1" in err or pytest.fail(err)),
+    # two scales for one file were accepted (the last kept silently)
+    Case("agree-two-scales-for-one-file", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv",
+                                           "--from-scale", "gold=0-3,gold=0-4"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade\nq1,d1,3\nq1,d2,0\n", encoding="utf-8"),
+         stderr="--from-scale names two scales for gold (0-3 and 0-4)"),
+    Case("agree-from-scale-given-twice", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv",
+                                          "--from-scale", "gold=0-3", "--from-scale=gold=0-4"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade\nq1,d1,3\nq1,d2,0\n", encoding="utf-8"),
+         stderr="--from-scale is given 2 times (gold=0-3, gold=0-4)"),
+    Case("judge-bench-two-scales-for-the-gold", [*BENCH, *OPENAI, "--from-scale", "gold=0-3,gold=1-4"],
+         stderr="two scales for gold"),
 ]
 
 

@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         from labeller.api.sources import flag_wording
 
+        from labeller.cli.inputs import refuse_repeated
+
+        refuse_repeated(args)
         with flag_wording():  # the API's errors name this command's flags, not Python parameters
             result = app(args=args, prog_name="labeller", standalone_mode=False)
     except Interrupted as exc:
