@@ -827,6 +827,12 @@ CASES: list[Case] = [
          stderr="--from-scale is given 2 times (gold=0-3, gold=0-4)"),
     Case("judge-bench-two-scales-for-the-gold", [*BENCH, *OPENAI, "--from-scale", "gold=0-3,gold=1-4"],
          stderr="two scales for gold"),
+    # a 1-character LABELLER_SERVE_TOKEN was accepted where the config's token needs 8+ (subprocess: a server
+    # that wrongly starts is stopped by the harness's timeout instead of hanging the suite)
+    Case("serve-token-from-the-environment-too-short", ["serve", "--config", "serve.toml"],
+         stderr="LABELLER_SERVE_TOKEN is 1 character long; expected at least 8", subprocess=True,
+         env={"LABELLER_SERVE_TOKEN": "x"},
+         setup=_config('[retrievers.bm25]\nbuiltin = "bm25"\ncorpus = "corpus.jsonl"\n', "serve.toml")),
 ]
 
 
