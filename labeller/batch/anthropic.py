@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 from anthropic.types.messages import MessageBatchIndividualResponse
 
-from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome
+from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, result_row
 from labeller.judges.anthropic import KEY_VARIABLE
 from labeller.judges.base import MalformedReplyError
 from labeller.rubric import JudgePrompt
@@ -67,11 +67,8 @@ class AnthropicBatches(BatchClient):
                         yield self._line_outcome(line)
 
     def _line_outcome(self, line: str) -> Outcome:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+        row = result_row(line)
+        if row is None:
             return Outcome(custom_id="", reason=DAMAGED)
         item = MessageBatchIndividualResponse.construct(**row)  # as the SDK builds it: unknown fields kept
         try:
