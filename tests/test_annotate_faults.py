@@ -87,6 +87,16 @@ def test_adjudication_is_refused_until_the_blind_pass_ends(served, capsys):
     assert _gold_lines(root) == 13
 
 
+def test_with_open_review_a_pair_may_be_settled_at_once(tmp_path):
+    frozen_sample(tmp_path, size=6)
+    sess = session(tmp_path, annotators=("alice", "bob"), overlap=1.0, open_review=True)
+    row = sess.sample.rows[0]
+    with running(sess) as server:
+        status, answer = _post(server, "/api/adjudicate", {"sample_id": sess.sample.sample_id, "adjudicator": "carol",
+                                                           "query_id": row.query_id, "doc_id": row.doc_id, "grade": 4})
+    assert status == 200 and _gold_lines(tmp_path) == 1, answer
+
+
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}"])
 def test_a_loopback_server_answers_only_its_own_host_names(served, host):
     """DNS rebinding: a page on another site whose name resolves to 127.0.0.1 must not read or write grades."""

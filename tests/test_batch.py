@@ -212,8 +212,9 @@ def test_batch_prices_are_half_the_synchronous_ones_and_cached_input_is_priced_c
         assert row["cost_usd"] < price.cost(row["input_tokens"], row["output_tokens"]) / 2 or not row["cached_input_tokens"]
 
 
-def test_same_request_and_cache_key_as_the_synchronous_path(inputs, tmp_path):
-    with FakeAPI(api_key=KEY) as api:
+@pytest.mark.parametrize("served", [None, "gpt-4.1-mini"], ids=["no-models-endpoint", "models-endpoint-names-the-model"])
+def test_same_request_and_cache_key_as_the_synchronous_path(inputs, tmp_path, served):
+    with FakeAPI(api_key=KEY, served_model=served) as api:
         sync_dir, batch_dir = tmp_path / "sync", tmp_path / "batch"
         sync_dir.mkdir(), batch_dir.mkdir()
         cmd = label_cmd(inputs, sync_dir, JUDGES["openai"])
