@@ -68,6 +68,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.CONFLICT, {"error": str(exc)})
         except BadInputError as exc:
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+        except Exception as exc:  # a fault of ours: the page still gets an answer, the log one line (handle_error)
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"the server failed ({type(exc).__name__})"})
+            raise
 
     def _foreign_host(self) -> bool:
         """Refuse (403) a request to a loopback server under another name (DNS rebinding)."""
