@@ -42,6 +42,14 @@ def key_material(*, provider: str, model: str, base_url: str | None, settings: d
     return json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def judge_fields(judge: Any, settings: dict[str, Any], served: str | None) -> dict[str, Any]:
+    """The judge's part of every cache key: the synchronous path (labelling.planning) and the batch path
+    (labelling.batched, `batch export/import`) both key through this, so a verdict bought one way answers
+    the other. `served` is judge.served_identity(), asked by both."""
+    return {"provider": judge.provider, "model": judge.model, "base_url": judge.base_url, "settings": settings,
+            "served": served}
+
+
 def cache_key(*, provider: str, model: str, base_url: str | None, settings: dict[str, Any],
               prompt: JudgePrompt, schema_version: str = SCHEMA_VERSION, sample: int = 0,
               served: str | None = None) -> str:

@@ -35,7 +35,7 @@ Local OpenAI-compatible servers are emulated by knobs (all off by default):
 An emulated refusal is recorded with the answer "refused". GET /v1/models is not counted as a judge request (`model_lists` counts it); without `served_model` it is 404.
 
 The provider batch APIs (OpenAI files + batches, Anthropic message batches) are served by the same
-server; see tests/fakebatch.py (`batch_delay`, `batch_expire`, `batch_script`, `batched`).
+server; see tests/fakebatch.py (`batch_delay`, `batch_expire`, `batch_damage`, `batch_script`, `batched`).
 
 In a test:            with FakeAPI(latency=0.01, faults=Faults(rate_limit=0.15)) as api: ... api.url
 Standalone (bench):   python tests/fakeapi.py --port 8123 --latency 0.2 --faults 429=0.15,500=0.1 [--batch-delay 2]
@@ -152,6 +152,7 @@ class FakeAPI:
     non_ascii_tokens: float = 0.25
     batch_delay: float = 0.0  # seconds from a batch's creation until its results are ready
     batch_expire: float = 0.0  # probability that a batched request expires unrun
+    batch_damage: int = 0  # result lines per batch written cut in half (not JSON), from the first
     openai_limits: tuple[int, int] = (50_000, 200 * 1024 * 1024)  # requests, bytes per batch
     anthropic_limits: tuple[int, int] = (100_000, 256 * 1024 * 1024)
     # Judges that differ (juries, escalation): by model name, a grade offset added to every right grade,

@@ -97,6 +97,13 @@ class FakeBatches:
                    else {"error": {"message": message, "type": "invalid_request_error", "code": None}})
         return web.json_response(payload, status=400)
 
+    def _lines(self, rows: list[dict[str, Any]]) -> str:
+        """A results file; its first `batch_damage` lines cut in half (a damaged download or disk)."""
+        lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+        for i in range(min(self.api.batch_damage, len(lines))):
+            lines[i] = lines[i][:len(lines[i]) // 2]
+        return "".join(line + "\n" for line in lines)
+
     def _ended(self, batch: dict[str, Any]) -> bool:
         return batch["cancelled"] or time.time() >= batch["ready_at"]
 
@@ -208,7 +215,7 @@ class FakeBatches:
                             request_counts={"total": completed + failed, "completed": completed, "failed": failed})
                 for name, rows in (("output_file_id", batch["out"]), ("error_file_id", batch["err"])):
                     if rows:
-                        data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+                        data = self._lines(rows).encode("utf-8")
                         view[name] = self._store_file(data, f"{batch_id}_{name}.jsonl", "batch_output")["id"]
             batch["final"] = view
         return batch["final"]
@@ -289,7 +296,7 @@ class FakeBatches:
         if batch is None or not self._ended(batch):
             return self.api._error("404", anthropic=True)
         self._anthropic_view(batch_id)
-        data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in batch["results"])
+        data = self._lines(batch["results"])
         return web.Response(body=data.encode("utf-8"), content_type="application/binary")
 
     async def anthropic_list(self, request: web.Request) -> web.StreamResponse:

@@ -143,6 +143,25 @@ def test_faulty_batches_three_runs(provider, inputs, tmp_path):
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_damaged_result_line_is_one_counted_failure_and_reruns_work(provider, inputs, tmp_path):
+    """issue 25: one line of Anthropic batch results that is not JSON crashed every run (a JSONDecodeError
+    from the SDK's decoder, 0 verdicts stored). Both providers: that pair is a counted failure, the other
+    59 verdicts are stored, and reruns (without --batch, then with it) finish it."""
+    with FakeAPI(api_key=KEY, batch_damage=1) as api:
+        first = run(api, label_cmd(inputs, tmp_path, JUDGES[provider]))
+        labels, failures = check(tmp_path, first)
+        assert len(labels) == N - 1 and len(failures) == 1 and first.returncode == 1
+        assert "1 result line was damaged" in failures[0]["reason"], failures
+        api.batch_damage = 0
+        api.reset()
+        sync = run(api, [a for a in label_cmd(inputs, tmp_path, JUDGES[provider]) if a != "--batch"])
+        assert check(tmp_path, sync)[1] == [] and sync.returncode == 0 and sync_requests(api) == 1
+        api.reset()
+        again = run(api, label_cmd(inputs, tmp_path, JUDGES[provider]))
+        assert again.returncode == 0 and api.total == 0
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_killed_while_polling_resumes_its_batches(provider, inputs, tmp_path, store_spec):
     """On both stores (a directory, and PostgreSQL): the batch records outlive the process."""
     with FakeAPI(api_key=KEY, batch_delay=3.0) as api:
@@ -193,8 +212,9 @@ def test_batch_prices_are_half_the_synchronous_ones_and_cached_input_is_priced_c
         assert row["cost_usd"] < price.cost(row["input_tokens"], row["output_tokens"]) / 2 or not row["cached_input_tokens"]
 
 
-def test_same_request_and_cache_key_as_the_synchronous_path(inputs, tmp_path):
-    with FakeAPI(api_key=KEY) as api:
+@pytest.mark.parametrize("served", [None, "gpt-4.1-mini"], ids=["no-models-endpoint", "models-endpoint-names-the-model"])
+def test_same_request_and_cache_key_as_the_synchronous_path(inputs, tmp_path, served):
+    with FakeAPI(api_key=KEY, served_model=served) as api:
         sync_dir, batch_dir = tmp_path / "sync", tmp_path / "batch"
         sync_dir.mkdir(), batch_dir.mkdir()
         cmd = label_cmd(inputs, sync_dir, JUDGES["openai"])
@@ -234,12 +254,18 @@ def test_list_status_and_cancel(inputs, tmp_path):
         assert run(api, [sys.executable, "-m", "labeller", "batch", "list", *cache]).stdout == ""
 
 
-def test_export_vllm_run_batch_import_round_trip(inputs, tmp_path):
+# issue 25: a server whose /v1/models names the model put that identity in the synchronous keys only, so the
+# four steps ended with every pair bought again (and a killed --batch run's pairs paid twice): both paths key alike.
+SERVED = [None, "Qwen2.5-7B-Instruct"]
+
+
+@pytest.mark.parametrize("served", SERVED, ids=["no-models-endpoint", "models-endpoint-names-the-model"])
+def test_export_vllm_run_batch_import_round_trip(inputs, tmp_path, served):
     """export -> a batch server (the fake's OpenAI batch API standing in for vLLM run-batch) -> import -> label."""
     import openai
 
     base = ["--judge", "openai:Qwen2.5-7B-Instruct", "--cache", str(tmp_path / "cache")]
-    with FakeAPI() as api:
+    with FakeAPI(served_model=served) as api:
         base += ["--base-url", api.openai_url]
         exported = tmp_path / "batch-in.jsonl"
         done = run(api, [sys.executable, "-m", "labeller", "batch", "export", *inputs_args(inputs), *base,
@@ -270,6 +296,7 @@ def test_export_vllm_run_batch_import_round_trip(inputs, tmp_path):
                              "--out", str(tmp_path / "labels.jsonl")])
         check(tmp_path, labelled)
         assert api.total == 0, "every pair came from the imported verdicts"
+        assert "0 new" in labelled.stderr and (served is None or api.model_lists), labelled.stderr
         assert run(api, [sys.executable, "-m", "labeller", "batch", "export", *inputs_args(inputs), *base,
                          "--out", str(exported)]).returncode == 0
         assert read_jsonl(exported) == []
@@ -294,10 +321,11 @@ def test_two_processes_at_once_never_submit_a_pair_twice(inputs, tmp_path):
         assert grades[0] == grades[1] and len(grades[0]) == N
 
 
-def test_a_run_without_batch_finishes_the_open_batches_instead_of_paying_again(inputs, tmp_path):
+@pytest.mark.parametrize("served", SERVED, ids=["no-models-endpoint", "models-endpoint-names-the-model"])
+def test_a_run_without_batch_finishes_the_open_batches_instead_of_paying_again(inputs, tmp_path, served):
     """A --batch run killed while polling, then the same command without --batch: the pairs in its
     batches come from those batches (polled to the end), never from a second, synchronous purchase."""
-    with FakeAPI(api_key=KEY, batch_delay=1.5) as api:
+    with FakeAPI(api_key=KEY, batch_delay=1.5, served_model=served and "gpt-4.1-mini") as api:
         cmd = label_cmd(inputs, tmp_path, JUDGES["openai"], "--batch-max-requests", "25")
         kill_while_polling(api, cmd, batches=3)
         api.reset()
@@ -305,3 +333,4 @@ def test_a_run_without_batch_finishes_the_open_batches_instead_of_paying_again(i
         done = run(api, sync)
         labels, failures = check(tmp_path, done)
         assert failures == [] and sync_requests(api) == 0 and creates(api) == 0
+        assert served is None or api.model_lists, "the served identity was asked for and is in both paths' keys"

@@ -310,3 +310,51 @@ def test_a_full_disk_is_one_line_for_every_command_that_writes(tmp_path, command
     assert output in line and "File too large" in line, line
     assert not (root / output).exists()
     assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == before
+
+
+def test_only_a_dead_writers_temporary_files_are_removed(tmp_path):
+    """io.staletemp: beside labels.jsonl, a killed writer's temporary file goes; a live writer's (held), a fresh
+    one, another name, another target's and a symlink stay."""
+    import multiprocessing
+
+    from labeller.io.staletemp import STALE_AFTER
+    from labeller.io.tables import atomic_file
+
+    target = tmp_path / "labels.jsonl"
+    dead = tmp_path / ".labels.jsonl.k3j9x_2q.tmp"
+    others = [tmp_path / ".labels.jsonl.backup.tmp", tmp_path / ".other.jsonl.abcdefgh.tmp",
+              tmp_path / "labels.jsonl.abcdefgh.tmp"]
+    for path in (dead, *others):
+        path.write_text("half")
+    (tmp_path / ".labels.jsonl.linkxxxx.tmp").symlink_to(others[0])
+    past = time.time() - 10 * STALE_AFTER
+    for path in (dead, *others):
+        os.utime(path, (past, past))
+    live = multiprocessing.get_context("fork").Process(target=_hold_a_write, args=(str(target),))
+    live.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not (held := [p for p in tmp_path.glob(".labels.jsonl.*.tmp") if p not in (dead,) and
+                            not p.is_symlink() and p.stat().st_size == 5]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert held, "the live writer's temporary file"
+        os.utime(held[0], (past, past))  # old, but held: a writer streaming a long run's labels
+        fresh = tmp_path / ".labels.jsonl.fresh123.tmp"
+        fresh.write_text("just made")  # unlocked but new: a writer between mkstemp and its lock
+        with atomic_file(target) as handle:
+            handle.write(b"new\n")
+        assert not dead.exists() and held[0].exists() and fresh.exists()
+        assert all(p.exists() for p in others) and (tmp_path / ".labels.jsonl.linkxxxx.tmp").is_symlink()
+        assert target.read_bytes() == b"new\n"
+    finally:
+        live.terminate()
+        live.join(10)
+
+
+def _hold_a_write(target: str) -> None:
+    from labeller.io.tables import atomic_file
+
+    with atomic_file(target) as handle:
+        handle.write(b"held\n")
+        handle.flush()
+        time.sleep(60)

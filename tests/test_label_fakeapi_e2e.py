@@ -192,6 +192,20 @@ def kill_mid_run(api: FakeAPI, cmd: list[str], after: int = 80) -> int:
     return api.total
 
 
+def test_a_killed_runs_temporary_output_is_removed_by_the_next_run(inputs: Path, tmp_path: Path):
+    """issue 25: SIGKILL left `.labels.jsonl.<random>.tmp` beside the output, and no later run removed it."""
+    out, cache = tmp_path / "labels.jsonl", tmp_path / "cache"
+    with FakeAPI(latency=0.1) as api:
+        kill_mid_run(api, command(inputs, out, cache, concurrency=8))
+        left = list(tmp_path.glob(".labels.jsonl.*.tmp"))
+        assert left and not out.exists(), "the killed run leaves its temporary output, and no labels"
+        time.sleep(1.1)  # io.staletemp.STALE_AFTER: a user's rerun comes later than that
+        api.latency = 0.0
+        done = label(api, command(inputs, out, cache, concurrency=8))
+        assert done.returncode in (0, 1) and out.exists()
+        assert not any(p.exists() for p in left) and not list(tmp_path.glob(".labels.jsonl.*.tmp"))
+
+
 def test_sigkill_loses_nothing_and_pays_only_in_flight_again(inputs: Path, tmp_path: Path):
     out, cache, concurrency = tmp_path / "labels.jsonl", tmp_path / "cache", 8
     with FakeAPI(latency=0.1) as api:

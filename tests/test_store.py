@@ -259,3 +259,67 @@ def test_a_killed_run_loses_nothing_and_its_leases_do_not_block_the_rerun(store_
     assert len(paid_twice) <= 4  # only what was in flight when it was killed
     store.close()
 
+
+
+def _damage(spec: str, key: str, *, keep_row: bool) -> None:
+    """The stored record of `key` overwritten with text that is not JSON (a disk fault, a hand edit); its
+    cached-rerun row kept or, as a store written by an older labeller has it, absent."""
+    if spec.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(spec, autocommit=True) as conn:
+            conn.execute("UPDATE labeller_verdicts SET record = 'not json {', "
+                         "label_row = CASE WHEN %s THEN label_row END WHERE cache_key = %s", (keep_row, key))
+        return
+    import diskcache
+
+    with diskcache.Cache(spec) as cache:
+        _, tag = cache.get("verdict:" + key, tag=True)
+        cache.set("verdict:" + key, "not json {", tag=tag if keep_row else None)
+
+
+def test_a_damaged_record_is_named_set_aside_and_judged_again(store_spec, tmp_path, monkeypatch, capsys):
+    """issue 25: one record that is not JSON stopped every run on its pair, and `cache export`, with a traceback.
+    On both stores: it is named on stderr, kept as that key's failure, and its pair judged again; export goes on."""
+    from fakeapi import FakeAPI
+    from test_hostile_inputs import workspace
+
+    from labeller.cli import main
+
+    (tmp_path / "ws").mkdir()
+    root = workspace(tmp_path / "ws")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-store-test")
+
+    def cli(*args: str) -> str:
+        with pytest.raises(SystemExit) as done:
+            main(list(args))
+        err = capsys.readouterr().err
+        assert done.value.code in (0, None) and "Traceback" not in err, err
+        return err
+
+    with FakeAPI() as api:
+        label = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pairs", "pairs.jsonl",
+                 "--rubric", "rubric.md", "--judge", "openai:gpt-4.1-mini", "--base-url", api.openai_url,
+                 "--cache", store_spec, "--out", "labels.jsonl"]
+        cli(*label)
+        keys = [json.loads(line)["cache_key"] for line in (root / "labels.jsonl").read_text().splitlines()]
+        grades = _grades(root / "labels.jsonl")
+        _damage(store_spec, keys[0], keep_row=True)
+        _damage(store_spec, keys[1], keep_row=False)
+        api.reset()
+        err = cli(*label)
+        assert api.total == 1 and "damaged" in err and keys[1] in err and _grades(root / "labels.jsonl") == grades, err  # re-judged; its row served keys[0]
+        err = cli("cache", "export", "--cache", store_spec, "--out", "export.jsonl")
+        assert keys[0] in err and "damaged" in err and len((root / "export.jsonl").read_text().splitlines()) == 5
+        api.reset()
+        cli(*label)
+        assert api.total == 1 and _grades(root / "labels.jsonl") == grades
+        err = cli("cache", "export", "--cache", store_spec, "--out", "export.jsonl")
+        assert "damaged" not in err and len((root / "export.jsonl").read_text().splitlines()) == 6
+    with open_store(store_spec) as store:
+        assert store.stats().failures_recorded == 0  # a new verdict replaced each failure
+
+
+def _grades(path: Path) -> dict[tuple[str, str], int]:
+    return {(r["query_id"], r["doc_id"]): r["grade"] for r in map(json.loads, path.read_text().splitlines())}

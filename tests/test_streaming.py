@@ -182,8 +182,9 @@ def test_postgres_records_that_would_break_the_joined_read_are_read_one_by_one(p
     try:
         plain = [_verdict(f"k{i}") for i in range(5)]
         store.put_many(plain)
-        odd = {"pretty": json.dumps(json.loads(plain[0].model_dump_json()), indent=2), "key\nwith newline": "{}",
-               "": "{}"}  # a key the server would split into no key at all
+        other = plain[1].model_dump_json()  # a verdict's JSON (one that is not is set aside: store.damaged)
+        odd = {"pretty": json.dumps(json.loads(plain[0].model_dump_json()), indent=2), "key\nwith newline": other,
+               "": other}  # a key the server would split into no key at all
         for key, record in odd.items():
             store._conn.execute("INSERT INTO labeller_verdicts (cache_key, record, judge, rubric) "
                                 "VALUES (%s, %s, 'j', 'r')", (key, record))

@@ -32,6 +32,10 @@ class StaleError(BadInputError):
     """The page or a file on disk no longer belongs to the sample being served."""
 
 
+class NotReadyError(BadInputError):
+    """A request the session refuses for now (adjudicating while the blind pass goes on): 409, not stale."""
+
+
 def grade_definitions(rubric: Rubric) -> dict[int, dict[str, str]]:
     """The rubric's "- **5 — Title.** text" bullets as {grade: {title, text}}; {} when it has none."""
     found: dict[int, list[str]] = {}
@@ -128,7 +132,7 @@ class Session:
                                  f"the server serves {self.sample.sample_id}; restart the server")
 
     def annotator(self, name: Any) -> str:
-        if name not in self.assignment:
+        if not isinstance(name, str) or name not in self.assignment:  # a list or object: never hashed
             raise BadInputError(f"unknown annotator {name!r}; expected one of: {', '.join(self.assignment)}",
                                 field="annotator")
         return name
@@ -171,7 +175,7 @@ class Session:
     def grade(self, body: dict[str, Any]) -> dict[str, Any]:
         self.check(body.get("sample_id"))
         name = self.annotator(body.get("annotator"))
-        pair = (body.get("query_id"), body.get("doc_id"))
+        pair = _pair(body)
         if pair not in {(r.query_id, r.doc_id) for r in self.assignment[name]}:
             raise BadInputError(f"pair {pair} is not one of {name}'s pairs in sample {self.sample.sample_id}")
         outcome, grade, note = body.get("outcome"), body.get("grade"), str(body.get("note") or "").strip()
@@ -216,10 +220,13 @@ class Session:
 
     def adjudicate(self, body: dict[str, Any]) -> dict[str, Any]:
         self.check(body.get("sample_id"))
+        if not self.open_review and not agreement_view(self.assignment, self._rows(), self._position).blind_pass_done:
+            raise NotReadyError("the blind pass is not done: pairs are settled once every annotator has graded "
+                                "theirs (or the server runs with --open-review)")
         adjudicator = str(body.get("adjudicator") or "").strip()
         if not adjudicator or len(adjudicator) > 40:
             raise BadInputError("adjudicator name is missing; expected who settles the pair", field="adjudicator")
-        pair = (body.get("query_id"), body.get("doc_id"))
+        pair = _pair(body)
         if pair not in self._position:
             raise BadInputError(f"pair {pair} is not in sample {self.sample.sample_id}")
         grade = body.get("grade")
@@ -230,6 +237,14 @@ class Session:
                              sample_id=self.sample.sample_id, rubric_version=self.rubric.version,
                              rubric_problem=bool(body.get("rubric_problem"))))
         return {"ok": True}
+
+
+def _pair(body: dict[str, Any]) -> tuple[str, str]:
+    """The request's (query_id, doc_id), each a string (a list or object is refused, never hashed)."""
+    for field in ("query_id", "doc_id"):
+        if not isinstance(body.get(field), str):
+            raise BadInputError(f"{str(body.get(field))[:80]!r} is not an id; expected a string", field=field)
+    return body["query_id"], body["doc_id"]
 
 
 def _now() -> str:

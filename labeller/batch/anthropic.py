@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anthropic
+from anthropic.types.messages import MessageBatchIndividualResponse
 
-from labeller.batch.base import BatchClient, BatchLimits, BatchStatus, Outcome
+from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, result_row
 from labeller.judges.anthropic import KEY_VARIABLE
 from labeller.judges.base import MalformedReplyError
 from labeller.rubric import JudgePrompt
@@ -57,9 +58,24 @@ class AnthropicBatches(BatchClient):
             return self._status(await self.client.messages.batches.retrieve(batch_id))
 
     async def results(self, batch_id: str) -> AsyncIterator[Outcome]:
+        # Read line by line rather than through the SDK's decoder, whose json.loads would stop the whole
+        # batch (every run after it, too) at the first damaged line; such a line is counted, as for OpenAI.
         with self._errors("message batch results"):
-            async for item in await self.client.messages.batches.results(batch_id):
-                yield self._outcome(item)
+            async with self.client.messages.batches.with_streaming_response.results(batch_id) as response:
+                async for line in response.iter_lines():
+                    if line.strip():
+                        yield self._line_outcome(line)
+
+    def _line_outcome(self, line: str) -> Outcome:
+        row = result_row(line)
+        if row is None:
+            return Outcome(custom_id="", reason=DAMAGED)
+        item = MessageBatchIndividualResponse.construct(**row)  # as the SDK builds it: unknown fields kept
+        try:
+            return self._outcome(item)
+        except (AttributeError, TypeError):  # valid JSON in another shape (no result, no error detail)
+            return Outcome(custom_id=item.custom_id, reason="malformed reply: the batch result is not a message "
+                                                            "batch result")
 
     def _outcome(self, item: Any) -> Outcome:
         result = item.result

@@ -42,6 +42,20 @@ class BatchStatus(BaseModel):
     reason: str | None = None  # why the whole batch failed, when it did (OpenAI validation errors)
 
 
+# A results line that is not a JSON object naming its request (a damaged download or file): its request is
+# not known, so it is counted and its pair ends as the batch's missing result (labelling.batched.collect).
+DAMAGED = "malformed reply: a batch result line is not a JSON object with custom_id"
+
+
+def result_row(line: str) -> dict[str, Any] | None:
+    """A results line as a JSON object naming its request (custom_id), or None for a damaged line."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("custom_id"), str) else None
+
+
 class Outcome(BaseModel):
     """One request's result: a reply, or the reason it has none (tokens a malformed reply cost are kept)."""
 

@@ -7,13 +7,12 @@ verdict bought either way has the same cache key and the same meaning.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
 
-from labeller.batch.base import BatchClient, BatchLimits, BatchStatus, Outcome
+from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, result_row
 from labeller.batch.files import CHAT_ENDPOINT, encode_lines, input_line, output_outcome
 from labeller.judges.openai import KEY_VARIABLE, OpenAIJudge
 from labeller.rubric import JudgePrompt
@@ -79,10 +78,5 @@ class OpenAIBatches(BatchClient):
 
 
 def _outcome(line: str, judge: OpenAIJudge) -> Outcome:
-    try:
-        row = json.loads(line)
-    except ValueError:
-        row = None
-    if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
-        return Outcome(custom_id="", reason="malformed reply: a batch result line is not a JSON object with custom_id")
-    return output_outcome(row, judge)
+    row = result_row(line)
+    return Outcome(custom_id="", reason=DAMAGED) if row is None else output_outcome(row, judge)

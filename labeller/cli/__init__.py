@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         from labeller.api.sources import flag_wording
         from labeller.cli.help import plain_when_piped
+        from labeller.cli.inputs import refuse_repeated
 
+        refuse_repeated(args)
         with flag_wording(), plain_when_piped():  # errors name flags, not Python parameters; help in a pipe is text
             result = app(args=args, prog_name="labeller", standalone_mode=False)
     except Interrupted as exc:

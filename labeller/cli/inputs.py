@@ -34,3 +34,17 @@ def required(value: Path | None, flag: str) -> Path:
     if value is None:
         raise BadInputError(f"missing {flag} (or --beir DIR, whose folder holds it)", field=flag.lstrip("-"))
     return value
+
+
+# Options that name a scale per file: given twice, click would keep the last silently (a file's scale dropped).
+ONCE_ONLY = ("--from-scale",)
+
+
+def refuse_repeated(args: list[str]) -> None:
+    """An option of ONCE_ONLY given more than once with different values is refused (before any command runs)."""
+    for name in ONCE_ONLY:
+        values = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == name]
+        values += [arg.partition("=")[2] for arg in args if arg.startswith(name + "=")]
+        if len(set(values)) > 1:
+            raise BadInputError(f"{name} is given {len(values)} times ({', '.join(values)}); give it once, naming "
+                                f"each file's scale, e.g. {name} gold=0-3,labels=0-2", field=name.lstrip("-"))

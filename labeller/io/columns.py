@@ -7,7 +7,9 @@ taken from the column an explicit mapping names, else from the one alias of that
 has. Aliases are per role because a word means different things in different files (`score` is
 a BEIR qrels grade but a run's score; `_id` is a query id in queries.jsonl, a doc id in corpus.jsonl),
 and two aliases present at once are never guessed between: the file must say, with --columns.
-A column named in a mapping that a file lacks is simply not used for that file.
+A column named in a mapping that a file lacks is simply not used for that file; in a file that has both
+the mapped column and labeller's own (`--columns text=title` on a corpus with `text` and `title`), the
+mapping wins and labeller's own is not read.
 """
 
 from __future__ import annotations
@@ -75,15 +77,18 @@ def mapped_sources() -> set[str]:
     return set(_MAPPING.get().values())
 
 
-def rename_plan(columns: list[str] | set[str], role: str | None) -> dict[str, str]:
-    """source column -> canonical column for a file with these columns, read in this role."""
+def rename_plan(columns: list[str] | set[str], role: str | None) -> dict[str, str | None]:
+    """source column -> canonical column for a file with these columns, read in this role; None for a column
+    of labeller's own name that an explicit mapping replaces (dropped: the mapping wins, issue 25)."""
     present = set(columns)
-    plan: dict[str, str] = {}
+    plan: dict[str, str | None] = {}
     explicit = _MAPPING.get()
     for canonical in CANONICAL:
-        if canonical in present:
-            continue
         source = explicit.get(canonical)
+        if canonical in present:
+            if source is not None and source != canonical and source in present and source not in plan:
+                plan[source], plan[canonical] = canonical, None
+            continue
         if source not in present and role in ALIASES:  # a mapping for another of the command's files
             found = [a for a in ALIASES[role].get(canonical, ()) if a in present and a not in plan]
             source = found[0] if len(found) == 1 else None
@@ -104,9 +109,14 @@ def renamed(rows: Iterator[tuple[int, dict[str, Any]]], role: str | None,
             yield line, row
             yield from rows
             return
-        yield line, {plan.get(k, k): v for k, v in row.items()}
+        yield line, apply_plan(plan, row)
         for line, row in rows:
-            yield line, {plan.get(k, k): v for k, v in row.items()}
+            yield line, apply_plan(plan, row)
+
+
+def apply_plan(plan: dict[str, str | None], row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its columns renamed by rename_plan(), a column the mapping replaces left out."""
+    return {new: value for name, value in row.items() if (new := plan.get(name, name)) is not None}
 
 
 def missing_hint(field: str, columns: list[str]) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from labeller.errors import BadInputError
-from labeller.io.columns import renamed
+from labeller.io.columns import apply_plan, renamed
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
 from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
 from labeller.records import Doc
@@ -41,7 +41,7 @@ class IndexedCorpus(Records):
         span: list[int] = [0, 0]
         starts, ends = array("q"), array("q")
         rows: dict[str, int] = {}
-        self.plan: dict[str, str] = {}
+        self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
         for line, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
             if key in rows:
@@ -107,7 +107,7 @@ class IndexedCorpus(Records):
         if type(row) is not dict or not _PLAIN_VALUES.issuperset(map(type, row.values())):
             row = loads(raw.decode("utf-8-sig" if not start else "utf-8"))  # as _read_jsonl read it the first time
         if self.plan:
-            row = {self.plan.get(k, k): v for k, v in row.items()}
+            row = apply_plan(self.plan, row)
         if len(row) == 2 and row.get("doc_id") == key and type(text := row.get("text")) is str:
             return text, NO_FIELDS  # the usual row, as it was checked when the file was indexed
         for _, found, text, fields in entries([(number + 1, row)], self.path, "doc_id"):

@@ -25,6 +25,9 @@ def scale_of(spec: str | None, role: str | None) -> str | None:
             raise BadInputError(f"--from-scale '{item}' is not LOW-HIGH or FILE=LOW-HIGH with FILE one of "
                                 f"{', '.join(ROLES_WITH_SCALES)}", field="from_scale")
         parse_scale(value)
+        if scales.get(name, value) != value:  # one file, two scales: which one is meant is not ours to guess
+            raise BadInputError(f"--from-scale names two scales for {name} ({scales[name]} and {value}); expected "
+                                "one scale per file", field="from_scale")
         scales[name] = value
     return scales.get(role or "") or (scales.get("labels") if role in ("baseline", "judgments", "labels-alt") else None)
 

@@ -1,7 +1,6 @@
 """Read and write row files (JSONL, CSV, Parquet), chosen by extension.
 
-Every row comes with its line number (JSONL, CSV) or row number (Parquet) so
-that errors can say exactly where a problem is.
+Every row comes with its line number (JSONL, CSV) or row number (Parquet), so that errors say where.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from labeller.errors import BadInputError, OutputError
 from labeller.io.csvcells import escape_row, unescape_cell
 from labeller.io.jsonl import jsonl
 from labeller.io.outputs import refuse_guarded
+from labeller.io.staletemp import own_temp
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -220,6 +220,10 @@ def require(row: dict[str, Any], field: str, path: Path | str, line: int, *, kin
 
             state += missing_hint(field, list(row))
         raise BadInputError(f"{state}; expected a non-empty {kind}", path=str(path), line=line, field=field)
+    if isinstance(value, (list, tuple, dict)):  # a JSON array or object, a Parquet list or struct column
+        if kind == "text" and value:
+            return json.dumps(value, ensure_ascii=False, default=str)  # as the judge is shown other fields, no repr
+        raise BadInputError(f"{type(value).__name__}; expected a non-empty {kind}", path=str(path), line=line, field=field)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value)
@@ -248,9 +252,12 @@ def atomic_file(path: str | Path, mode: str = "wb") -> Iterator[IO]:
         raise _cannot_write(path, exc) from None
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
+            own_temp(fd, path, tmp)  # held until moved into place; a killed run's temporary files removed
             yield handle
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, path)
+            if not handle.closed:
+                handle.flush()
+            os.chmod(tmp, _FILE_MODE)
+            os.replace(tmp, path)
     except OSError as exc:  # a full disk or a directory in the way: one line, and the old file is kept
         Path(tmp).unlink(missing_ok=True)
         raise _cannot_write(path, exc) from None

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict
 from labeller.batch import BatchStatus, batch_client
 from labeller.batch.base import Outcome
 from labeller.batch.files import output_outcome
-from labeller.errors import BadInputError, ConfigError
+from labeller.errors import BadInputError, ConfigError, JudgeError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import read_rows, table_format, write_rows
+from labeller.judges.base import TransientError
 from labeller.judges.registry import make_judge
 from labeller.labelling.batched import WRITE_CHUNK, BatchRun
 from labeller.labelling.job import load_pairs
@@ -61,6 +62,8 @@ def _ask(cache: str | None, batch_id: str, base_url: str | None, cancel: bool) -
     async def ask() -> BatchStatus:
         try:
             return await (client.cancel(batch_id) if cancel else client.status(batch_id))
+        except TransientError as exc:  # unreachable, timed out, 5xx: one line, not a traceback (no retry: a look)
+            raise JudgeError(f"batch {batch_id}: {exc}; try again, or give the --base-url it was sent to") from None
         finally:
             await judge.aclose()
 
@@ -92,7 +95,16 @@ def _plan(*, queries_path, corpus_path, pairs_path=None, run_path=None, depth=No
         raise BadInputError(f"{skipped[0]}; a batch file is written for the inputs' own ids: give a run or pairs "
                             "over them", field="run")
     run = BatchRun(pairs, queries, corpus, judge, rubric_obj, store, LabelOptions(batch=True), prices)
+    run.served = asyncio.run(_served_identity(judge))  # a local server's /v1/models entry, as `label` asks it
     return run, run.plan()
+
+
+async def _served_identity(judge: Any) -> str | None:
+    """What `labeller label` puts in the keys for this judge (a GET /v1/models, not a paid request)."""
+    try:
+        return await judge.served_identity()
+    finally:
+        await judge.aclose()
 
 
 def _check_output(out: str | Path, inputs: list[Any]) -> None:
@@ -128,12 +140,18 @@ def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any
     with tempfile.TemporaryDirectory() as empty, open_store(empty) as scratch:
         run, _ = _plan(store=scratch, **inputs)
         outcomes: list[Outcome] = []
+        first_line: dict[str, int] = {}
         for line, row in read_rows(results):
             custom_id = row.get("custom_id")
             if not isinstance(custom_id, str) or custom_id not in run.by_key:
                 raise BadInputError(f"custom_id {str(custom_id)[:80]!r} is no pair of these inputs; expected a "
                                     "file written for them by `labeller batch export` with the same --judge, "
                                     "--base-url and --rubric", path=str(results), line=line, field="custom_id")
+            if custom_id in first_line:  # two results for one request: which one is the verdict is not ours to guess
+                raise BadInputError(f"custom_id {custom_id[:16]}... is also on line {first_line[custom_id]}; expected "
+                                    "one result per request (files concatenated twice, or two runs' outputs?)",
+                                    path=str(results), line=line, field="custom_id")
+            first_line[custom_id] = line
             outcomes.append(output_outcome(row, run.judge, service="the batch"))
     keys = sorted({o.custom_id for o in outcomes}, key=lambda k: run.by_key[k][0])
     record = BatchRecord(provider=run.judge.provider, batch_id=f"import:{Path(results).name}", keys=keys,

@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from labeller.batch import CLIENTS, BatchClient, BatchLimits, Outcome, batch_client, split
-from labeller.cache_key import cache_key
+from labeller.batch.base import DAMAGED
+from labeller.cache_key import cache_key, judge_fields
 from labeller.errors import BadInputError, ConfigError, JudgeError, redact
 from labeller.judges.base import SCHEMA_VERSION, Judge, RejectedRequestError, TransientError
 from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
@@ -64,6 +65,7 @@ class BatchRun:
                                  max_bytes=options.batch_max_bytes or base.max_bytes)
         self.client: BatchClient = batch_client(judge, limits)
         self.settings = judge.decoding_settings()
+        self.served: str | None = None  # judge.served_identity(), asked before plan(): part of every key
         self.price = prices.lookup(judge.provider, judge.model)
         self.owner = new_owner()
         self.by_key: dict[str, list[int]] = {}
@@ -88,8 +90,8 @@ class BatchRun:
                 missing = "query" if pair.query_id not in self.queries else "document"
                 raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
             prompt = self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
-            key = cache_key(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                            settings=self.settings, prompt=prompt, sample=self.sample_of(i))
+            key = cache_key(**judge_fields(self.judge, self.settings, self.served), prompt=prompt,
+                            sample=self.sample_of(i))
             self.by_key.setdefault(key, []).append(i)
         pending = set()
         for keys in chunks(self.by_key):
@@ -217,7 +219,9 @@ class BatchRun:
         keys = set(record.keys)
         seen: set[str] = set()
         buffer: list[CachedVerdict] = []
+        damaged = 0
         async for outcome in self.client.results(record.batch_id):
+            damaged += outcome.reason == DAMAGED
             if outcome.custom_id not in keys or outcome.custom_id in seen:
                 continue  # a line for another batch's request, or a duplicate line: never a second verdict
             seen.add(outcome.custom_id)
@@ -230,6 +234,8 @@ class BatchRun:
                 self.failed(record, outcome)
         self.save(buffer)
         why = f"no result: the batch ended {status}" + (f" ({reason})" if reason else "")
+        if damaged:  # the missing results are likely those lines: a rerun asks for these pairs again
+            why += f"; {damaged} result line{'s were' if damaged > 1 else ' was'} damaged (not JSON)"
         for key in keys - seen:
             self.failed(record, Outcome(custom_id=key, reason=why))
         self.store.finish_batch(record.provider, record.batch_id, outcome=status)
@@ -278,6 +284,7 @@ class BatchRun:
     # -- the run --------------------------------------------------------------------------------
     async def run(self, submit: bool = True) -> None:
         """Label the pending pairs; with submit=False only poll the open batches that cover them."""
+        self.served = await self.judge.served_identity()
         pending = self.plan()
         if self.options.dry_run:
             return self.dry_run(pending)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from labeller.cache_key import UserKeyer
+from labeller.cache_key import UserKeyer, judge_fields
 from labeller.io.inputs import text_and_fields
 from labeller.judges.base import Judge
 from labeller.rubric import JudgePrompt, Rubric, escape, escape_utf8
@@ -48,8 +48,8 @@ class PairKeys:
         """The sample's keyer, and what it hashes after a document's text (around_doc_text)."""
         found = self.keyers.get(sample)
         if found is None:
-            keyer = UserKeyer(provider=self.judge.provider, model=self.judge.model, base_url=self.judge.base_url,
-                              settings=self.settings, prompt=self.system, sample=sample, served=self.served)
+            keyer = UserKeyer(**judge_fields(self.judge, self.settings, self.served), prompt=self.system,
+                              sample=sample)
             found = self.keyers[sample] = (keyer, keyer.ending(self.around[1]) if self.around else b"")
         return found
 

@@ -33,6 +33,9 @@ from labeller.judges.base import Judge
 from labeller.records import Label, LabelFailure, Pair
 
 AGGREGATES = ("median", "majority")
+# Each sample is a paid request: N multiplies a run's cost by N. Self-consistency's gains flatten out well before
+# this (most use 5-20; Wang et al. 2023 went to 40), so more is a typo (100000 for 10), refused before anything is sent.
+MAX_SAMPLES = 50
 ANTHROPIC_DEFAULT_TEMPERATURE = 1.0  # what Anthropic's API uses when a request names no temperature
 
 
@@ -51,6 +54,9 @@ def check_sampling(judge: Judge, samples: int, aggregate: str, temperature: floa
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise BadInputError(f"--samples {samples} must be a whole number of at least 1 (1: one verdict per pair)",
                             field="samples")
+    if samples > MAX_SAMPLES:
+        raise BadInputError(f"--samples {samples} is over the maximum of {MAX_SAMPLES} (each sample is a paid request "
+                            f"per pair: {samples} would multiply the cost by {samples})", field="samples")
     if aggregate not in AGGREGATES:
         raise BadInputError(f"--aggregate '{aggregate}' is unknown; expected one of {', '.join(AGGREGATES)}",
                             field="aggregate")

@@ -46,6 +46,7 @@ from labeller.io.validation import validation_error
 from labeller.io.trec import read_run
 from labeller.records import Doc
 from labeller.retrieval.base import Hit, Retriever
+from labeller.serve.guard import MIN_TOKEN_LENGTH
 from labeller.serve.runretriever import RunRetriever
 from labeller.serve.scores import Normalisation
 
@@ -86,7 +87,7 @@ class ServerSection(_Strict):
     rubric: str = "general"
     cache: str | None = None  # a directory or a postgresql:// URL; None: $LABELLER_CACHE, else .labeller-cache
     max_body_bytes: int = Field(1_000_000, ge=1)
-    token: str | None = Field(default=None, min_length=8, repr=False)
+    token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, repr=False)
     project_keys: list[ProjectKey] = Field(default_factory=list, repr=False)  # for every agent
     require_project_key: bool = True  # the contract requires it; false lets a request leave it out
 

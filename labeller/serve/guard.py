@@ -14,11 +14,14 @@ import json
 import os
 from typing import Any
 
+from labeller.errors import ConfigError
+
 TOKEN_ENV = "LABELLER_SERVE_TOKEN"
 # Liveness probes carry no token, and neither does a browser opening the API's docs: the page, its
 # static script and styles and the OpenAPI schema describe the API and hold no data or secret.
 OPEN_PATHS = ("/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 OPEN_PREFIXES = ("/static-offline-docs/",)
+MIN_TOKEN_LENGTH = 8  # for the config's `token` and LABELLER_SERVE_TOKEN alike
 
 
 def is_loopback(host: str) -> bool:
@@ -34,8 +37,13 @@ def is_loopback(host: str) -> bool:
 
 
 def serve_token(configured: str | None) -> str | None:
-    """The token callers must present: the environment's, else the config's; None when neither is set."""
-    return os.environ.get(TOKEN_ENV) or configured or None
+    """The token callers must present: the environment's, else the config's; None when neither is set. The
+    environment's is held to the config's minimum length (a 1-character token is guessed at once)."""
+    token = os.environ.get(TOKEN_ENV)
+    if token and len(token) < MIN_TOKEN_LENGTH:
+        raise ConfigError(f"{TOKEN_ENV} is {len(token)} character{'s' * (len(token) != 1)} long; expected at least {MIN_TOKEN_LENGTH}, as "
+                          "for [server] token", field=TOKEN_ENV)
+    return token or configured or None
 
 
 class RequestGuard:

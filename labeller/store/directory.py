@@ -31,6 +31,7 @@ from labeller.records import LabelFailure
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, LOOKUP_CHUNK, MINE, BatchRecord, CachedVerdict,
                                  NoStoreError, StoreStats, VerdictStore, now_iso, owner_is_dead, tally_stats)
 from labeller.store.cached_row import CACHED_ROW, cached_row_of
+from labeller.store.damaged import failure_of, without_damaged
 from labeller.store.projection import Projection, sqlite_json_object
 
 VERDICT, LEASE, FAILURE, BATCH, BATCHED = "verdict:", "lease:", "failure:", "batch:", "batched:"
@@ -113,7 +114,7 @@ class DirectoryStore(VerdictStore):
                 value = inline[1:] if inline else self._db.get(VERDICT + key)  # a value kept in a file or a blob
                 if value is not None:
                     found[key] = value
-        return found
+        return without_damaged(found, self.location, self._set_aside)
 
     def get_many_projected(self, keys: Iterable[str],
                            projection: Projection) -> tuple[dict[str, bytes], dict[str, str | bytes]]:
@@ -137,7 +138,7 @@ class DirectoryStore(VerdictStore):
                     projected[key] = value
                 elif (raw := self._db.get(VERDICT + key)) is not None:  # in a file, a blob, or not projectable
                     stored[key] = raw
-        return projected, stored
+        return projected, without_damaged(stored, self.location, self._set_aside)
 
     def _lookup(self, keys: Iterable[str], column: str,
                 encoded: bool = False) -> Iterator[tuple[list[str], list[Any]]]:
@@ -188,6 +189,14 @@ class DirectoryStore(VerdictStore):
         with self._db.transact():
             self._db.set(FAILURE + failure.cache_key, failure.model_dump_json())
             self._db.delete(LEASE + failure.cache_key)
+
+    def _set_aside(self, damaged: dict[str, str | bytes]) -> None:
+        """Damaged records (store.damaged) become their keys' failures; one replaced meanwhile is left alone."""
+        with self._db.transact():
+            for key, raw in damaged.items():
+                if self._db.get(VERDICT + key) == raw:
+                    self._db.delete(VERDICT + key)
+                    self._db.set(FAILURE + key, failure_of(key, raw).model_dump_json())
 
     # -- leases ---------------------------------------------------------------------------------
     def claim(self, keys: list[str], owner: str, ttl: float = LEASE_TTL) -> list[str]:
@@ -271,7 +280,7 @@ class DirectoryStore(VerdictStore):
         for name in self._db.iterkeys():
             if isinstance(name, str) and name.startswith(VERDICT):
                 raw = self._db.get(name)
-                if raw is not None:
+                if raw is not None and without_damaged({name[len(VERDICT):]: raw}, self.location, self._set_aside):
                     yield CachedVerdict.model_validate_json(raw)
 
     def stats(self) -> StoreStats:

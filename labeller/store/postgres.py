@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 
 from labeller.errors import BadInputError, redact
 from labeller.records import LabelFailure
+from labeller.store.damaged import failure_of, without_damaged
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, NoStoreError,
                                  StoreStats, VerdictStore, chunks, one_line, owner_is_dead, store_errors)
 from labeller.store.cached_row import CACHED_ROW, cached_row_of
@@ -180,7 +181,7 @@ class PostgresStore(VerdictStore):
                 else:
                     cur.execute(f"SELECT v.cache_key, v.record {found_sql}", params)
                     found.update(cur)
-        return found
+        return without_damaged(found, self.location, self._set_aside)
 
     @_store_errors
     def get_many_projected(self, keys: Iterable[str],
@@ -213,7 +214,7 @@ class PostgresStore(VerdictStore):
                         stored[key] = record
                     else:
                         projected[key] = row.encode("utf-8")
-        return projected, stored
+        return projected, without_damaged(stored, self.location, self._set_aside)
 
     @_store_errors
     def put_many(self, records: list[CachedVerdict]) -> None:
@@ -256,6 +257,16 @@ class PostgresStore(VerdictStore):
                             RETURNING 1)
             DELETE FROM labeller_leases WHERE cache_key = %(key)s""",
                            {"key": failure.cache_key, "record": failure.model_dump_json()})
+
+    @_store_errors
+    def _set_aside(self, damaged: dict[str, str | bytes]) -> None:
+        """Damaged records (store.damaged) become their keys' failures; one replaced meanwhile is left alone."""
+        for key, raw in damaged.items():
+            with self._conn.transaction():
+                gone = self._conn.execute("DELETE FROM labeller_verdicts WHERE cache_key = %s AND record = %s "
+                                          "RETURNING 1", (key, raw)).fetchone()
+                if gone:
+                    self.record_failure(failure_of(key, raw))
 
     # -- leases ---------------------------------------------------------------------------------
     @_store_errors
@@ -363,7 +374,8 @@ class PostgresStore(VerdictStore):
         """Keyset pages in key order: no transaction stays open while the caller works through them."""
         after = ""
         while page := self._page(after):
-            yield from (CachedVerdict.model_validate_json(raw) for _, raw in page)
+            sound = without_damaged(dict(page), self.location, self._set_aside)
+            yield from (CachedVerdict.model_validate_json(raw) for key, raw in page if key in sound)
             after = page[-1][0]
 
     @_store_errors
