@@ -35,9 +35,16 @@ def docs(*texts: str) -> list[Doc]:
 # --- without the extra -------------------------------------------------------------------------
 
 def test_a_missing_extra_is_one_clear_error_that_avoids_the_torch_trap(tmp_path):
-    # A child process in which `import torch` fails, as on an install without the extra
-    # (sys.modules[name] = None is Python's documented way to make an import fail).
-    code = ("import sys; sys.modules['torch'] = None; from labeller.cli import main; "
+    # A child process in which `import torch` fails, as on an install without the extra: a finder that
+    # refuses the name. (Not sys.modules['torch'] = None: scipy's array API support takes any 'torch' entry in
+    # sys.modules for the module itself, so scipy.stats would fail to import.)
+    code = ("import sys\n"
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'torch' or name.startswith('torch.'):\n"
+            "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            "from labeller.cli import main\n"
             "sys.argv = ['labeller'] + sys.argv[1:]; main()")
     proc = subprocess.run([sys.executable, "-c", code, "run", str(REPO / "pipelines" / "regression.toml"),
                            "--set", "retriever.name=dense-minilm", "--out", str(tmp_path / "out")],
