@@ -64,6 +64,9 @@ class EvaluateOptions(BaseModel):
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
     fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
+    gold: Path | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
+    gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
+    corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
 
 
 def _check(options: EvaluateOptions) -> None:
@@ -95,6 +98,12 @@ def _check(options: EvaluateOptions) -> None:
         if missing:
             raise BadInputError(f"--fill-holes needs {', '.join(missing)}: the judge labels the holes from the "
                                 "query and document texts", field="fill_holes")
+    if options.corrected_gate and options.gold is None:
+        raise BadInputError("--corrected decides the gate on corrected estimates; give --gold (people's grades for "
+                            "a sample of the labelled pairs)", field="corrected")
+    if options.corrected_gate and options.baseline is None:
+        raise BadInputError("--corrected is a regression gate on corrected estimates; give --baseline",
+                            field="corrected")
     if options.labels_alt is not None and len(options.runs) + (options.baseline is not None) < 2:
         raise BadInputError("--labels-alt compares system orderings; give at least two runs (--run several times)",
                             field="labels_alt")
@@ -190,8 +199,13 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     pairing = "reference" if saved else "union"  # a saved baseline may predate some of today's labels
     comparisons = [compare(reference, run, specs, confidence=options.confidence, permutations=options.permutations,
                            bootstrap=options.bootstrap, seed=options.seed, pairing=pairing) for run in compared]
+    corrected = None
+    if options.gold is not None:
+        corrected = _corrected(options, everything, scores, judgments, scale, specs, settings,
+                               None if saved else reference.name)
     gate_result = (gate(comparisons, thresholds, alpha=options.alpha, test=options.test,
-                        require_significance=options.require_significance)
+                        require_significance=options.require_significance,
+                        corrected=corrected if options.corrected_gate else None)
                    if options.baseline is not None else None)
     ranking = None
     if alt is not None:
@@ -209,4 +223,20 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         gate=gate_result, holes=holes, system_ranking=ranking,
         floors=check_floors([scores[r.name] for r in rankings], floors),
         ranx_kernels=("compiled" if ranx_is_compiled() else "interpreted") if ranx_requested() else "numpy",
+        corrected=corrected,
     )
+
+
+def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[str, RunScores], judgments: Judgments,
+               scale: str | None, specs, settings: Settings, reference: str | None):
+    """The figures corrected with --gold (labeller.evaluation.corrected), beside the plain ones."""
+    from labeller.evaluation.corrected import corrected
+
+    if options.corrected_gate and reference is None:
+        raise BadInputError("--corrected needs the baseline's ranking, and a saved --json result has only its "
+                            "per-query values; give the baseline run file", path=str(options.baseline),
+                            field="corrected")
+    gold = load_judgments(options.gold, scale, role="gold")
+    return corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
+                     confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
+                     reference=reference)

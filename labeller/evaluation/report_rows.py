@@ -79,12 +79,19 @@ def gate_rows(g: GateResult, verdict=verdict_text) -> list[list[object]]:
 
 def gate_headline(g: GateResult) -> str:
     if not g.passed:
-        return f"**Regression gate: FAILED** against `{g.baseline}`: " + "; ".join(g.reasons)
-    headline = (f"**Regression gate: PASSED** against `{g.baseline}`: no drop above its threshold is significant "
-                f"(p < {g.alpha}, one-sided {g.test} test), nor on too few queries for a test to tell")
+        return f"**Regression gate: FAILED** against `{g.baseline}`{_corrected_by(g)}: " + "; ".join(g.reasons)
+    test = (f"one-sided normal test on the corrected difference, judge error included" if g.corrected
+            else f"one-sided {g.test} test")
+    headline = (f"**Regression gate: PASSED** against `{g.baseline}`{_corrected_by(g)}: no drop above its threshold "
+                f"is significant (p < {g.alpha}, {test}), nor on too few queries for a test to tell")
     if g.warnings:
         headline += " **but not everything was gated**: " + "; ".join(g.warnings)
     return headline
+
+
+def _corrected_by(g: GateResult) -> str:
+    return (f" (decided on figures corrected for the judge's error with gold `{display_path(g.corrected)}`)"
+            if g.corrected else "")
 
 
 def gate_notes(g: GateResult) -> list[str]:

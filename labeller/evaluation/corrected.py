@@ -1,0 +1,143 @@
+"""Corrected metrics (`labeller evaluate --gold`): each run's figure under the judge's labels, and beside it
+a prediction-powered estimate of the figure under people's grades, with 95% intervals that carry
+the judge's error (and, wider, the query sample too). Differences between runs get the same.
+
+The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
+corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
+estimators and their intervals). See docs/evaluate.md for the method and when to trust it.
+
+Which design each estimator assumes: every metric here (NDCG@k linear or exponential, recall@k, P@k,
+MRR, hit rate) is estimated under both designs; MAP is not (its value depends on every relevant
+pair's rank at once) and is reported without a correction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
+from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
+from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
+                                                   Stratum)
+from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
+from labeller.evaluation.metrics import MetricSpec
+from labeller.evaluation.qrels import Judgments
+from labeller.evaluation.results import RunScores, Settings
+from labeller.evaluation.runs import Ranking
+from labeller.evaluation.significance import bootstrap_interval
+from labeller.records import GRADE_MIN
+
+
+def _point_masses(grades: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(grades), len(GRADES)))
+    out[np.arange(len(grades)), grades - GRADE_MIN] = 1.0
+    return out
+
+
+class _Model:
+    """Grade distributions of every pool pair at three points: the judge's grades, people's grades
+    (where known), and the model point (people's where known, else calibrated on the judge's grade)."""
+
+    def __init__(self, pool: GoldPool, settings: Settings):
+        self.pool = pool
+        self.gains = grade_gains(settings.gain, GRADES)
+        self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
+        self.calibration = pool.calibration()
+        self.plain = _point_masses(pool.judge)
+        gold = pool.in_gold
+        self.model = self.calibration[pool.judge - GRADE_MIN]
+        self.model[gold] = _point_masses(pool.human[gold])
+        self.human = self.plain.copy()
+        self.human[gold] = self.model[gold]
+
+    def feature(self, spec: MetricSpec) -> np.ndarray:
+        return self.gains if spec.kind == "ndcg" else self.relevant
+
+
+def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np.ndarray, int]:
+    docs = ranking.docs.get(query, [])
+    cut = docs[:k] if k else docs
+    return np.array([pool.index.get((query, d), -1) for d in cut], dtype=np.int64), len(docs)
+
+
+def _value(spec, at: np.ndarray, weights: np.ndarray, rows: np.ndarray, pos: np.ndarray, length: int,
+           model: _Model, settings: Settings):
+    feature = np.where(pos >= 0, at[np.maximum(pos, 0)] @ weights, 0.0) if len(pos) else np.zeros(0)
+    return query_terms(spec, feature, at[rows].sum(axis=0), model.gains, settings.relevant_from, length)
+
+
+def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model,
+                 settings: Settings) -> Contribution:
+    pool, weights = model.pool, model.feature(spec)
+    whole = set(pool.gold_queries()) if pool.design == "queries" else set()
+    out = Contribution({}, {})
+    for q in queries:
+        rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
+        pos, length = _positions(ranking, pool, q, spec.k)
+        out.plain[q] = _value(spec, model.plain, weights, rows, pos, length, model, settings).value
+        if pool.design == "queries":
+            out.model[q] = out.plain[q]
+            if q in whole:
+                out.human[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
+            continue
+        terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
+        out.model[q] = terms.value
+        where = {int(i): t for t, i in enumerate(pos) if i >= 0}
+        for i in rows[pool.in_gold[rows]]:
+            j, y = pool.judge[i] - GRADE_MIN, pool.human[i] - GRADE_MIN
+            z = float(terms.count_grad @ (np.eye(len(GRADES))[y] - model.calibration[j]))
+            if int(i) in where:
+                z += terms.feature_grad[where[int(i)]] * (weights[y] - model.calibration[j] @ weights)
+            if z:
+                out.influence[int(i)] = z
+    return out
+
+
+def _averaged(scores: RunScores, metric: str) -> list[str]:
+    return sorted(set(scores.per_query.get(metric, {})) - set(scores.no_answer.query_ids))
+
+
+def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Judgments, gold: Judgments,
+              specs: list[MetricSpec], settings: Settings, *, design: str = "auto", confidence: float = 0.95,
+              bootstrap: int = 10_000, seed: int = 42, reference: str | None = None) -> Corrected:
+    """Corrected figures for every run, and for every run minus the reference (when given)."""
+    pool = gold_pool(labels, gold, design)
+    model = _Model(pool, settings)
+    parts: dict[tuple[str, str], Contribution] = {}
+    runs: dict[str, list[CorrectedMetric]] = {}
+    for ranking in rankings:
+        run_scores = scores[ranking.name]
+        rows = []
+        for spec in specs:
+            queries = _averaged(run_scores, spec.name)
+            plain = [run_scores.per_query[spec.name][q] for q in queries]
+            low, high = bootstrap_interval(np.array(plain), confidence, bootstrap, seed)
+            if spec.kind not in SUPPORTED_KINDS:
+                value = CorrectedValue(estimate=None, ci_low=None, ci_high=None,
+                                       note=f"no corrected estimate for {spec.kind}")
+            else:
+                parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
+                value = estimate(parts[ranking.name, spec.name], pool, confidence)
+            rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
+                                        plain_ci_low=low, plain_ci_high=high, corrected=value))
+        runs[ranking.name] = rows
+    differences = []
+    if reference is not None:
+        for ranking in rankings:
+            if ranking.name == reference:
+                continue
+            for spec in specs:
+                if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
+                    continue
+                diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
+                value = estimate(diff, pool, confidence)
+                plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
+                differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
+                                                       plain=plain, corrected=value, p_worse=p_worse(value)))
+    return Corrected(
+        gold=gold.source, design=pool.design, pool_pairs=len(pool.judge), gold_pairs=int(pool.in_gold.sum()),
+        gold_outside=pool.outside,
+        gold_queries=len(pool.gold_queries()) if pool.design == "queries"
+        else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
+        strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
+        confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings)

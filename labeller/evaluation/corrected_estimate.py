@@ -1,0 +1,134 @@
+"""Prediction-powered estimates of a run's metric (or of a difference of two runs) and their intervals.
+
+Pair design (gold pairs sampled within judge-grade strata; a model-assisted difference estimator,
+PPI with a calibrated predictor, Angelopoulos et al. 2023; Boyeau et al., arXiv 2403.07008):
+  estimate = mean over queries of the metric at the model point (people's grade where known, else
+             the calibrated P(human | judge grade))
+           + sum over gold pairs of z_i (1/pi_i - 1) / Q,
+where z_i is the first-order effect of the pair's residual (its human feature minus the calibrated
+one) on its query's value, and pi_i = n_j / N_j. Exact for linear metrics (P@k, DCG), first order for
+ratios (NDCG, recall) and RR / hit rate; exact everywhere when the gold covers the pool (pi = 1). The
+judge-error variance is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j.
+
+Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024):
+  estimate = mean over Q of the plain per-query value + mean over the n of (human - plain),
+with judge-error variance (1 - n/Q) s^2(human - plain) / n.
+
+Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
+Intervals are normal approximations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+
+import numpy as np
+
+from labeller.evaluation.corrected_pool import GoldPool
+from labeller.evaluation.corrected_results import CorrectedValue
+
+
+@dataclass
+class Contribution:
+    """One run's metric (or a difference of two runs), query by query."""
+
+    model: dict[str, float]  # at the model point (pair design)
+    plain: dict[str, float]  # at the judge's grades
+    human: dict[str, float] = field(default_factory=dict)  # at people's grades, queries graded whole
+    influence: dict[int, float] = field(default_factory=dict)  # pool pair -> z_i
+
+    def minus(self, other: Contribution) -> Contribution:
+        """self - other on the union of their queries, a query a side lacks scoring 0 for it."""
+        queries = sorted(set(self.model) | set(other.model))
+        both_human = set(self.human) | set(other.human)
+
+        def diff(a: dict[str, float], b: dict[str, float], keys) -> dict[str, float]:
+            return {q: a.get(q, 0.0) - b.get(q, 0.0) for q in keys}
+
+        influence = dict(self.influence)
+        for i, z in other.influence.items():
+            influence[i] = influence.get(i, 0.0) - z
+        graded = [q for q in queries if q in both_human]
+        return Contribution(diff(self.model, other.model, queries), diff(self.plain, other.plain, queries),
+                            {q: self.human.get(q, self._fallback(q)) - other.human.get(q, other._fallback(q))
+                             for q in graded}, influence)
+
+    def _fallback(self, q: str) -> float:
+        return self.plain.get(q, 0.0)  # a query the run lacks: 0 under people's grades too
+
+
+def z_value(confidence: float) -> float:
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def _interval(estimate: float, se_judge: float, se_queries: float, confidence: float,
+              note: str | None = None) -> CorrectedValue:
+    z = z_value(confidence)
+    total = math.sqrt(se_judge**2 + se_queries**2)
+    return CorrectedValue(estimate=estimate, ci_low=estimate - z * se_judge, ci_high=estimate + z * se_judge,
+                          ci_low_queries=estimate - z * total, ci_high_queries=estimate + z * total,
+                          se_judge=se_judge, se_queries=se_queries, note=note)
+
+
+def _spread(values: list[float]) -> float:
+    return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+
+
+def estimate(c: Contribution, pool: GoldPool, confidence: float) -> CorrectedValue:
+    queries = sorted(c.model)
+    if not queries:
+        return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
+    if pool.design == "queries":
+        return _by_queries(c, queries, confidence)
+    n_queries = len(queries)
+    z = np.zeros(len(pool.judge))
+    for i, value in c.influence.items():
+        z[i] = value / n_queries
+    variance, note = 0.0, None
+    correction = 0.0
+    spreads = {}
+    for j, (size, graded) in pool.stratum_sizes().items():
+        if not graded:
+            continue
+        in_stratum = z[pool.in_gold & (pool.judge == j)]
+        correction += float(in_stratum.sum()) * (size / graded - 1.0)
+        spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
+    known = [s for s in spreads.values() if s is not None]
+    for j, (size, graded) in pool.stratum_sizes().items():
+        if not graded:
+            continue
+        spread = spreads[j] if spreads[j] is not None else (max(known) if known else float(z[pool.in_gold & (
+            pool.judge == j)][0] ** 2))
+        variance += size**2 * (1.0 - graded / size) * spread / graded
+    value = float(np.mean([c.model[q] for q in queries])) + correction
+    return _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
+                     note)
+
+
+def _by_queries(c: Contribution, queries: list[str], confidence: float) -> CorrectedValue:
+    graded = [q for q in queries if q in c.human]
+    plain_mean = float(np.mean([c.plain[q] for q in queries]))
+    if not graded:
+        return CorrectedValue(estimate=None, ci_low=None, ci_high=None,
+                              note="no query of this run is among the queries people graded")
+    deltas = np.array([c.human[q] - c.plain[q] for q in graded])
+    shift = float(deltas.mean())
+    value = plain_mean + shift
+    per_query = [c.human[q] if q in c.human else c.plain[q] + shift for q in queries]
+    if len(graded) < 2:
+        return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
+                              note="one graded query: no spread to build an interval from")
+    se = math.sqrt((1.0 - len(graded) / len(queries)) * float(deltas.var(ddof=1)) / len(graded))
+    return _interval(value, se, _spread(per_query), confidence)
+
+
+def p_worse(value: CorrectedValue) -> float | None:
+    """One-sided normal p of "the difference is below 0", judge error and query sample included."""
+    if value.estimate is None or value.se_judge is None or value.se_queries is None:
+        return None
+    se = math.hypot(value.se_judge, value.se_queries)
+    if se <= 1e-15:
+        return 0.0 if value.estimate < -1e-12 else 1.0
+    return float(NormalDist().cdf(value.estimate / se))
