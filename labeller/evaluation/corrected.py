@@ -6,9 +6,11 @@ The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design a
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
 estimators and their intervals). See docs/evaluate.md for the method and when to trust it.
 
-Which design each estimator assumes: every metric here (NDCG@k linear or exponential, recall@k, P@k,
-MRR, hit rate) is estimated under both designs; MAP is not (its value depends on every relevant
-pair's rank at once) and is reported without a correction.
+Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
+ratios of sums over pairs, are corrected under both designs; MRR and hit rate, which hang on every
+pair above the first relevant one at once, only under the query design (under the pair design the
+first-order correction covered the truth 63-88% of the time on LLMJudge: benchmarks/README.md). MAP
+is not corrected. A figure without a correction says why beside the plain one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
+
+PAIRS_UNSUPPORTED = ("mrr", "hit_rate")
 from labeller.evaluation.metrics import MetricSpec
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.results import RunScores, Settings
@@ -93,6 +97,15 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
     return out
 
 
+def _unsupported(spec: MetricSpec, design: str) -> str | None:
+    if spec.kind not in SUPPORTED_KINDS:
+        return f"no corrected estimate for {spec.kind}"
+    if design == "pairs" and spec.kind in PAIRS_UNSUPPORTED:
+        return (f"{spec.name} is corrected only when people grade whole queries (--gold-design queries): it "
+                "hangs on every pair above the first relevant one")
+    return None
+
+
 def _averaged(scores: RunScores, metric: str) -> list[str]:
     return sorted(set(scores.per_query.get(metric, {})) - set(scores.no_answer.query_ids))
 
@@ -112,9 +125,9 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
             queries = _averaged(run_scores, spec.name)
             plain = [run_scores.per_query[spec.name][q] for q in queries]
             low, high = bootstrap_interval(np.array(plain), confidence, bootstrap, seed)
-            if spec.kind not in SUPPORTED_KINDS:
-                value = CorrectedValue(estimate=None, ci_low=None, ci_high=None,
-                                       note=f"no corrected estimate for {spec.kind}")
+            why = _unsupported(spec, pool.design)
+            if why:
+                value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
                 value = estimate(parts[ranking.name, spec.name], pool, confidence)

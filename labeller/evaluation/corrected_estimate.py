@@ -10,9 +10,11 @@ one) on its query's value, and pi_i = n_j / N_j. Exact for linear metrics (P@k, 
 ratios (NDCG, recall) and RR / hit rate; exact everywhere when the gold covers the pool (pi = 1). The
 judge-error variance is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j.
 
-Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024):
-  estimate = mean over Q of the plain per-query value + mean over the n of (human - plain),
-with judge-error variance (1 - n/Q) s^2(human - plain) / n.
+Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024),
+in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
+  estimate = mean over the n of human + lambda (mean over Q of plain - mean over the n of plain),
+lambda the least-squares slope of human on plain over the n (lambda = 1 is classic PPI, 0 human only),
+with judge-error variance (1 - n/Q) s^2(human - lambda plain) / n and a Student t quantile.
 
 Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
 Intervals are normal approximations.
@@ -64,8 +66,8 @@ def z_value(confidence: float) -> float:
 
 
 def _interval(estimate: float, se_judge: float, se_queries: float, confidence: float,
-              note: str | None = None) -> CorrectedValue:
-    z = z_value(confidence)
+              note: str | None = None, quantile: float | None = None) -> CorrectedValue:
+    z = quantile if quantile is not None else z_value(confidence)
     total = math.sqrt(se_judge**2 + se_queries**2)
     return CorrectedValue(estimate=estimate, ci_low=estimate - z * se_judge, ci_high=estimate + z * se_judge,
                           ci_low_queries=estimate - z * total, ci_high_queries=estimate + z * total,
@@ -108,20 +110,31 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float) -> CorrectedVal
 
 
 def _by_queries(c: Contribution, queries: list[str], confidence: float) -> CorrectedValue:
+    """The regression (power-tuned, PPI++) form: mean_S human + lambda (mean_Q plain - mean_S plain), lambda
+    the slope of human on plain over the graded queries, so a judge whose per-query figures track people's
+    poorly is leaned on less (lambda 0 is the human-only estimate); a Student t quantile on n - 1 degrees."""
     graded = [q for q in queries if q in c.human]
-    plain_mean = float(np.mean([c.plain[q] for q in queries]))
     if not graded:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None,
                               note="no query of this run is among the queries people graded")
-    deltas = np.array([c.human[q] - c.plain[q] for q in graded])
-    shift = float(deltas.mean())
-    value = plain_mean + shift
-    per_query = [c.human[q] if q in c.human else c.plain[q] + shift for q in queries]
-    if len(graded) < 2:
+    human = np.array([c.human[q] for q in graded])
+    plain = np.array([c.plain[q] for q in graded])
+    everyone = np.array([c.plain[q] for q in queries])
+    slope = 0.0
+    if len(graded) > 1 and plain.var(ddof=1) > 1e-15:
+        slope = float(np.cov(human, plain, ddof=1)[0, 1] / plain.var(ddof=1))
+    value = float(human.mean() + slope * (everyone.mean() - plain.mean()))
+    shift = float(human.mean() - slope * plain.mean())
+    per_query = [c.human[q] if q in c.human else slope * c.plain[q] + shift for q in queries]
+    if len(graded) < 3:
         return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
-                              note="one graded query: no spread to build an interval from")
-    se = math.sqrt((1.0 - len(graded) / len(queries)) * float(deltas.var(ddof=1)) / len(graded))
-    return _interval(value, se, _spread(per_query), confidence)
+                              note=f"{len(graded)} graded queries: too few to build an interval from")
+    residual = human - slope * plain
+    se = math.sqrt((1.0 - len(graded) / len(queries)) * float(residual.var(ddof=2)) / len(graded))
+    from scipy.stats import t as student
+
+    return _interval(value, se, _spread(per_query), confidence,
+                     quantile=float(student.ppf(0.5 + confidence / 2, df=len(graded) - 2)))
 
 
 def p_worse(value: CorrectedValue) -> float | None:

@@ -9,7 +9,7 @@ evaluated at those, with the definitions of labeller.evaluation.kernels (ranx's,
 - recall@k = relevant in the top k / relevant judged, 0 without a relevant judged pair;
 - NDCG@k = DCG@k / IDCG@k, IDCG from the grade counts (ideal ranking: best grades first), with the
   cumulative discount interpolated between whole positions so fractional counts are smooth;
-- RR@k and hit@k: their expectation when pairs are relevant independently (exact at point masses).
+- RR@k and hit@k: at point masses only (the query design); the pair design does not correct them.
 At point masses every value is the plain metric exactly. The gradient (per top-k position for the
 pair's own feature, per grade for the counts) is what a person's grade would move: the corrected
 estimators weight it by the pair's residual.
@@ -102,14 +102,7 @@ def query_terms(spec: MetricSpec, feature: np.ndarray, counts: np.ndarray, gains
 
 
 def _first_relevant(p: np.ndarray, weights: np.ndarray, zero: np.ndarray) -> Terms:
-    """E[weight of the first relevant position] for independent relevance p, and d/dp_t =
-    S_t (w_t - A_t): S_t the chance nothing above t is relevant, A_t the expected weight found below t."""
-    n = len(p)
-    if not n:
-        return Terms(0.0, np.zeros(0), zero)
-    survive = np.concatenate(([1.0], np.cumprod(1.0 - p)[:-1]))
-    value = float(np.sum(weights * p * survive))
-    below = np.zeros(n)
-    for t in range(n - 2, -1, -1):
-        below[t] = weights[t + 1] * p[t + 1] + (1.0 - p[t + 1]) * below[t + 1]
-    return Terms(value, survive * (weights - below), zero)
+    """E[weight of the first relevant position] for independent relevance p (exact at point masses, the
+    only place it is used: the query design). No gradient: the pair design does not correct these."""
+    survive = np.concatenate(([1.0], np.cumprod(1.0 - p)[:-1])) if len(p) else np.zeros(0)
+    return Terms(float(np.sum(weights * p * survive)), np.zeros(len(p)), zero)

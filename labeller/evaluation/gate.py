@@ -104,7 +104,7 @@ def _corrected_check(plain: GateCheck, diff: CorrectedDifference | None, values:
     value = diff.corrected if diff is not None else None
     if diff is None and plain.verdict != "not-comparable":  # a metric without a correction (map): said so
         return plain.model_copy(update={"note": "; ".join(filter(None, [plain.note, (
-            f"no corrected estimate for {plain.metric}: decided on the judge's labels")]))})
+            f"no corrected estimate for {plain.metric} here: decided on the judge's labels")]))})
     if plain.verdict == "not-comparable" or value is None or value.estimate is None or diff.p_worse is None:
         why = plain.note if plain.verdict == "not-comparable" else (
             value.note if value is not None and value.note else "no corrected difference")
