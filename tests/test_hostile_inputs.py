@@ -769,6 +769,28 @@ CASES: list[Case] = [
     # the second judge's key is missing: found before the first judge sends anything
     Case("judge-bench-second-judge-without-key", [*BENCH, *OPENAI, "--judge", "anthropic:claude-haiku-4-5"],
          stderr="ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": ""}),
+    # evaluate --gold / --corrected (corrected metrics) ------------------------------------------
+    Case("evaluate-corrected-without-gold", [*GATE, "--corrected"], stderr="give --gold"),
+    Case("evaluate-corrected-without-baseline", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                                 "--gold", "gold.jsonl", "--corrected"], stderr="give --baseline"),
+    Case("evaluate-gold-design-unknown", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold",
+                                          "gold.jsonl", "--gold-design", "strata"],
+         stderr="--gold-design 'strata' is unknown"),
+    Case("evaluate-gold-none-in-the-pool", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold",
+                                            "gold.jsonl", "--report", "out"], outputs=("out",),
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [{**r, "doc_id": r["doc_id"] + "x"} for r in GOLD]),
+         stderr="none of the 6 gold pairs is among the 6 pairs of --labels"),
+    Case("evaluate-gold-grade-not-a-number", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold",
+                                              "gold.jsonl"],
+         setup=lambda d: write_jsonl(d / "gold.jsonl", [{**GOLD[0], "grade": "high"}, *GOLD[1:]]),
+         stderr="gold.jsonl:1"),
+    Case("evaluate-gold-design-queries-on-scattered-pairs",
+         ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold", "gold.jsonl", "--gold-design",
+          "queries"], setup=lambda d: write_jsonl(d / "gold.jsonl", GOLD[:2]), stderr="graded in part"),
+    Case("evaluate-corrected-saved-baseline",
+         ["evaluate", "--run", "run.trec", "--baseline", "saved.json", "--labels", "labels.jsonl", "--gold",
+          "gold.jsonl", "--corrected"], setup=lambda d: _saved_result(d, "q1", "q2"),
+         stderr="give the baseline run file"),
 ]
 
 
