@@ -791,6 +791,8 @@ CASES: list[Case] = [
          ["evaluate", "--run", "run.trec", "--baseline", "saved.json", "--labels", "labels.jsonl", "--gold",
           "gold.jsonl", "--corrected"], setup=lambda d: _saved_result(d, "q1", "q2"),
          stderr="give the baseline run file"),
+    Case("annotate-sample-narrow-without-judge-grades", [*SAMPLE, "--pairs", "pairs.jsonl", "--plan", "narrow"],
+         stderr="plan 'narrow' allocates by the judge's grade", outputs=("sample.jsonl",)),
 ]
 
 

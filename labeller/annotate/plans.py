@@ -5,6 +5,8 @@
   intervals over queries have many queries to resample. Shown in a shuffled order, never sorted by grade.
 - `uniform`: a simple random sample, which describes the population (the judge's grade mix).
 - `uncertain`: the pairs where the judge is least sure first (needs an uncertainty, see sources.py).
+- `narrow`: the pairs whose people's grades narrow the corrected intervals of `labeller evaluate --gold`
+  most for the size (labeller.annotate.narrow): more pairs where the judge's grades are many and unsure.
 
 Every plan is deterministic: the same candidates, size and seed give the same sample.
 """
@@ -17,7 +19,7 @@ from collections import defaultdict
 from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate
 from labeller.errors import BadInputError
 
-PLANS = ("stratified", "uniform", "uncertain")
+PLANS = ("stratified", "uniform", "uncertain", "narrow")
 
 
 def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[Candidate]:
@@ -30,6 +32,12 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[C
     rng = random.Random(seed)
     if plan == "uncertain":
         return _most_uncertain(pool, size, rng)
+    if plan == "narrow":
+        from labeller.annotate.narrow import narrowing
+
+        chosen = narrowing(pool, size, rng)
+        rng.shuffle(chosen)
+        return chosen
     if plan == "uniform":
         chosen = rng.sample(pool, min(size, len(pool)))
     else:
