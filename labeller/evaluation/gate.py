@@ -163,7 +163,7 @@ def movement(c: GateCheck) -> str:
 
 def gate(comparisons: list[Comparison], thresholds: dict[str, float], *, alpha: float = DEFAULT_ALPHA,
          test: str = "randomization", require_significance: bool = False,
-         corrected: Corrected | None = None) -> GateResult:
+         corrected: Corrected | None = None, judges: list[str] | None = None) -> GateResult:
     """Judge every compared run against the baseline (the comparisons' reference); with `corrected`, on the
     corrected differences (--corrected), which the verdict names."""
     check_gate_options(alpha, test)
@@ -174,6 +174,10 @@ def gate(comparisons: list[Comparison], thresholds: dict[str, float], *, alpha: 
     reasons = _reasons(comparisons, checks)
     warnings = [f"{movement(c)}) was not gated: {c.note}"
                 for c in checks if c.verdict == "drop-untestable"]
+    if judges and len(judges) > 1:  # the judge is part of a number's identity: a mix is named, not hidden
+        warnings.append(f"the labels come from {len(judges)} judges or rubric versions ({'; '.join(judges)}): a "
+                        "run's figure may move with who labelled its pairs, not with the retriever")
     return GateResult(baseline=comparisons[0].reference if comparisons else "", test=test, alpha=alpha,
                       require_significance=require_significance, passed=not reasons, checks=checks,
-                      reasons=reasons, warnings=warnings, corrected=corrected.gold if corrected is not None else None)
+                      reasons=reasons, warnings=warnings, corrected=corrected.gold if corrected is not None else None,
+                      judges=list(judges or []))

@@ -134,7 +134,14 @@ def load_saved(path: Path) -> Evaluation | None:
         raise validation_error(exc, path=str(path), expected="a saved `labeller evaluate --json` result") from None
 
 
-def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: list[str]) -> RunScores:
+def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: list[str],
+                     judges: list[str]) -> RunScores:
+    if saved.judges and saved.judges != judges:
+        now = "; ".join(judges) or "people (qrels or gold)"
+        raise BadInputError(f"the saved baseline's figures are on labels by {'; '.join(saved.judges)}, and these "
+                            f"labels are by {now}: a metric from one judge, model or rubric version is not "
+                            "comparable with one from another; evaluate the baseline's run file on these labels "
+                            "(--baseline RUN)", path=str(path), field="judges")
     if saved.settings != settings:
         raise BadInputError(f"the saved baseline was evaluated with {saved.settings.model_dump()} but this run uses "
                             f"{settings.model_dump()}; evaluate both the same way", path=str(path))
@@ -193,7 +200,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     if ranx_requested():  # LABELLER_JIT=on|off: ranx's kernels; by default labeller's numpy ones
         import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
     scores = {r.name: score_run(r, judgments, specs, settings) for r in everything}
-    reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved
+    reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs], judgments.judges) if saved
                  else scores[baseline_run.name] if baseline_run else scores[rankings[0].name])
     compared = [scores[r.name] for r in rankings if r.name != reference.name]
     pairing = "reference" if saved else "union"  # a saved baseline may predate some of today's labels
@@ -205,7 +212,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
                                None if saved else reference.name)
     gate_result = (gate(comparisons, thresholds, alpha=options.alpha, test=options.test,
                         require_significance=options.require_significance,
-                        corrected=corrected if options.corrected_gate else None)
+                        corrected=corrected if options.corrected_gate else None, judges=judgments.judges)
                    if options.baseline is not None else None)
     ranking = None
     if alt is not None:
@@ -223,7 +230,7 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         gate=gate_result, holes=holes, system_ranking=ranking,
         floors=check_floors([scores[r.name] for r in rankings], floors),
         ranx_kernels=("compiled" if ranx_is_compiled() else "interpreted") if ranx_requested() else "numpy",
-        corrected=corrected,
+        corrected=corrected, judges=judgments.judges,
     )
 
 
@@ -237,6 +244,7 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
                             "per-query values; give the baseline run file", path=str(options.baseline),
                             field="corrected")
     gold = load_judgments(options.gold, scale, role="gold")
-    return corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
-                     confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
-                     reference=reference)
+    result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
+                       confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
+                       reference=reference)
+    return result.model_copy(update={"judge": judgments.judges})

@@ -118,6 +118,7 @@ class GateResult(Result):
     reasons: list[str] = Field(default_factory=list)  # why it failed, one line per cause
     warnings: list[str] = Field(default_factory=list)  # what a pass did not test
     corrected: str | None = None  # --corrected: the gold file whose correction decided every check
+    judges: list[str] = Field(default_factory=list)  # who made the labels every figure is on (named in the verdict)
 
 
 class RankingAgreement(Result):
@@ -184,3 +185,6 @@ class Evaluation(Result):
     # numpy: labeller's columnar kernels (the default); compiled/interpreted: ranx's, with LABELLER_JIT=on/off
     ranx_kernels: Literal["numpy", "compiled", "interpreted"] = "numpy"
     corrected: Corrected | None = None  # --gold: prediction-powered figures beside the plain ones
+    # who made the labels (judge · rubric version; empty for people's qrels and gold): part of every figure's
+    # identity, so a saved baseline from other judges is refused and a mix is named in the verdict
+    judges: list[str] = Field(default_factory=list)
