@@ -103,10 +103,14 @@ def test_gold_that_agrees_with_the_judge_leaves_the_plain_figure():
 
 def test_hand_computed_pair_design():
     """One query, four pairs the judge calls relevant (grade 3); people graded a (not relevant) and c
-    (relevant). Stratum: N = 4, n = 2, pi = 1/2; calibrated P(relevant | judge 3) = 1/2.
-    P@2 at the model point: a 0 (gold), b 1/2 -> 0.25. z_a = (1/2)(0 - 1/2) = -1/4, z_c = 0 (not in
-    the top 2). Estimate 0.25 + z_a (1/pi - 1) = 0. Variance: 4^2 (1 - 1/2) var(-1/4, 0) / 2 = 1/8.
-    Recall@2 at the model point: hits 0 + 1/2, relevant R = 0 + 1/2 + 1 + 1/2 = 2, recall 1/4."""
+    (relevant). Stratum: N = 4, n = 2, pi = 1/2; all-query calibration P(relevant | judge 3) = 1/2, and
+    the query's own, shrunk with 4 pseudo-pairs: (1 + 4/2) / (2 + 4) = 1/2 for b and d. Leave one out:
+    a's prediction (1 + 2) / 5 = 3/5, residual -3/5; c's 2/5, residual +3/5.
+    P@2 at the model point: a 0, b 1/2 -> 1/4; z_a = (1/2)(-3/5) = -3/10, z_c = 0 (not in the top 2).
+    Estimate 1/4 + (z_a + z_c)(1/pi - 1) = -1/20. Variance 4^2 (1 - 1/2) var(-3/10, 0) / 2 = 0.18.
+    Recall@2 at the model point: hits 1/2, R = 0 + 1/2 + 1 + 1/2 = 2 -> 1/4; d/d top-2 relevance 1/R = 1/2,
+    d/d R = -hits/R^2 = -1/8: z_a = -3/10 + 3/40 = -9/40, z_c = -3/40; estimate 1/4 - 3/10 = -1/20,
+    variance 16 (1/2) var(-9/40, -3/40) / 2 = 4 * 0.01125 = 0.045."""
     labels = judgments({"q": {"a": 3, "b": 3, "c": 3, "d": 3}}, kind="labels")
     gold = judgments({"q": {"a": 1, "c": 3}})
     run = Ranking("r", docs={"q": ["a", "b", "c", "d"]})
@@ -114,13 +118,10 @@ def test_hand_computed_pair_design():
                               design="pairs")
     p2, r2 = result.runs["r"]
     assert p2.plain == 1.0
-    assert p2.corrected.estimate == pytest.approx(0.0)
-    assert p2.corrected.se_judge == pytest.approx(math.sqrt(1 / 8))
-    # recall = hits / R. d recall / d rel (top 2) = 1/R = 1/2; d recall / d R = -hits / R^2 = -1/8.
-    # z_a = (1/2)(0 - 1/2) + (-1/8)(0 - 1/2) = -1/4 + 1/16 = -3/16; z_c = (-1/8)(1 - 1/2) = -1/16.
-    # estimate = 1/4 + (-3/16 - 1/16)(2 - 1) = 0; variance 16 (1/2) var(-3/16, -1/16) / 2 = 4 * 1/128.
-    assert r2.corrected.estimate == pytest.approx(0.0)
-    assert r2.corrected.se_judge == pytest.approx(math.sqrt(4 / 128))
+    assert p2.corrected.estimate == pytest.approx(-0.05)
+    assert p2.corrected.se_judge == pytest.approx(math.sqrt(0.18))
+    assert r2.corrected.estimate == pytest.approx(-0.05)
+    assert r2.corrected.se_judge == pytest.approx(math.sqrt(0.045))
     assert result.warnings == []
 
 

@@ -9,7 +9,7 @@ estimators and their intervals). See docs/evaluate.md for the method and when to
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs; MRR and hit rate, which hang on every
 pair above the first relevant one at once, only under the query design (under the pair design the
-first-order correction covered the truth 63-88% of the time on LLMJudge: benchmarks/README.md). MAP
+first-order correction covered the truth 73-87% of the time on LLMJudge: benchmarks/README.md). MAP
 is not corrected. A figure without a correction says why beside the plain one.
 """
 
@@ -38,9 +38,16 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
     return out
 
 
+SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
+
+
 class _Model:
-    """Grade distributions of every pool pair at three points: the judge's grades, people's grades
-    (where known), and the model point (people's where known, else calibrated on the judge's grade)."""
+    """Grade distributions of every pool pair at three points: the judge's grades, people's grades (where
+    known), and the model point: people's grade where known, else a prediction from the gold, P(human |
+    judge grade) within the pair's own query, shrunk towards all queries' (SHRINK pseudo-pairs: queries
+    differ in how often the judge is right, and a prediction closer to the truth leaves the first-order
+    correction less to do). A gold pair's residual is against its prediction without itself (leave one
+    out), as the difference estimator needs predictions that do not use the pair's own grade."""
 
     def __init__(self, pool: GoldPool, settings: Settings):
         self.pool = pool
@@ -49,10 +56,18 @@ class _Model:
         self.calibration = pool.calibration()
         self.plain = _point_masses(pool.judge)
         gold = pool.in_gold
-        self.model = self.calibration[pool.judge - GRADE_MIN]
-        self.model[gold] = _point_masses(pool.human[gold])
         self.human = self.plain.copy()
-        self.human[gold] = self.model[gold]
+        self.human[gold] = _point_masses(pool.human[gold])
+        prior = self.calibration[pool.judge - GRADE_MIN] * SHRINK
+        groups: dict[tuple[str, int], int] = {}
+        group = np.array([groups.setdefault(key, len(groups)) for key in zip(pool.query, pool.judge.tolist())])
+        sums = np.zeros((group.max() + 1, len(GRADES)))
+        np.add.at(sums, group[gold], self.human[gold])
+        counts = np.bincount(group[gold], minlength=len(sums)).astype(np.float64)
+        predicted = (sums[group] + prior) / (counts[group] + SHRINK)[:, None]
+        left_out = (sums[group] - self.human + prior) / (counts[group] - 1 + SHRINK)[:, None]
+        self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
+        self.model = np.where(gold[:, None], self.human, predicted)
 
     def feature(self, spec: MetricSpec) -> np.ndarray:
         return self.gains if spec.kind == "ndcg" else self.relevant
@@ -67,7 +82,8 @@ def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np
 def _value(spec, at: np.ndarray, weights: np.ndarray, rows: np.ndarray, pos: np.ndarray, length: int,
            model: _Model, settings: Settings):
     feature = np.where(pos >= 0, at[np.maximum(pos, 0)] @ weights, 0.0) if len(pos) else np.zeros(0)
-    return query_terms(spec, feature, at[rows].sum(axis=0), model.gains, settings.relevant_from, length)
+    counts = np.maximum(at[rows].sum(axis=0), 0.0)  # an estimated count below 0 is 0
+    return query_terms(spec, feature, counts, model.gains, settings.relevant_from, length)
 
 
 def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model,
@@ -87,11 +103,10 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
-        for i in rows[pool.in_gold[rows]]:
-            j, y = pool.judge[i] - GRADE_MIN, pool.human[i] - GRADE_MIN
-            z = float(terms.count_grad @ (np.eye(len(GRADES))[y] - model.calibration[j]))
+        for i in rows[pool.in_gold[rows]]:  # each gold pair's first-order effect, for the variance
+            z = float(terms.count_grad @ model.residual[i])
             if int(i) in where:
-                z += terms.feature_grad[where[int(i)]] * (weights[y] - model.calibration[j] @ weights)
+                z += terms.feature_grad[where[int(i)]] * float(model.residual[i] @ weights)
             if z:
                 out.influence[int(i)] = z
     return out

@@ -2,13 +2,13 @@
 
 Pair design (gold pairs sampled within judge-grade strata; a model-assisted difference estimator,
 PPI with a calibrated predictor, Angelopoulos et al. 2023; Boyeau et al., arXiv 2403.07008):
-  estimate = mean over queries of the metric at the model point (people's grade where known, else
-             the calibrated P(human | judge grade))
+  estimate = mean over queries of the metric at the model point (people's grade where known, else a
+             prediction from the gold: labeller.evaluation.corrected)
            + sum over gold pairs of z_i (1/pi_i - 1) / Q,
-where z_i is the first-order effect of the pair's residual (its human feature minus the calibrated
-one) on its query's value, and pi_i = n_j / N_j. Exact for linear metrics (P@k, DCG), first order for
-ratios (NDCG, recall) and RR / hit rate; exact everywhere when the gold covers the pool (pi = 1). The
-judge-error variance is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j.
+z_i the first-order effect of the pair's residual (its human feature minus its leave-one-out
+prediction) on its query's value, pi_i = n_j / N_j. Unbiased for sums (P@k, DCG), first order for
+ratios of sums (NDCG, recall), exact when the gold covers the pool (pi = 1). The judge-error variance
+is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q.
 
 Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024),
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
@@ -92,11 +92,10 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float) -> CorrectedVal
     correction = 0.0
     spreads = {}
     for j, (size, graded) in pool.stratum_sizes().items():
-        if not graded:
-            continue
-        in_stratum = z[pool.in_gold & (pool.judge == j)]
-        correction += float(in_stratum.sum()) * (size / graded - 1.0)
-        spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
+        if graded:
+            in_stratum = z[pool.in_gold & (pool.judge == j)]
+            correction += float(in_stratum.sum()) * (size / graded - 1.0)
+            spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
     known = [s for s in spreads.values() if s is not None]
     for j, (size, graded) in pool.stratum_sizes().items():
         if not graded:
