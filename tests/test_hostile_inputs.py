@@ -793,6 +793,11 @@ CASES: list[Case] = [
          stderr="give the baseline run file"),
     Case("annotate-sample-narrow-without-judge-grades", [*SAMPLE, "--pairs", "pairs.jsonl", "--plan", "narrow"],
          stderr="plan 'narrow' allocates by the judge's grade", outputs=("sample.jsonl",)),
+    # The judge is part of a figure's identity: a saved baseline on another rubric version's labels is refused.
+    Case("evaluate-saved-baseline-from-another-judge",
+         ["evaluate", "--run", "run.trec", "--baseline", "saved.json", "--labels", "labels.jsonl"],
+         setup=lambda d: (_saved_result(d, "q1", "q2"), write_jsonl(d / "labels.jsonl", [
+             {**r, "rubric_version": "v2"} for r in LABELS])), stderr="is not comparable with one from another"),
 ]
 
 
