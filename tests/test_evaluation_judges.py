@@ -64,3 +64,36 @@ def test_a_gate_over_labels_of_two_judges_names_them_in_its_verdict(tmp_path, ca
     assert code in (0, None)
     assert "**and the labels mix 2 judges or rubric versions**" in out
     assert "labeller: warning: the labels come from 2 judges" in err
+
+
+def test_regression_pipeline_with_gold_gates_on_corrected_figures_and_names_other_judges(tmp_path):
+    from labeller.pipelines import run_pipeline
+    from tests.test_pipelines import PIPELINES
+
+    gold = PIPELINES.parent / "gold" / "transactions.jsonl"
+    out = tmp_path / "reg"
+    first = run_pipeline(PIPELINES / "regression.toml", out_dir=out, overrides=[f"inputs.gold={gold}",
+                                                                                 "evaluate.corrected=true"])
+    latest = (out / "latest.md").read_text()
+    assert "### Corrected for the judge's error" in latest
+    assert "decided on figures corrected for the judge's error" in latest
+    assert first.status in ("passed", "failed")
+    broken = run_pipeline(PIPELINES / "regression.toml", out_dir=out,
+                          overrides=[f"inputs.gold={gold}", "evaluate.corrected=true", "retriever.name=random",
+                                     "judge.rubric=general"])
+    assert broken.status == "failed" and broken.exit_code == 1
+    latest = (out / "latest.md").read_text()
+    assert "runs were recorded on labels by another judge or rubric version" in latest
+    assert "decided on figures corrected" in latest
+
+
+def test_corrected_pipeline_gate_needs_gold(tmp_path):
+    import pytest
+
+    from labeller.errors import ConfigError
+    from labeller.pipelines import load_config
+    from tests.test_pipelines import PIPELINES
+
+    with pytest.raises(ConfigError) as err:
+        load_config(PIPELINES / "regression.toml", ["evaluate.corrected=true"], out_dir=tmp_path)
+    assert "set inputs.gold" in str(err.value) and err.value.field == "evaluate.corrected"

@@ -121,6 +121,14 @@ def _unsupported(spec: MetricSpec, design: str) -> str | None:
     return None
 
 
+def _within(value: CorrectedValue, low: float, high: float) -> CorrectedValue:
+    """Interval ends cut to the metric's range (every metric here is in [0, 1]): the truth is inside it, so
+    cutting never loses coverage. The estimate itself is left as computed (a difference estimate may stray)."""
+    ends = ("ci_low", "ci_high", "ci_low_queries", "ci_high_queries")
+    return value.model_copy(update={e: min(max(getattr(value, e), low), high) for e in ends
+                                    if getattr(value, e) is not None})
+
+
 def _averaged(scores: RunScores, metric: str) -> list[str]:
     return sorted(set(scores.per_query.get(metric, {})) - set(scores.no_answer.query_ids))
 
@@ -145,7 +153,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
-                value = estimate(parts[ranking.name, spec.name], pool, confidence)
+                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence), 0.0, 1.0)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
         runs[ranking.name] = rows
@@ -158,7 +166,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
-                value = estimate(diff, pool, confidence)
+                value = _within(estimate(diff, pool, confidence), -1.0, 1.0)
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))

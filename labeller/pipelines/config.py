@@ -101,6 +101,9 @@ class EvaluateConfig(Section):
     # With too few queries for the test to reach alpha, a drop beyond its threshold fails on the threshold
     # alone; true opts out: such a drop passes, marked untested, with a warning in the summary.
     require_significance: Annotated[bool, Field(strict=True)] = False
+    # With inputs.gold (people's grades for a random sample of the labelled pairs) the report puts corrected
+    # figures beside the plain ones (evaluate --gold); true: the gate decides on them (evaluate --corrected).
+    corrected: Annotated[bool, Field(strict=True)] = False
 
 
 class DriftConfig(Section):
@@ -224,6 +227,11 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
                                                        parse_metrics(cfg.evaluate.metrics)))]
     if cfg.baseline.retriever is not None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
+    if cfg.evaluate.corrected and cfg.inputs.gold is None:
+        def needs_gold() -> None:
+            raise ConfigError("evaluate.corrected decides the gate on figures corrected with people's grades; set "
+                              "inputs.gold (a random sample of the labelled pairs, graded by people)")
+        checks.append(("evaluate.corrected", needs_gold))
     if cfg.output.cache is not None:
         checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
     _run_checks(checks, path)
