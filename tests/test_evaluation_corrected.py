@@ -138,7 +138,15 @@ def test_hand_computed_query_design():
     p1, rr = result.runs["r"]
     assert p1.corrected.estimate == pytest.approx(2 / 3)
     assert p1.corrected.se_judge == pytest.approx(1 / 3)
-    assert p1.corrected.ci_high - p1.corrected.estimate == pytest.approx(12.7062 / 3, rel=1e-4)
+    assert (p1.corrected.ci_low, p1.corrected.ci_high) == (0.0, 1.0)  # 2/3 -+ 12.706/3, cut to P@1's range
+    from types import SimpleNamespace
+
+    from labeller.evaluation.corrected_estimate import Contribution, estimate
+
+    plain = {f"q{i}": 1.0 for i in range(1, 7)}
+    uncut = estimate(Contribution(plain, plain, {"q1": 0.0, "q2": 1.0, "q3": 1.0}), SimpleNamespace(design="queries"),
+                     0.95)
+    assert uncut.ci_high - uncut.estimate == pytest.approx(12.7062 / 3, rel=1e-4)
     # RR under people: q1 1/2, q2 1, q3 1; the judge's RR is 1 everywhere: lambda 0, estimate 5/6
     assert rr.corrected.estimate == pytest.approx(5 / 6)
 
