@@ -72,3 +72,27 @@ def test_narrow_plan_gives_narrower_corrected_intervals_than_uniform():
             widths[plan].append([m.corrected.se_judge for m in result.runs["good"]])
     narrow, uniform = np.mean(widths["narrow"], axis=0), np.mean(widths["uniform"], axis=0)
     assert (narrow < uniform).all(), (narrow, uniform)
+
+
+def test_evaluate_checks_the_gold_sample_it_is_given(tmp_path, capsys):
+    """--gold-sample: a narrow sample of these labels is fine; the same sample against labels whose grades
+    moved (another judge), or an 'uncertain' sample, is named in a warning."""
+    from tests.annotate_helpers import BASELINE
+
+    rows = label_rows(n_per_query=10)
+    labels = write_jsonl(tmp_path / "labels.jsonl", rows)
+    frozen = make_sample(tmp_path / "s.jsonl", labels=labels, size=30, plan="narrow")
+    write_jsonl(tmp_path / "gold.jsonl", [{"query_id": r.query_id, "doc_id": r.doc_id, "grade": 1 + i % 4,
+                                           "annotator": "a"} for i, r in enumerate(frozen.rows)])
+    base = ["evaluate", "--run", BASELINE, "--gold", tmp_path / "gold.jsonl", "--gold-sample", tmp_path / "s.jsonl"]
+    code, out, err = cli(capsys, *base, "--labels", labels)
+    assert code in (0, None), err
+    assert "stratified on other labels" not in out + err and "Corrected for the judge's error" in out
+    moved = write_jsonl(tmp_path / "other.jsonl", [{**r, "grade": 6 - r["grade"]} for r in rows])
+    code, out, err = cli(capsys, *base, "--labels", moved)
+    assert "the sample was stratified on other labels" in err
+    unsure = [{**r, "uncertainty": (i % 7) / 7} for i, r in enumerate(rows)]
+    make_sample(tmp_path / "u.jsonl", labels=write_jsonl(tmp_path / "unsure.jsonl", unsure), size=30, plan="uncertain")
+    code, out, err = cli(capsys, "evaluate", "--run", BASELINE, "--labels", labels, "--gold", tmp_path / "gold.jsonl",
+                         "--gold-sample", tmp_path / "u.jsonl")
+    assert "drawn by plan 'uncertain'" in err and "do not hold" in err

@@ -798,6 +798,11 @@ CASES: list[Case] = [
          ["evaluate", "--run", "run.trec", "--baseline", "saved.json", "--labels", "labels.jsonl"],
          setup=lambda d: (_saved_result(d, "q1", "q2"), write_jsonl(d / "labels.jsonl", [
              {**r, "rubric_version": "v2"} for r in LABELS])), stderr="is not comparable with one from another"),
+    Case("evaluate-gold-sample-without-gold", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                               "--gold-sample", "pairs.jsonl"], stderr="give --gold too"),
+    Case("evaluate-gold-sample-not-a-sample", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                               "--gold", "gold.jsonl", "--gold-sample", "pairs.jsonl"],
+         stderr="pairs.jsonl:1"),
 ]
 
 

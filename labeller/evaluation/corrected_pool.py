@@ -144,3 +144,25 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
         out.append(f"the gold touches {len(counts)} of {len(pool.by_query)} queries: a random sample of the pool "
                    "would spread wider; the correction assumes one")
     return out
+
+
+def sample_warnings(path, labels: Judgments) -> list[str]:
+    """What the frozen sample the gold was graded from (`labeller annotate sample`) says about the design:
+    a plan that is not random, or strata drawn on other labels than these (other inclusion probabilities)."""
+    from labeller.annotate.sample import read_sample
+
+    sample = read_sample(path)
+    out = []
+    if sample.plan == "uncertain":
+        out.append(f"the gold was drawn by plan 'uncertain' ({path}: the pairs the judge was least sure of first), "
+                   "not at random: the corrected figures and their intervals do not hold for it; draw a "
+                   "stratified, uniform or narrow sample")
+    moved = [r for r in sample.rows if r.stratum and r.stratum.startswith("judge grade ")
+             and labels.grade(r.query_id, r.doc_id) not in (None, int(r.stratum.rsplit(" ", 1)[1]))]
+    if moved:
+        r = moved[0]
+        out.append(f"{len(moved)} of the {len(sample.rows)} sampled pairs have another judge grade in --labels than "
+                   f"when they were drawn (e.g. ({r.query_id}, {r.doc_id}): {r.stratum}, now "
+                   f"{labels.grade(r.query_id, r.doc_id)}): the sample was stratified on other labels, so its "
+                   "inclusion probabilities are not this pool's; correct with the labels it was drawn from")
+    return out

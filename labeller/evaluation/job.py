@@ -66,6 +66,7 @@ class EvaluateOptions(BaseModel):
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
     gold: Path | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
     gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
+    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked
     corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
 
 
@@ -98,6 +99,8 @@ def _check(options: EvaluateOptions) -> None:
         if missing:
             raise BadInputError(f"--fill-holes needs {', '.join(missing)}: the judge labels the holes from the "
                                 "query and document texts", field="fill_holes")
+    if options.gold_sample is not None and options.gold is None:
+        raise BadInputError("--gold-sample describes how --gold was drawn; give --gold too", field="gold_sample")
     if options.corrected_gate and options.gold is None:
         raise BadInputError("--corrected decides the gate on corrected estimates; give --gold (people's grades for "
                             "a sample of the labelled pairs)", field="corrected")
@@ -247,4 +250,8 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
     result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
                        confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
                        reference=reference)
+    if options.gold_sample is not None:
+        from labeller.evaluation.corrected_pool import sample_warnings
+
+        result.warnings += sample_warnings(options.gold_sample, judgments)
     return result.model_copy(update={"judge": judgments.judges})
