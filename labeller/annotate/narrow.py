@@ -21,8 +21,7 @@ import math
 import random
 from collections import defaultdict
 
-from labeller.annotate.sources import Candidate
-from labeller.errors import BadInputError
+from labeller.annotate.sources import Candidate, require_every
 
 RELEVANT_FROM = 3  # evaluate's default cut: the prior is widest around it
 _PRIOR = {0: 0.5, 1: 0.25, 2: 0.1}  # P(relevant) distance from the cut -> how far from 1/2
@@ -63,12 +62,8 @@ def allocate(sizes: dict[int, int], spreads: dict[int, float], total: int) -> di
 
 
 def narrowing(pool: list[Candidate], size: int, rng: random.Random) -> list[Candidate]:
-    missing = [c for c in pool if c.judge_grade is None]
-    if missing:
-        c = missing[0]
-        raise BadInputError(f"plan 'narrow' allocates by the judge's grade, and pair ({c.query_id}, {c.doc_id}) has "
-                            f"none (of {len(missing)} without); give --labels (the judge's labels of the pool "
-                            "`labeller evaluate --gold` will correct)", field="plan")
+    require_every(pool, "judge_grade", "plan 'narrow' allocates by the judge's grade, and pair {pair} has none (of {n} "
+                  "without); give --labels (the judge's labels of the pool `labeller evaluate --gold` will correct)")
     by_grade: dict[int, list[Candidate]] = defaultdict(list)
     for c in pool:
         by_grade[c.judge_grade].append(c)  # type: ignore[index]

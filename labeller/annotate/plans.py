@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate
+from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate, require_every
 from labeller.errors import BadInputError
 
 PLANS = ("stratified", "uniform", "uncertain", "narrow")
@@ -47,12 +47,9 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[C
 
 
 def _most_uncertain(pool: list[Candidate], size: int, rng: random.Random) -> list[Candidate]:
-    missing = [c for c in pool if c.uncertainty is None]
-    if missing:
-        c = missing[0]
-        raise BadInputError(f"plan 'uncertain' needs the judge's uncertainty for every pair, and pair ({c.query_id}, "
-                            f"{c.doc_id}) has none (of {len(missing)} without); give --labels a label file with "
-                            f"one of the columns {', '.join(UNCERTAINTY_COLUMNS)}, or use --plan stratified")
+    require_every(pool, "uncertainty", "plan 'uncertain' needs the judge's uncertainty for every pair, and pair {pair} "
+                  "has none (of {n} without); give --labels a label file with one of the columns "
+                  f"{', '.join(UNCERTAINTY_COLUMNS)}, or use --plan stratified")
     ties = {(c.query_id, c.doc_id): rng.random() for c in pool}
     return sorted(pool, key=lambda c: (-c.uncertainty, ties[c.query_id, c.doc_id]))[:size]
 
