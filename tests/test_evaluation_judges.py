@@ -72,14 +72,14 @@ def test_regression_pipeline_with_gold_gates_on_corrected_figures_and_names_othe
 
     gold = PIPELINES.parent / "gold" / "transactions.jsonl"
     out = tmp_path / "reg"
-    first = run_pipeline(PIPELINES / "regression.toml", out_dir=out, overrides=[f"inputs.gold={gold}",
+    first = run_pipeline(PIPELINES / "regression.toml", out_dir=out, overrides=[f"evaluate.gold={gold}",
                                                                                  "evaluate.corrected=true"])
     latest = (out / "latest.md").read_text()
     assert "### Corrected for the judge's error" in latest
     assert "decided on figures corrected for the judge's error" in latest
     assert first.status in ("passed", "failed")
     broken = run_pipeline(PIPELINES / "regression.toml", out_dir=out,
-                          overrides=[f"inputs.gold={gold}", "evaluate.corrected=true", "retriever.name=random",
+                          overrides=[f"evaluate.gold={gold}", "evaluate.corrected=true", "retriever.name=random",
                                      "judge.rubric=general"])
     assert broken.status == "failed" and broken.exit_code == 1
     latest = (out / "latest.md").read_text()
@@ -96,4 +96,4 @@ def test_corrected_pipeline_gate_needs_gold(tmp_path):
 
     with pytest.raises(ConfigError) as err:
         load_config(PIPELINES / "regression.toml", ["evaluate.corrected=true"], out_dir=tmp_path)
-    assert "set inputs.gold" in str(err.value) and err.value.field == "evaluate.corrected"
+    assert "set evaluate.gold" in str(err.value) and err.value.field == "evaluate.corrected"
