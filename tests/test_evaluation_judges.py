@@ -97,3 +97,18 @@ def test_corrected_pipeline_gate_needs_gold(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(PIPELINES / "regression.toml", ["evaluate.corrected=true"], out_dir=tmp_path)
     assert "set evaluate.gold" in str(err.value) and err.value.field == "evaluate.corrected"
+
+
+def test_gold_pairs_that_are_the_rubrics_worked_examples_are_named(tmp_path, capsys):
+    """gold/transactions-tuning.jsonl holds the transactions rubric's worked examples: as gold for labels
+    graded under that rubric they are not a sample of what the judge grades unaided."""
+    from tests.test_pipelines import PIPELINES
+
+    out = tmp_path / "reg"
+    from labeller.pipelines import run_pipeline
+
+    run_pipeline(PIPELINES / "regression.toml", out_dir=out)
+    tuning = PIPELINES.parent / "gold" / "transactions-tuning.jsonl"
+    code, stdout, err = cli(capsys, "evaluate", "--run", PIPELINES / "sample" / "baseline.trec", "--labels",
+                            out / "labels.jsonl", "--gold", tuning)
+    assert "worked examples of rubric 'transactions'" in err and "flatter it" in stdout

@@ -167,3 +167,23 @@ def sample_warnings(path, labels: Judgments) -> list[str]:
                    f"{labels.grade(r.query_id, r.doc_id)}): the sample was stratified on other labels, so its "
                    "inclusion probabilities are not this pool's; correct with the labels it was drawn from")
     return out
+
+
+def example_warnings(gold: Judgments, rubrics: list[str]) -> list[str]:
+    """Gold pairs that are worked examples of the rubric the judge graded under: the judge was shown them,
+    so they flatter it, and the correction would take the judge for better than it is."""
+    from labeller.errors import ConfigError
+    from labeller.rubric import load_rubric
+
+    out = []
+    for name in rubrics:
+        try:
+            examples = {(e.query_id, e.doc_id) for e in load_rubric(name).examples if e.query_id and e.doc_id}
+        except ConfigError:
+            continue  # the labels name a rubric file that is not here: nothing to check against
+        shown = sorted(pair for pair in examples if pair in gold)
+        if shown:
+            out.append(f"{len(shown)} gold pairs are worked examples of rubric '{name}' (e.g. {shown[0]}), shown to "
+                       "the judge: they are not a sample of what it grades unaided and flatter it; leave them out "
+                       "of the gold (labeller annotate sample does)")
+    return out

@@ -250,8 +250,9 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
     result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
                        confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
                        reference=reference)
-    if options.gold_sample is not None:
-        from labeller.evaluation.corrected_pool import sample_warnings
+    from labeller.evaluation.corrected_pool import example_warnings, sample_warnings
 
+    result.warnings += example_warnings(gold, judgments.rubrics)
+    if options.gold_sample is not None:
         result.warnings += sample_warnings(options.gold_sample, judgments)
     return result.model_copy(update={"judge": judgments.judges})

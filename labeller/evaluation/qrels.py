@@ -32,6 +32,7 @@ class Judgments:
     scale: str | None = None  # qrels only: the scale mapped from
     added: dict[tuple[str, str], int] = field(default_factory=dict)  # pairs labelled by --fill-holes
     judges: list[str] = field(default_factory=list)  # who labelled them (labeller.io.gold.label_identities)
+    rubrics: list[str] = field(default_factory=list)  # the rubrics labeller's own labels name (their examples)
 
     def grade(self, query_id: str, doc_id: str) -> int | None:
         return self.grades.get(query_id, {}).get(doc_id)
@@ -58,7 +59,7 @@ class Judgments:
         judges = list(dict.fromkeys([*self.judges, *(label.judge + (f" · rubric {label.rubric} {label.rubric_version}"
                                                                     if label.rubric else "") for label in labels
                                                      if (label.query_id, label.doc_id) in added)]))
-        return Judgments(grades, self.source, self.kind, self.scale, added, judges)
+        return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics)
 
 
 def load_judgments(path: str | Path, from_scale: str | None = None, role: Role = "judgments") -> Judgments:
@@ -78,7 +79,8 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
     for (qid, did), grade in settled_grades(graded).items():
         grades.setdefault(qid, {})[did] = grade
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
-    return Judgments(grades, str(path), graded.kind, scale, judges=label_identities(graded))
+    return Judgments(grades, str(path), graded.kind, scale, judges=label_identities(graded),
+                     rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)))
 
 
 def _read_plain_qrels(path: str | Path, from_scale: str | None) -> Judgments | None:
