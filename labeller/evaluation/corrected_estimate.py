@@ -8,7 +8,8 @@ PPI with a calibrated predictor, Angelopoulos et al. 2023; Boyeau et al., arXiv 
 z_i the first-order effect of the pair's residual (its human feature minus its leave-one-out
 prediction) on its query's value, pi_i = n_j / N_j. Unbiased for sums (P@k, DCG), first order for
 ratios of sums (NDCG, recall), exact when the gold covers the pool (pi = 1). The judge-error variance
-is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q.
+is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q,
+with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum.
 
 Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024),
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
@@ -97,15 +98,32 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float) -> CorrectedVal
             correction += float(in_stratum.sum()) * (size / graded - 1.0)
             spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
     known = [s for s in spreads.values() if s is not None]
+    parts = []  # (variance of a grade's part, its degrees of freedom)
     for j, (size, graded) in pool.stratum_sizes().items():
         if not graded:
             continue
         spread = spreads[j] if spreads[j] is not None else (max(known) if known else float(z[pool.in_gold & (
             pool.judge == j)][0] ** 2))
-        variance += size**2 * (1.0 - graded / size) * spread / graded
+        parts.append((size**2 * (1.0 - graded / size) * spread / graded, max(graded - 1, 1)))
+    variance = sum(v for v, _ in parts)
     value = float(np.mean([c.model[q] for q in queries])) + correction
     return _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
-                     note)
+                     note, quantile=_student(confidence, _satterthwaite(parts)))
+
+
+def _satterthwaite(parts: list[tuple[float, int]]) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of stratum variances: few gold pairs in the grade that
+    carries most of the variance make the interval a Student t one with few degrees, not a normal one."""
+    denominator = sum(v**2 / df for v, df in parts)
+    return sum(v for v, _ in parts) ** 2 / denominator if denominator > 0 else math.inf
+
+
+def _student(confidence: float, df: float) -> float:
+    if not math.isfinite(df) or df > 1e6:
+        return z_value(confidence)
+    from scipy.stats import t as student
+
+    return float(student.ppf(0.5 + confidence / 2, df=df))
 
 
 def _by_queries(c: Contribution, queries: list[str], confidence: float) -> CorrectedValue:
@@ -130,10 +148,7 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float) -> Corre
                               note=f"{len(graded)} graded queries: too few to build an interval from")
     residual = human - slope * plain
     se = math.sqrt((1.0 - len(graded) / len(queries)) * float(residual.var(ddof=2)) / len(graded))
-    from scipy.stats import t as student
-
-    return _interval(value, se, _spread(per_query), confidence,
-                     quantile=float(student.ppf(0.5 + confidence / 2, df=len(graded) - 2)))
+    return _interval(value, se, _spread(per_query), confidence, quantile=_student(confidence, len(graded) - 2))
 
 
 def p_worse(value: CorrectedValue) -> float | None:
