@@ -22,8 +22,6 @@ from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
-
-PAIRS_UNSUPPORTED = ("mrr", "hit_rate")
 from labeller.evaluation.metrics import MetricSpec
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.results import RunScores, Settings
@@ -39,6 +37,7 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
+PAIRS_UNSUPPORTED = ("mrr", "hit_rate")  # corrected under the query design only (see the module docstring)
 
 
 class _Model:
