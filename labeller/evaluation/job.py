@@ -99,6 +99,11 @@ def _check(options: EvaluateOptions) -> None:
         if missing:
             raise BadInputError(f"--fill-holes needs {', '.join(missing)}: the judge labels the holes from the "
                                 "query and document texts", field="fill_holes")
+    from labeller.evaluation.corrected_pool import DESIGNS
+
+    if options.gold_design not in DESIGNS:
+        raise BadInputError(f"--gold-design '{options.gold_design}' is unknown; expected {', '.join(DESIGNS)}",
+                            field="gold_design")
     if options.gold_sample is not None and options.gold is None:
         raise BadInputError("--gold-sample describes how --gold was drawn; give --gold too", field="gold_sample")
     if options.corrected_gate and options.gold is None:
