@@ -96,3 +96,7 @@ def test_evaluate_checks_the_gold_sample_it_is_given(tmp_path, capsys):
     code, out, err = cli(capsys, "evaluate", "--run", BASELINE, "--labels", labels, "--gold", tmp_path / "gold.jsonl",
                          "--gold-sample", tmp_path / "u.jsonl")
     assert "drawn by plan 'uncertain'" in err and "do not hold" in err
+    make_sample(tmp_path / "st.jsonl", labels=labels, size=30, plan="stratified")
+    code, out, err = cli(capsys, "evaluate", "--run", BASELINE, "--labels", labels, "--gold", tmp_path / "gold.jsonl",
+                         "--gold-sample", tmp_path / "st.jsonl")
+    assert "spreads each judge grade's pairs over the queries" in err

@@ -136,7 +136,7 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded == 0:
             out.append(f"no gold pair has judge grade {j}: its {size} pairs keep the judge's grade, and their "
-                       "error is not in the interval; sample some (labeller annotate sample --plan stratified)")
+                       "error is not in the interval; sample some (labeller annotate sample --plan narrow)")
         elif graded == 1 and size > 1:
             out.append(f"one gold pair has judge grade {j}: its spread is unknown, so the interval borrows the "
                        "largest spread of the other grades")
@@ -157,7 +157,12 @@ def sample_warnings(path, labels: Judgments) -> list[str]:
     if sample.plan == "uncertain":
         out.append(f"the gold was drawn by plan 'uncertain' ({path}: the pairs the judge was least sure of first), "
                    "not at random: the corrected figures and their intervals do not hold for it; draw a "
-                   "stratified, uniform or narrow sample")
+                   "uniform or narrow sample")
+    elif sample.plan == "stratified":
+        out.append(f"the gold was drawn by plan 'stratified' ({path}), which spreads each judge grade's pairs over "
+                   "the queries: a query with few pairs of a grade is sampled more than one with many, where the "
+                   "correction assumes pairs drawn uniformly within a grade; for corrected figures draw a "
+                   "uniform or narrow sample")
     moved = [r for r in sample.rows if r.stratum and r.stratum.startswith("judge grade ")
              and labels.grade(r.query_id, r.doc_id) not in (None, int(r.stratum.rsplit(" ", 1)[1]))]
     if moved:
