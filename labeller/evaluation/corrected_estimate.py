@@ -15,7 +15,9 @@ Query design (people graded every pool pair of n random queries of Q; Oosterhuis
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
   estimate = mean over the n of human + lambda (mean over Q of plain - mean over the n of plain),
 lambda the least-squares slope of human on plain over the n (lambda = 1 is classic PPI, 0 human only),
-with judge-error variance (1 - n/Q) s^2(human - lambda plain) / n and a Student t quantile.
+with judge-error variance (1 - n/Q) s^2 / n, s^2 the spread of the residuals human - lambda plain with
+one pseudo-query carrying the spread of the judge's per-query values over all Q (so eight graded queries
+that happen to agree do not claim no spread), and a Student t quantile on n - 2 degrees of freedom.
 
 Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
 Intervals are normal approximations.
@@ -147,7 +149,11 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float) -> Corre
         return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
                               note=f"{len(graded)} graded queries: too few to build an interval from")
     residual = human - slope * plain
-    se = math.sqrt((1.0 - len(graded) / len(queries)) * float(residual.var(ddof=2)) / len(graded))
+    # One pseudo-query with the spread of the judge's per-query values over all queries joins the residuals:
+    # a few graded queries that happen to agree (hit rate 1 on all eight) must not claim no spread at all.
+    prior = float(everyone.var(ddof=1)) if len(everyone) > 1 else 0.0
+    spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior) / (len(graded) - 1)
+    se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded))
     return _interval(value, se, _spread(per_query), confidence, quantile=_student(confidence, len(graded) - 2))
 
 
