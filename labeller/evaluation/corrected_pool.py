@@ -129,9 +129,9 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
     if pool.design == "queries":
         n, total = len(pool.gold_queries()), len(pool.by_query)
         if n < 10:
-            out.append(f"only {n} of {total} queries are graded by people: the interval is optimistic on so few "
-                       "(on LLMJudge 8 graded queries covered the truth 87% of the time, 15 queries 92%); quote the "
-                       "wider interval, or grade more queries")
+            out.append(f"only {n} of {total} queries are graded by people: the interval is rough on so few (on "
+                       "LLMJudge 8 graded queries covered the truth 92-96% of the time, hit rate as little as 86%); "
+                       "quote the wider interval, or grade more queries")
         return out
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded == 0:
