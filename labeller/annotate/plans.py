@@ -5,6 +5,8 @@
   intervals over queries have many queries to resample. Shown in a shuffled order, never sorted by grade.
 - `uniform`: a simple random sample, which describes the population (the judge's grade mix).
 - `uncertain`: the pairs where the judge is least sure first (needs an uncertainty, see sources.py).
+- `narrow`: the pairs whose people's grades narrow the corrected intervals of `labeller evaluate --gold`
+  most for the size (labeller.annotate.narrow): more pairs where the judge's grades are many and unsure.
 
 Every plan is deterministic: the same candidates, size and seed give the same sample.
 """
@@ -14,10 +16,10 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate
+from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate, require_every
 from labeller.errors import BadInputError
 
-PLANS = ("stratified", "uniform", "uncertain")
+PLANS = ("stratified", "uniform", "uncertain", "narrow")
 
 
 def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[Candidate]:
@@ -30,6 +32,12 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[C
     rng = random.Random(seed)
     if plan == "uncertain":
         return _most_uncertain(pool, size, rng)
+    if plan == "narrow":
+        from labeller.annotate.narrow import narrowing
+
+        chosen = narrowing(pool, size, rng)
+        rng.shuffle(chosen)
+        return chosen
     if plan == "uniform":
         chosen = rng.sample(pool, min(size, len(pool)))
     else:
@@ -39,12 +47,9 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[C
 
 
 def _most_uncertain(pool: list[Candidate], size: int, rng: random.Random) -> list[Candidate]:
-    missing = [c for c in pool if c.uncertainty is None]
-    if missing:
-        c = missing[0]
-        raise BadInputError(f"plan 'uncertain' needs the judge's uncertainty for every pair, and pair ({c.query_id}, "
-                            f"{c.doc_id}) has none (of {len(missing)} without); give --labels a label file with "
-                            f"one of the columns {', '.join(UNCERTAINTY_COLUMNS)}, or use --plan stratified")
+    require_every(pool, "uncertainty", "plan 'uncertain' needs the judge's uncertainty for every pair, and pair {pair} "
+                  "has none (of {n} without); give --labels a label file with one of the columns "
+                  f"{', '.join(UNCERTAINTY_COLUMNS)}, or use --plan stratified")
     ties = {(c.query_id, c.doc_id): rng.random() for c in pool}
     return sorted(pool, key=lambda c: (-c.uncertainty, ties[c.query_id, c.doc_id]))[:size]
 

@@ -28,7 +28,7 @@ class SampleRow(Record):
     doc_id: str
     position: int = Field(ge=1)  # the order people grade in
     sample_id: str
-    plan: Literal["stratified", "uniform", "uncertain"]
+    plan: Literal["stratified", "uniform", "uncertain", "narrow"]
     stratum: str | None = None  # e.g. "judge grade 3": how the pair was drawn (never shown while grading)
     uncertainty: float | None = None
     rubric: str | None = None

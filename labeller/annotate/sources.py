@@ -40,6 +40,15 @@ class Candidate(Record):
     rubric_version: str | None = None
 
 
+def require_every(pool: list[Candidate], field: str, why: str) -> None:
+    """Stop when a candidate lacks `field`: `why` names the plan's need, with {pair} (the first such pair)
+    and {n} (how many lack it) filled in."""
+    missing = [c for c in pool if getattr(c, field) is None]
+    if missing:
+        raise BadInputError(why.format(pair=f"({missing[0].query_id}, {missing[0].doc_id})", n=len(missing)),
+                            field="plan")
+
+
 def from_pairs(path: str | Path, queries: dict[str, Query] | None = None,
                corpus: dict[str, Doc] | None = None) -> list[Candidate]:
     return [Candidate(query_id=p.query_id, doc_id=p.doc_id) for p in read_pairs(path, queries, corpus)]

@@ -67,8 +67,9 @@ def compare(labels: Source, runs: dict[str, Source] | list[Source], metrics: str
     with sources() as held, column_mapping(columns):
         paths = [held.add(source, "run", name if name is not None or isinstance(source, (str, Path)) else "run")
                  for name, source in named]
-        if options.get("labels_alt") is not None:  # second judgments: a frame or dict as well as a path
-            options["labels_alt"] = held.add(options["labels_alt"], "labels_alt")
+        for role in ("labels_alt", "gold"):  # second judgments, people's grades: a frame or dict as well as a path
+            if options.get(role) is not None:
+                options[role] = held.add(options[role], role)
         ev = run_evaluation(EvaluateOptions(
             runs=paths, labels=held.add(labels, "labels"), metrics=metrics if isinstance(metrics, str)
             else ",".join(metrics), baseline=None if baseline is None else held.add(baseline, "baseline",

@@ -38,8 +38,10 @@ def sample(
                                                    "--plan uncertain.")] = None,
     depth: Annotated[int, typer.Option("--depth", help="With --run: the top k of each query.")] = 10,
     size: Annotated[int, typer.Option("--size", help="How many pairs.")] = 60,
-    plan: Annotated[str, typer.Option("--plan", help="stratified (by judge grade and query), uniform, or "
-                                                     "uncertain (most uncertain first).")] = "stratified",
+    plan: Annotated[str, typer.Option("--plan", help="stratified (by judge grade and query), uniform, "
+                                                     "uncertain (most uncertain first), or narrow (with --labels: "
+                                                     "the pairs that narrow `evaluate --gold`'s corrected "
+                                                     "intervals most for --size).")] = "stratified",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
     queries: Annotated[Optional[Path], typer.Option("--queries", help="Check ids against this queries file.")] = None,
     corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Check ids against this corpus file.")] = None,

@@ -90,6 +90,19 @@ def evaluate(
                                                        "(regression gate and floors).")] = None,
     summary: Annotated[Optional[Path], typer.Option(help="Append a Markdown summary (verdict, gated checks, "
                                                          "metrics) here, e.g. \"$GITHUB_STEP_SUMMARY\".")] = None,
+    gold: Annotated[Optional[Path], typer.Option(help="People's grades for a random sample of the labelled pairs (any "
+                                                      "format `labeller agree --gold` takes): beside each plain "
+                                                      "figure, a corrected estimate with 95% intervals that carry "
+                                                      "the judge's error (docs/evaluate.md).")] = None,
+    gold_design: Annotated[str, typer.Option(help="How --gold was sampled: pairs (within judge grades, as `labeller "
+                                                  "annotate sample` draws), queries (every pair of random queries), "
+                                                  "or auto.")] = "auto",
+    gold_sample: Annotated[Optional[Path], typer.Option(help="The frozen sample --gold was graded from (`labeller "
+                                                             "annotate sample --out`): its plan and strata are "
+                                                             "checked against this pool.")] = None,
+    corrected_gate: Annotated[bool, typer.Option(
+        "--corrected", help="With --baseline and --gold: the gate decides on the corrected differences (judge "
+                            "error included), and its verdict says so.")] = False,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",
@@ -123,8 +136,9 @@ def evaluate(
         confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
-        fail_on_regression=fail_on_regression, floors=floor or [])
-    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric])
+        fail_on_regression=fail_on_regression, floors=floor or [], gold=gold, gold_design=gold_design,
+        gold_sample=gold_sample, corrected_gate=corrected_gate)
+    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric, gold, gold_sample])
     check_outputs(inputs=inputs, files={"--holes-out": holes_path, "--junit": junit, "--summary": summary,
                                         **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
                   dirs={"--report": report, "--cache": cache if fill_holes else None})

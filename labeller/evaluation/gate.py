@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from labeller.errors import BadInputError
 from labeller.evaluation.metrics import MetricSpec
+from labeller.evaluation.corrected_results import Corrected, CorrectedDifference
 from labeller.evaluation.results import Comparison, GateCheck, GateResult, PairedTest
 
 DEFAULT_THRESHOLD = 0.01
@@ -95,6 +96,49 @@ def _check(run: str, check: PairedTest, threshold: float, alpha: float, test: st
     return GateCheck(**common, drop=base - new, decided_by=decided_by, note=note, verdict=verdict)
 
 
+def _corrected_check(plain: GateCheck, diff: CorrectedDifference | None, values: tuple[float | None, float | None],
+                     alpha: float, gold: str) -> GateCheck:
+    """The check decided on the corrected difference: the drop is the corrected estimate, significance its
+    one-sided normal p (judge error and query sample); too few queries still fall back to the threshold.
+    `values`: the corrected (baseline, run) figures, shown instead of the plain ones."""
+    value = diff.corrected if diff is not None else None
+    if diff is None and plain.verdict != "not-comparable":  # a metric without a correction (map): said so
+        return plain.model_copy(update={"note": "; ".join(filter(None, [plain.note, (
+            f"no corrected estimate for {plain.metric} here: decided on the judge's labels")]))})
+    if plain.verdict == "not-comparable" or value is None or value.estimate is None or diff.p_worse is None:
+        why = plain.note if plain.verdict == "not-comparable" else (
+            value.note if value is not None and value.note else "no corrected difference")
+        return plain.model_copy(update={"verdict": "not-comparable", "decided_by": "nothing", "drop": None,
+                                        "note": f"{why} (--corrected, gold {gold})"})
+    drop = -value.estimate
+    plain_delta = "" if diff.plain is None else f" ({diff.plain:+.4f} under the judge's labels)"
+    note = f"decided on the correction by gold {gold}: delta {value.estimate:+.4f}{plain_delta}"
+    shown = (plain.baseline if values[0] is None else values[0], plain.run_value if values[1] is None else values[1])
+    common = {"drop": drop, "p_value": diff.p_worse, "baseline": shown[0], "run_value": shown[1], "note": note}
+    if drop <= 1e-12:
+        return plain.model_copy(update={**common, "verdict": "no-drop", "decided_by": "corrected threshold"})
+    if drop <= plain.threshold:
+        return plain.model_copy(update={**common, "verdict": "drop-within-threshold",
+                                        "decided_by": "corrected threshold"})
+    if plain.decided_by in ("threshold alone", "nothing"):  # too few queries for any test: the threshold decides
+        return plain.model_copy(update={**common, "verdict": plain.verdict, "decided_by": "corrected threshold alone",
+                                        "note": f"{note}; {plain.note}"})
+    verdict = "regression" if diff.p_worse < alpha else "drop-not-significant"
+    return plain.model_copy(update={**common, "verdict": verdict,
+                                    "decided_by": "corrected threshold and significance"})
+
+
+def _corrected_checks(checks: list[GateCheck], corrected: Corrected, alpha: float) -> list[GateCheck]:
+    diffs = {(d.run, d.metric): d for d in corrected.differences}
+    values = {(run, m.metric): m.corrected.estimate for run, rows in corrected.runs.items() for m in rows}
+    out = []
+    for c in checks:
+        diff = diffs.get((c.run, c.metric))
+        pair = (values.get((diff.reference, c.metric)) if diff else None, values.get((c.run, c.metric)))
+        out.append(_corrected_check(c, diff, pair, alpha, corrected.gold))
+    return out
+
+
 def _reasons(comparisons: list[Comparison], checks: list[GateCheck]) -> list[str]:
     if not comparisons:
         return ["nothing to compare: no run besides the baseline"]
@@ -102,8 +146,10 @@ def _reasons(comparisons: list[Comparison], checks: list[GateCheck]) -> list[str
                for c in comparisons if c.not_comparable]
     for c in checks:
         if c.verdict == "regression":
-            how = (f"p {p_text(c.p_value)} < alpha" if c.decided_by == "threshold and significance"
+            how = (f"p {p_text(c.p_value)} < alpha" if c.decided_by.endswith("threshold and significance")
                    else "too few queries for significance; decided by the threshold alone")
+            if c.decided_by.startswith("corrected"):
+                how += f"; corrected for the judge's error: delta {-(c.drop or 0.0):+.4f}"
             reasons.append(f"{movement(c)}; {how})")
     return reasons
 
@@ -121,14 +167,22 @@ def movement(c: GateCheck) -> str:
 
 
 def gate(comparisons: list[Comparison], thresholds: dict[str, float], *, alpha: float = DEFAULT_ALPHA,
-         test: str = "randomization", require_significance: bool = False) -> GateResult:
-    """Judge every compared run against the baseline (the comparisons' reference)."""
+         test: str = "randomization", require_significance: bool = False,
+         corrected: Corrected | None = None, judges: list[str] | None = None) -> GateResult:
+    """Judge every compared run against the baseline (the comparisons' reference); with `corrected`, on the
+    corrected differences (--corrected), which the verdict names."""
     check_gate_options(alpha, test)
     checks = [_check(c.run, t, thresholds[t.metric], alpha, test, require_significance, c.not_comparable)
               for c in comparisons for t in c.tests]
+    if corrected is not None:
+        checks = _corrected_checks(checks, corrected, alpha)
     reasons = _reasons(comparisons, checks)
     warnings = [f"{movement(c)}) was not gated: {c.note}"
                 for c in checks if c.verdict == "drop-untestable"]
+    if judges and len(judges) > 1:  # the judge is part of a number's identity: a mix is named, not hidden
+        warnings.append(f"the labels come from {len(judges)} judges or rubric versions ({'; '.join(judges)}): a "
+                        "run's figure may move with who labelled its pairs, not with the retriever")
     return GateResult(baseline=comparisons[0].reference if comparisons else "", test=test, alpha=alpha,
                       require_significance=require_significance, passed=not reasons, checks=checks,
-                      reasons=reasons, warnings=warnings)
+                      reasons=reasons, warnings=warnings, corrected=corrected.gold if corrected is not None else None,
+                      judges=list(judges or []))

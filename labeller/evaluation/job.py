@@ -64,6 +64,10 @@ class EvaluateOptions(BaseModel):
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
     fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
+    gold: Path | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
+    gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
+    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked
+    corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
 
 
 def _check(options: EvaluateOptions) -> None:
@@ -95,6 +99,19 @@ def _check(options: EvaluateOptions) -> None:
         if missing:
             raise BadInputError(f"--fill-holes needs {', '.join(missing)}: the judge labels the holes from the "
                                 "query and document texts", field="fill_holes")
+    from labeller.evaluation.corrected_pool import DESIGNS
+
+    if options.gold_design not in DESIGNS:
+        raise BadInputError(f"--gold-design '{options.gold_design}' is unknown; expected {', '.join(DESIGNS)}",
+                            field="gold_design")
+    if options.gold_sample is not None and options.gold is None:
+        raise BadInputError("--gold-sample describes how --gold was drawn; give --gold too", field="gold_sample")
+    if options.corrected_gate and options.gold is None:
+        raise BadInputError("--corrected decides the gate on corrected estimates; give --gold (people's grades for "
+                            "a sample of the labelled pairs)", field="corrected")
+    if options.corrected_gate and options.baseline is None:
+        raise BadInputError("--corrected is a regression gate on corrected estimates; give --baseline",
+                            field="corrected")
     if options.labels_alt is not None and len(options.runs) + (options.baseline is not None) < 2:
         raise BadInputError("--labels-alt compares system orderings; give at least two runs (--run several times)",
                             field="labels_alt")
@@ -125,7 +142,14 @@ def load_saved(path: Path) -> Evaluation | None:
         raise validation_error(exc, path=str(path), expected="a saved `labeller evaluate --json` result") from None
 
 
-def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: list[str]) -> RunScores:
+def _saved_reference(saved: Evaluation, path: Path, settings: Settings, names: list[str],
+                     judges: list[str]) -> RunScores:
+    if saved.judges and saved.judges != judges:
+        now = "; ".join(judges) or "people (qrels or gold)"
+        raise BadInputError(f"the saved baseline's figures are on labels by {'; '.join(saved.judges)}, and these "
+                            f"labels are by {now}: a metric from one judge, model or rubric version is not "
+                            "comparable with one from another; evaluate the baseline's run file on these labels "
+                            "(--baseline RUN)", path=str(path), field="judges")
     if saved.settings != settings:
         raise BadInputError(f"the saved baseline was evaluated with {saved.settings.model_dump()} but this run uses "
                             f"{settings.model_dump()}; evaluate both the same way", path=str(path))
@@ -184,14 +208,19 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     if ranx_requested():  # LABELLER_JIT=on|off: ranx's kernels; by default labeller's numpy ones
         import_ranx_metrics(workload(everything, judgments, specs, settings.average) * (2 if alt else 1))
     scores = {r.name: score_run(r, judgments, specs, settings) for r in everything}
-    reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs]) if saved
+    reference = (_saved_reference(saved, options.baseline, settings, [s.name for s in specs], judgments.judges) if saved
                  else scores[baseline_run.name] if baseline_run else scores[rankings[0].name])
     compared = [scores[r.name] for r in rankings if r.name != reference.name]
     pairing = "reference" if saved else "union"  # a saved baseline may predate some of today's labels
     comparisons = [compare(reference, run, specs, confidence=options.confidence, permutations=options.permutations,
                            bootstrap=options.bootstrap, seed=options.seed, pairing=pairing) for run in compared]
+    corrected = None
+    if options.gold is not None:
+        corrected = _corrected(options, everything, scores, judgments, scale, specs, settings,
+                               None if saved else reference.name)
     gate_result = (gate(comparisons, thresholds, alpha=options.alpha, test=options.test,
-                        require_significance=options.require_significance)
+                        require_significance=options.require_significance,
+                        corrected=corrected if options.corrected_gate else None, judges=judgments.judges)
                    if options.baseline is not None else None)
     ranking = None
     if alt is not None:
@@ -209,4 +238,26 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         gate=gate_result, holes=holes, system_ranking=ranking,
         floors=check_floors([scores[r.name] for r in rankings], floors),
         ranx_kernels=("compiled" if ranx_is_compiled() else "interpreted") if ranx_requested() else "numpy",
+        corrected=corrected, judges=judgments.judges,
     )
+
+
+def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[str, RunScores], judgments: Judgments,
+               scale: str | None, specs, settings: Settings, reference: str | None):
+    """The figures corrected with --gold (labeller.evaluation.corrected), beside the plain ones."""
+    from labeller.evaluation.corrected import corrected
+
+    if options.corrected_gate and reference is None:
+        raise BadInputError("--corrected needs the baseline's ranking, and a saved --json result has only its "
+                            "per-query values; give the baseline run file", path=str(options.baseline),
+                            field="corrected")
+    gold = load_judgments(options.gold, scale, role="gold")
+    result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
+                       confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
+                       reference=reference)
+    from labeller.evaluation.corrected_pool import example_warnings, sample_warnings
+
+    result.warnings += example_warnings(gold, judgments.rubrics)
+    if options.gold_sample is not None:
+        result.warnings += sample_warnings(options.gold_sample, judgments)
+    return result.model_copy(update={"judge": judgments.judges})

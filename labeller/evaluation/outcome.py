@@ -35,5 +35,7 @@ def outcome_error(result: Evaluation, fail_on_regression: bool | None = None) ->
 
 
 def outcome_warnings(result: Evaluation) -> list[str]:
-    """What a passing gate did not test (--require-significance on too few queries): said aloud."""
-    return list(result.gate.warnings) if result.gate is not None else []
+    """What a passing gate did not test (--require-significance on too few queries), a mix of judges, and why
+    a corrected figure may not hold (--gold): said aloud."""
+    corrected = list(result.corrected.warnings) if result.corrected is not None else []
+    return (list(result.gate.warnings) if result.gate is not None else []) + corrected

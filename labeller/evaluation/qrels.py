@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from labeller.evaluation.columnar import has_duplicate_pair, read_spaced, string_hash
-from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, read_grades, settled_grades
+from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, label_identities, read_grades, settled_grades
 from labeller.io.trec import is_ranx_json, is_table, parse_scale
 from labeller.records import GRADE_MIN, Label
 
@@ -31,6 +31,8 @@ class Judgments:
     kind: str  # labels | gold | qrels
     scale: str | None = None  # qrels only: the scale mapped from
     added: dict[tuple[str, str], int] = field(default_factory=dict)  # pairs labelled by --fill-holes
+    judges: list[str] = field(default_factory=list)  # who labelled them (labeller.io.gold.label_identities)
+    rubrics: list[str] = field(default_factory=list)  # the rubrics labeller's own labels name (their examples)
 
     def grade(self, query_id: str, doc_id: str) -> int | None:
         return self.grades.get(query_id, {}).get(doc_id)
@@ -54,7 +56,10 @@ class Judgments:
             if label.doc_id not in docs:
                 docs[label.doc_id] = label.grade
                 added[(label.query_id, label.doc_id)] = label.grade
-        return Judgments(grades, self.source, self.kind, self.scale, added)
+        judges = list(dict.fromkeys([*self.judges, *(label.judge + (f" · rubric {label.rubric} {label.rubric_version}"
+                                                                    if label.rubric else "") for label in labels
+                                                     if (label.query_id, label.doc_id) in added)]))
+        return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics)
 
 
 def load_judgments(path: str | Path, from_scale: str | None = None, role: Role = "judgments") -> Judgments:
@@ -74,7 +79,8 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
     for (qid, did), grade in settled_grades(graded).items():
         grades.setdefault(qid, {})[did] = grade
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
-    return Judgments(grades, str(path), graded.kind, scale)
+    return Judgments(grades, str(path), graded.kind, scale, judges=label_identities(graded),
+                     rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)))
 
 
 def _read_plain_qrels(path: str | Path, from_scale: str | None) -> Judgments | None:

@@ -51,6 +51,10 @@ def markdown(ev: Evaluation) -> str:
                   pairing_line(c) + f" {c.confidence:.0%} bootstrap CI "
                   f"({c.bootstrap} resamples); randomization test with {c.permutations} sign flips "
                   "(exact when ≤ 20 queries differ).", ""]
+    if ev.corrected is not None:
+        from labeller.evaluation.corrected_report import corrected_markdown
+
+        parts += corrected_markdown(ev.corrected, _md_table)
     if ev.gate is not None:
         parts += ["### Regression gate", "", gate_headline(ev.gate), "",
                   _md_table(GATE_HEADER, gate_rows(ev.gate)), ""]

@@ -103,6 +103,17 @@ def _delta_chart(ev: Evaluation, c: Comparison, metric: str, texts: dict[str, st
     return f"{title}{note}{chart}"
 
 
+def _corrected_html(ev: Evaluation) -> str:
+    from labeller.evaluation.corrected_report import (CORRECTED_HEADER, DIFFERENCE_HEADER, corrected_intro,
+                                                      corrected_rows, difference_rows)
+
+    c = ev.corrected
+    body = _para(corrected_intro(c)) + str(table(CORRECTED_HEADER, corrected_rows(c)))
+    if c.differences:
+        body += str(table(DIFFERENCE_HEADER, difference_rows(c)))
+    return body + "".join(_para(f"Warning: {w}") for w in c.warnings)
+
+
 def html(ev: Evaluation, texts: dict[str, str] | None = None, extra: Sequence[tuple[str, str]] = ()) -> str:
     """The page; `extra` sections (e.g. the pipeline's judge drift, which can fail a run whose gate
     passed) go right after the gate's banner."""
@@ -110,6 +121,8 @@ def html(ev: Evaluation, texts: dict[str, str] | None = None, extra: Sequence[tu
     verdict = _verdict_banner(ev)
     sections: list[tuple[str, str]] = ([("", verdict)] if verdict else []) + list(extra)
     sections.append(("Metrics", _para(settings_line(ev)) + str(table(header, rows))))
+    if ev.corrected is not None:
+        sections.append(("Corrected for the judge's error", _corrected_html(ev)))
     distribution = (f"Per-query distribution: {ev.run}", _distribution(ev, texts))
     if not ev.comparisons:  # a single run: how its queries spread is the question; else after the comparisons
         sections.append(distribution)

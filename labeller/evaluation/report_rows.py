@@ -38,7 +38,8 @@ def settings_line(ev: Evaluation) -> str:
     s = ev.settings
     average = ("trec_eval default: queries in the run that have judgments" if s.average == "trec"
                else "all judged queries, missing ones score 0 (trec_eval -c)")
-    return (f"Labels: `{display_path(ev.labels)}` · relevant from grade {s.relevant_from} · NDCG gain {s.gain} · "
+    judges = f" (by {'; '.join(ev.judges)})" if ev.judges else ""
+    return (f"Labels: `{display_path(ev.labels)}`{judges} · relevant from grade {s.relevant_from} · NDCG gain {s.gain} · "
             f"averaging: {average}")
 
 
@@ -81,12 +82,23 @@ def gate_rows(g: GateResult, verdict=verdict_text) -> list[list[object]]:
 
 def gate_headline(g: GateResult) -> str:
     if not g.passed:
-        return f"**Regression gate: FAILED** against `{g.baseline}`: " + "; ".join(g.reasons)
-    headline = (f"**Regression gate: PASSED** against `{g.baseline}`: no drop above its threshold is significant "
-                f"(p < {g.alpha}, one-sided {g.test} test), nor on too few queries for a test to tell")
-    if g.warnings:
-        headline += " **but not everything was gated**: " + "; ".join(g.warnings)
+        return f"**Regression gate: FAILED** against `{g.baseline}`{_corrected_by(g)}: " + "; ".join(g.reasons)
+    test = ("one-sided normal test on the corrected difference, judge error included" if g.corrected
+            else f"one-sided {g.test} test")
+    headline = (f"**Regression gate: PASSED** against `{g.baseline}`{_corrected_by(g)}: no drop above its threshold "
+                f"is significant (p < {g.alpha}, {test}), nor on too few queries for a test to tell")
+    untested = [w for w in g.warnings if "was not gated" in w]
+    if untested:
+        headline += " **but not everything was gated**: " + "; ".join(untested)
+    if len(g.judges) > 1:
+        headline += f" **and the labels mix {len(g.judges)} judges or rubric versions**"
     return headline
+
+
+def _corrected_by(g: GateResult) -> str:
+    judged = f" on labels by {'; '.join(g.judges)}" if g.judges else ""
+    return judged + (f" (decided on figures corrected for the judge's error with gold `{display_path(g.corrected)}`)"
+                     if g.corrected else "")
 
 
 def gate_notes(g: GateResult) -> list[str]:

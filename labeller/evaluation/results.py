@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from labeller.evaluation.corrected_results import Corrected
+
 FORMAT = "labeller-evaluate/1"
 
 
@@ -98,7 +100,9 @@ class GateCheck(Result):
     smallest_p: float | None = None  # the smallest p the test can reach on these queries
     # threshold: no drop beyond it; threshold and significance: beyond it, then the test; threshold
     # alone: beyond it, and too few queries differ for the test to reach alpha; nothing: not gated
-    decided_by: Literal["threshold", "threshold and significance", "threshold alone", "nothing"] = "threshold"
+    decided_by: Literal["threshold", "threshold and significance", "threshold alone", "nothing",
+                        "corrected threshold", "corrected threshold and significance",
+                        "corrected threshold alone"] = "threshold"
     note: str | None = None  # e.g. "too few queries for significance; decided by the threshold alone"
     verdict: Literal["regression", "drop-not-significant", "drop-untestable", "drop-within-threshold", "no-drop",
                      "not-comparable"]
@@ -113,6 +117,8 @@ class GateResult(Result):
     checks: list[GateCheck]
     reasons: list[str] = Field(default_factory=list)  # why it failed, one line per cause
     warnings: list[str] = Field(default_factory=list)  # what a pass did not test
+    corrected: str | None = None  # --corrected: the gold file whose correction decided every check
+    judges: list[str] = Field(default_factory=list)  # who made the labels every figure is on (named in the verdict)
 
 
 class RankingAgreement(Result):
@@ -178,3 +184,7 @@ class Evaluation(Result):
     system_ranking: SystemRanking | None = None
     # numpy: labeller's columnar kernels (the default); compiled/interpreted: ranx's, with LABELLER_JIT=on/off
     ranx_kernels: Literal["numpy", "compiled", "interpreted"] = "numpy"
+    corrected: Corrected | None = None  # --gold: prediction-powered figures beside the plain ones
+    # who made the labels (judge · rubric version; empty for people's qrels and gold): part of every figure's
+    # identity, so a saved baseline from other judges is refused and a mix is named in the verdict
+    judges: list[str] = Field(default_factory=list)

@@ -55,6 +55,8 @@ class Graded(Record):
     note: str = ""  # the annotator's note or the judge's justification
     line: int
     adjudicated: bool = False  # a gold row settled after the blind pass (outcome "adjudicated")
+    rubric: str = ""  # labeller's own label rows: the rubric and version the judge graded under
+    rubric_version: str = ""
 
 
 class Clipped(Record):
@@ -221,7 +223,7 @@ def _validate(kind: Kind, native: bool, row: dict[str, Any], path: Path, line: i
                                expected=f"a {what} row with {', '.join(model.model_fields)}") from None
     if isinstance(record, Label):
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
-                      note=record.justification, line=line)
+                      note=record.justification, line=line, rubric=record.rubric, rubric_version=record.rubric_version)
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
                   note=record.note, line=line, adjudicated=record.outcome == "adjudicated")
 
@@ -249,6 +251,19 @@ def _foreign_label(row: dict[str, Any], path: Path, line: int) -> Graded:
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade,
                   annotator=str(record.judge or record.annotator or "labels"),
                   note=str(record.justification or record.note or ""), line=line)
+
+
+def label_identities(graded: GradeFile) -> list[str]:
+    """Who made a label file's grades, one entry per judge, rubric and version ("openai:gpt-4.1 · rubric general
+    v3"), in file order; empty for gold and qrels, which people made. A figure is only comparable with one
+    from the same entries."""
+    if graded.kind != "labels":
+        return []
+    seen: dict[str, None] = {}
+    for row in graded.rows:
+        rubric = " ".join(part for part in (row.rubric, row.rubric_version) if part)
+        seen.setdefault(f"{row.annotator} · rubric {rubric}" if rubric else row.annotator, None)
+    return list(seen)
 
 
 def consensus_grade(grades: list[int]) -> int:

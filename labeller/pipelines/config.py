@@ -104,6 +104,11 @@ class EvaluateConfig(Section):
     # With too few queries for the test to reach alpha, a drop beyond its threshold fails on the threshold
     # alone; true opts out: such a drop passes, marked untested, with a warning in the summary.
     require_significance: Annotated[bool, Field(strict=True)] = False
+    # People's grades for a random sample of the labelled pairs: the report puts corrected figures beside the
+    # plain ones (evaluate --gold); corrected = true: the gate decides on them (evaluate --corrected).
+    # Apart from inputs.gold, which a BEIR folder fills with its qrels (not a sample of this pool).
+    gold: Path | None = None
+    corrected: Annotated[bool, Field(strict=True)] = False
 
 
 class DriftConfig(Section):
@@ -159,7 +164,7 @@ class PipelineConfig(Section):
 
 
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("inputs", "beir"),
-          ("output", "dir"),
+          ("output", "dir"), ("evaluate", "gold"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run"), ("outcomes", "file")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
 _SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "outcomes",
@@ -256,6 +261,11 @@ def _check_names(cfg: PipelineConfig, path: Path) -> None:
                                                        parse_metrics(cfg.evaluate.metrics)))]
     if cfg.baseline.retriever is not None:
         checks.append(("baseline.retriever", lambda: known_retriever(cfg.baseline.retriever)))
+    if cfg.evaluate.corrected and cfg.evaluate.gold is None:
+        def needs_gold() -> None:
+            raise ConfigError("evaluate.corrected decides the gate on figures corrected with people's grades; set "
+                              "evaluate.gold (a random sample of the labelled pairs, graded by people)")
+        checks.append(("evaluate.corrected", needs_gold))
     if cfg.output.cache is not None:
         checks.append(("output.cache", lambda: check_spec(cfg.output.cache)))
     if cfg.outcomes.metric is not None:

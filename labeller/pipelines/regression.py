@@ -75,7 +75,8 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
                                   average=cfg.evaluate.average, alpha=cfg.evaluate.alpha,
                                   require_significance=cfg.evaluate.require_significance,
                                   thresholds=[f"{m}={t}" for m, t in cfg.evaluate.thresholds.items()],
-                                  floors=[f"{m}={v}" for m, v in cfg.evaluate.floors.items()]))
+                                  floors=[f"{m}={v}" for m, v in cfg.evaluate.floors.items()],
+                                  gold=cfg.evaluate.gold, corrected_gate=cfg.evaluate.corrected))
     gate_failed = (ev.gate is not None and not ev.gate.passed) or not all(f.passed for f in ev.floors)
 
     specs = parse_metrics(cfg.evaluate.metrics)

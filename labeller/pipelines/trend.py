@@ -111,12 +111,30 @@ def trend_panels(points: list[RunPoint], metrics: list[str]) -> str:
     return str(small_multiples(panels, list(SERIES)))
 
 
+def judges_note(history: list[HistoryRow]) -> str | None:
+    """The judge is part of a figure's identity: recorded values from other judges or rubric versions are named."""
+    if not history:
+        return None
+    latest = max(history, key=lambda r: r.run_at)
+    others = sorted({f"{r.judge} (rubric {r.rubric_version})" for r in history
+                     if (r.judge, r.rubric_version) != (latest.judge, latest.rubric_version)})
+    if not others:
+        return None
+    runs_by_others = len({r.run_at for r in history if (r.judge, r.rubric_version) != (latest.judge, latest.rubric_version)})
+    return (f"{runs_by_others} runs were recorded on labels by another judge or rubric version ({'; '.join(others)}; "
+            f"today: {latest.judge}, rubric {latest.rubric_version}): their recorded values do not compare with "
+            "today's; the rescored values, all on today's labels, do.")
+
+
 def trend_page(history: list[HistoryRow], specs: list[MetricSpec], subtitle: str) -> str:
     points = runs(history)
     metrics = metrics_of(history) or [s.name for s in specs]  # no run yet: empty panels, not no chart
     unscored = sum(1 for p in points if all(r.rescored_value is None for r in p.rows.values()))
     notes = [f"{len(points)} runs recorded in history.parquet; their runs are kept in history/runs/. Runs that "
              "failed the gate are ringed in red and marked FAILED in the table; times are UTC.", pool_note(specs)]
+    judged_by_others = judges_note(history)
+    if judged_by_others:
+        notes.append(judged_by_others)
     if unscored:
         notes.append(f"{unscored} runs have no rescored value: their run file is not in history/runs/ (recorded "
                      "before runs were kept, or removed), or nothing could be averaged.")
@@ -149,7 +167,9 @@ def history_markdown(history: list[HistoryRow], specs: list[MetricSpec], limit: 
               "judged@k rescored (recorded)"]
     with_outcomes = any(r.predicted_outcome_rate is not None for r in history)  # [outcomes]: the task beside them
     header += ["task success predicted (outcomes file)"] if with_outcomes else []
+    judged_by_others = judges_note(history)
     lines = ["### History (rescored on today's labels)", "", pool_note(specs), "",
+             *([judged_by_others, ""] if judged_by_others else []),
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     labels = run_labels(runs(history))[-limit:]
     for label, p in reversed(list(zip(labels, points))):

@@ -1,0 +1,199 @@
+"""Do the corrected intervals cover the value under the full human labels? (`evaluate --gold`)
+
+The LLMJudge test set (../shared/data/llmjudge): NIST grades and three real LLM label sets for the same
+4,423 pairs of 25 TREC DL 2023 queries. Systems re-rank every query's judged pool (as in
+llmjudge_system_ranking.py): BM25 (two variants), longest passage first, chance, and two strong ones
+(another LLM label set's grades plus noise). For each LLM label set Y as the judge:
+
+- truth: each run's metric under the human labels (on the queries the plain figure averages);
+- plain: the metric under Y, with its 95% bootstrap interval over queries (the labels taken as the truth);
+- corrected: for each of many random human subsets (pairs drawn uniformly from the pool, or whole
+  queries), `labeller evaluate --gold SUBSET`'s estimate and 95% intervals (judge error; judge error
+  plus the query sample);
+- human only: the same estimator from the same subset with a judge that knows nothing (one grade for
+  every pair), i.e. what the subset alone says.
+
+Printed: coverage of the truth by each interval (over runs x metrics x subsets), mean width, and the
+mean absolute error of the point estimates. Skips cleanly without ../shared.
+
+    python benchmarks/corrected_coverage.py [--subsets 200] [--pairs 300,600,1200] [--queries 8,12] [--data DIR]
+
+One subset, from the command line (the figures the library computes here):
+    labeller evaluate --run bm25.trec --labels ../shared/data/llmjudge/llm_Olz-gpt4o.txt \
+                      --gold subset.txt --metrics ndcg@10,recall@100,precision@10,mrr@10,hit_rate@10
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import llmjudge_system_ranking  # noqa: E402
+from llmjudge_system_ranking import LABEL_SETS, LLMJUDGE, bm25_scores, pools, read_qrels  # noqa: E402
+
+from labeller.evaluation.corrected import corrected  # noqa: E402
+from labeller.evaluation.metrics import parse_metrics  # noqa: E402
+from labeller.evaluation.qrels import Judgments  # noqa: E402
+from labeller.evaluation.results import Settings  # noqa: E402
+from labeller.evaluation.runs import Ranking  # noqa: E402
+from labeller.evaluation.scoring import score_run  # noqa: E402
+
+METRICS = "ndcg@10,recall@100,precision@10,mrr@10,hit_rate@10"
+EXPONENTIAL = "ndcg@10"  # also scored with exponential gains
+
+
+def systems(judge: str, seed: int = 0) -> list[Ranking]:
+    rng = random.Random(seed)
+    others = [read_qrels(LLMJUDGE / f"llm_{name}.txt") for name in LABEL_SETS if name != judge]
+    docs: dict[str, dict[str, list[str]]] = {name: {} for name in ("bm25", "bm25-lucene", "longest", "chance",
+                                                                  "strong-a", "strong-b")}
+    for qid, (query, pool) in pools().items():
+        ids = [d for d, _ in pool]
+        texts = [t for _, t in pool]
+        scored = {"bm25": bm25_scores(query, texts, "robertson", 1.2, 0.75),
+                  "bm25-lucene": bm25_scores(query, texts, "lucene", 0.9, 0.4),
+                  "longest": [len(t) for t in texts], "chance": [rng.random() for _ in texts],
+                  "strong-a": [others[0][qid].get(d, 0) + rng.gauss(0, 0.7) for d in ids],
+                  "strong-b": [others[1][qid].get(d, 0) + rng.gauss(0, 1.4) for d in ids]}
+        for name, scores in scored.items():
+            docs[name][qid] = [d for _, d in sorted(zip(scores, ids), key=lambda x: (-x[0], x[1]))]
+    return [Ranking(name, docs=ranked) for name, ranked in docs.items()]
+
+
+def judgments(qrels: dict[str, dict[str, int]], source: str, kind: str) -> Judgments:
+    return Judgments({q: {d: g + 1 for d, g in docs.items()} for q, docs in qrels.items()}, source, kind)
+
+
+def draw(human: Judgments, rng: random.Random, pairs: int | None, queries: int | None) -> Judgments:
+    if queries:
+        chosen = rng.sample(sorted(human.grades), queries)
+        return Judgments({q: dict(human.grades[q]) for q in chosen}, "subset", "gold")
+    everything = [(q, d) for q in sorted(human.grades) for d in sorted(human.grades[q])]
+    out: dict[str, dict[str, int]] = {}
+    for q, d in rng.sample(everything, pairs):
+        out.setdefault(q, {})[d] = human.grades[q][d]
+    return Judgments(out, "subset", "gold")
+
+
+class Tally:
+    def __init__(self):
+        self.hits: dict[str, list[bool]] = {}
+        self.widths: dict[str, list[float]] = {}
+        self.errors: dict[str, list[float]] = {}
+
+    def add(self, name: str, low, high, estimate, truth: float) -> None:
+        if low is None or high is None:
+            return
+        self.hits.setdefault(name, []).append(low - 1e-12 <= truth <= high + 1e-12)
+        self.widths.setdefault(name, []).append(high - low)
+        if estimate is not None:
+            self.errors.setdefault(name, []).append(abs(estimate - truth))
+
+    def line(self, name: str) -> str:
+        h, w, e = self.hits.get(name, []), self.widths.get(name, []), self.errors.get(name, [])
+        if not h:
+            return f"{name:34s} –"
+        return (f"{name:34s} coverage {np.mean(h):6.1%}  width {np.mean(w):.4f}  |error| {np.mean(e):.4f}"
+                f"  (n={len(h)})")
+
+
+def evaluate_all(rankings, labels, gold, metrics, settings, design):
+    specs = parse_metrics(metrics)
+    scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
+    return corrected(rankings, scores, labels, gold, specs, settings, design=design, bootstrap=1), scores
+
+
+def truth_of(rankings, human, scores, metrics, settings):
+    specs = parse_metrics(metrics)
+    out = {}
+    for r in rankings:
+        values = score_run(r, human, specs, settings)
+        for s in specs:
+            queries = set(scores[r.name].per_query[s.name]) - set(scores[r.name].no_answer.query_ids)
+            out[r.name, s.name] = float(np.mean([values.per_query[s.name][q] for q in queries]))
+    return out
+
+
+def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int) -> None:
+    labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
+    # a judge that knows nothing: one grade (relevant, so no query falls in the no-answer bucket) for every pair
+    blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
+    rankings = systems(judge)
+    for metrics, gain in ((METRICS, "linear"), (EXPONENTIAL, "exponential")):
+        settings = Settings(relevant_from=3, gain=gain)
+        specs = parse_metrics(metrics)
+        plain_scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
+        truth = truth_of(rankings, human, plain_scores, metrics, settings)
+        plain, _ = evaluate_all(rankings, labels, human, metrics, settings, "queries")  # full gold: the truth
+        plain_tally = Tally()
+        from labeller.evaluation.significance import bootstrap_interval
+
+        for r in rankings:
+            for s in specs:
+                queries = sorted(set(plain_scores[r.name].per_query[s.name]) - set(plain_scores[r.name].no_answer.query_ids))
+                values = np.array([plain_scores[r.name].per_query[s.name][q] for q in queries])
+                low, high = bootstrap_interval(values, 0.95, 2000, seed)
+                plain_tally.add("plain bootstrap (judge's labels)", low, high, plain_scores[r.name].metrics[s.name],
+                                truth[r.name, s.name])
+                check = next(m for m in plain.runs[r.name] if m.metric == s.name).corrected.estimate
+                assert abs(check - truth[r.name, s.name]) < 1e-9, (r.name, s.name, check, truth[r.name, s.name])
+        print(f"\n## judge {judge}, {metrics} ({gain} gain): {len(rankings)} runs")
+        print(plain_tally.line("plain bootstrap (judge's labels)"))
+        designs = [("pairs", n, None) for n in pair_sizes] + [("queries", None, n) for n in query_sizes]
+        for design, pairs, queries in designs:
+            rng = random.Random(seed)
+            tally = Tally()
+            started = time.perf_counter()
+            for _ in range(subsets):
+                gold = draw(human, rng, pairs, queries)
+                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design)
+                alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design)
+                for r in rankings:
+                    for m, h in zip(result.runs[r.name], alone.runs[r.name]):
+                        t = truth[r.name, m.metric]
+                        c = m.corrected
+                        tally.add("corrected (judge error)", c.ci_low, c.ci_high, c.estimate, t)
+                        tally.add(f"  {m.metric}", c.ci_low, c.ci_high, c.estimate, t)
+                        tally.add("corrected (+ query sample)", c.ci_low_queries, c.ci_high_queries, c.estimate, t)
+                        tally.add("human only, same subset", h.corrected.ci_low, h.corrected.ci_high,
+                                  h.corrected.estimate, t)
+            size = f"{pairs} random pairs" if pairs else f"{queries} random queries"
+            print(f"- {size} x {subsets} subsets ({time.perf_counter() - started:.0f} s):")
+            for name in ("corrected (judge error)", *[f"  {s.name}" for s in specs], "corrected (+ query sample)",
+                         "human only, same subset"):
+                print("    " + tally.line(name))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--subsets", type=int, default=200)
+    parser.add_argument("--pairs", default="300,600,1200", help="gold sizes in pairs (comma-separated)")
+    parser.add_argument("--queries", default="8,12", help="gold sizes in whole queries (comma-separated)")
+    parser.add_argument("--judges", default=",".join(LABEL_SETS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
+    args = parser.parse_args()
+    global LLMJUDGE
+    if args.data is not None:
+        LLMJUDGE = llmjudge_system_ranking.LLMJUDGE = args.data
+    if not (LLMJUDGE / "human_qrels.txt").is_file():
+        print(f"skipped: {LLMJUDGE} is absent (the shared validation data)")
+        return 0
+    human = judgments(read_qrels(LLMJUDGE / "human_qrels.txt"), "human", "gold")
+    sizes = [int(x) for x in args.pairs.split(",") if x]
+    query_sizes = [int(x) for x in args.queries.split(",") if x]
+    for judge in args.judges.split(","):
+        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

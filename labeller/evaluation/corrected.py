@@ -1,0 +1,178 @@
+"""Corrected metrics (`labeller evaluate --gold`): each run's figure under the judge's labels, and beside it
+a prediction-powered estimate of the figure under people's grades, with 95% intervals that carry
+the judge's error (and, wider, the query sample too). Differences between runs get the same.
+
+The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
+corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
+estimators and their intervals). See docs/evaluate.md for the method and when to trust it.
+
+Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
+ratios of sums over pairs, are corrected under both designs; MRR and hit rate, which hang on every
+pair above the first relevant one at once, only under the query design (under the pair design the
+first-order correction covered the truth 73-87% of the time on LLMJudge: benchmarks/README.md). MAP
+is not corrected. A figure without a correction says why beside the plain one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
+from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
+from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
+                                                   Stratum)
+from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
+from labeller.evaluation.metrics import MetricSpec
+from labeller.evaluation.qrels import Judgments
+from labeller.evaluation.results import RunScores, Settings
+from labeller.evaluation.runs import Ranking
+from labeller.evaluation.significance import bootstrap_interval
+from labeller.records import GRADE_MIN
+
+
+def _point_masses(grades: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(grades), len(GRADES)))
+    out[np.arange(len(grades)), grades - GRADE_MIN] = 1.0
+    return out
+
+
+SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
+PAIRS_UNSUPPORTED = ("mrr", "hit_rate")  # corrected under the query design only (see the module docstring)
+
+
+class _Model:
+    """Grade distributions of every pool pair at three points: the judge's grades, people's grades (where
+    known), and the model point: people's grade where known, else a prediction from the gold, P(human |
+    judge grade) within the pair's own query, shrunk towards all queries' (SHRINK pseudo-pairs: queries
+    differ in how often the judge is right, and a prediction closer to the truth leaves the first-order
+    correction less to do). A gold pair's residual is against its prediction without itself (leave one
+    out), as the difference estimator needs predictions that do not use the pair's own grade."""
+
+    def __init__(self, pool: GoldPool, settings: Settings):
+        self.pool = pool
+        self.gains = grade_gains(settings.gain, GRADES)
+        self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
+        self.calibration = pool.calibration()
+        self.plain = _point_masses(pool.judge)
+        gold = pool.in_gold
+        self.human = self.plain.copy()
+        self.human[gold] = _point_masses(pool.human[gold])
+        prior = self.calibration[pool.judge - GRADE_MIN] * SHRINK
+        groups: dict[tuple[str, int], int] = {}
+        group = np.array([groups.setdefault(key, len(groups)) for key in zip(pool.query, pool.judge.tolist())])
+        sums = np.zeros((group.max() + 1, len(GRADES)))
+        np.add.at(sums, group[gold], self.human[gold])
+        counts = np.bincount(group[gold], minlength=len(sums)).astype(np.float64)
+        predicted = (sums[group] + prior) / (counts[group] + SHRINK)[:, None]
+        left_out = (sums[group] - self.human + prior) / (counts[group] - 1 + SHRINK)[:, None]
+        self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
+        self.model = np.where(gold[:, None], self.human, predicted)
+
+    def feature(self, spec: MetricSpec) -> np.ndarray:
+        return self.gains if spec.kind == "ndcg" else self.relevant
+
+
+def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np.ndarray, int]:
+    docs = ranking.docs.get(query, [])
+    cut = docs[:k] if k else docs
+    return np.array([pool.index.get((query, d), -1) for d in cut], dtype=np.int64), len(docs)
+
+
+def _value(spec, at: np.ndarray, weights: np.ndarray, rows: np.ndarray, pos: np.ndarray, length: int,
+           model: _Model, settings: Settings):
+    feature = np.where(pos >= 0, at[np.maximum(pos, 0)] @ weights, 0.0) if len(pos) else np.zeros(0)
+    counts = np.maximum(at[rows].sum(axis=0), 0.0)  # an estimated count below 0 is 0
+    return query_terms(spec, feature, counts, model.gains, settings.relevant_from, length)
+
+
+def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model,
+                 settings: Settings) -> Contribution:
+    pool, weights = model.pool, model.feature(spec)
+    whole = set(pool.gold_queries()) if pool.design == "queries" else set()
+    out = Contribution({}, {})
+    for q in queries:
+        rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
+        pos, length = _positions(ranking, pool, q, spec.k)
+        out.plain[q] = _value(spec, model.plain, weights, rows, pos, length, model, settings).value
+        if pool.design == "queries":
+            out.model[q] = out.plain[q]
+            if q in whole:
+                out.human[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
+            continue
+        terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
+        out.model[q] = terms.value
+        where = {int(i): t for t, i in enumerate(pos) if i >= 0}
+        for i in rows[pool.in_gold[rows]]:  # each gold pair's first-order effect, for the variance
+            z = float(terms.count_grad @ model.residual[i])
+            if int(i) in where:
+                z += terms.feature_grad[where[int(i)]] * float(model.residual[i] @ weights)
+            if z:
+                out.influence[int(i)] = z
+    return out
+
+
+def _unsupported(spec: MetricSpec, design: str) -> str | None:
+    if spec.kind not in SUPPORTED_KINDS:
+        return f"no corrected estimate for {spec.kind}"
+    if design == "pairs" and spec.kind in PAIRS_UNSUPPORTED:
+        return (f"{spec.name} is corrected only when people grade whole queries (--gold-design queries): it "
+                "hangs on every pair above the first relevant one")
+    return None
+
+
+def _within(value: CorrectedValue, low: float, high: float) -> CorrectedValue:
+    """Interval ends cut to the metric's range (every metric here is in [0, 1]): the truth is inside it, so
+    cutting never loses coverage. The estimate itself is left as computed (a difference estimate may stray)."""
+    ends = ("ci_low", "ci_high", "ci_low_queries", "ci_high_queries")
+    return value.model_copy(update={e: min(max(getattr(value, e), low), high) for e in ends
+                                    if getattr(value, e) is not None})
+
+
+def _averaged(scores: RunScores, metric: str) -> list[str]:
+    return sorted(set(scores.per_query.get(metric, {})) - set(scores.no_answer.query_ids))
+
+
+def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Judgments, gold: Judgments,
+              specs: list[MetricSpec], settings: Settings, *, design: str = "auto", confidence: float = 0.95,
+              bootstrap: int = 10_000, seed: int = 42, reference: str | None = None) -> Corrected:
+    """Corrected figures for every run, and for every run minus the reference (when given)."""
+    pool = gold_pool(labels, gold, design)
+    model = _Model(pool, settings)
+    parts: dict[tuple[str, str], Contribution] = {}
+    runs: dict[str, list[CorrectedMetric]] = {}
+    for ranking in rankings:
+        run_scores = scores[ranking.name]
+        rows = []
+        for spec in specs:
+            queries = _averaged(run_scores, spec.name)
+            plain = [run_scores.per_query[spec.name][q] for q in queries]
+            low, high = bootstrap_interval(np.array(plain), confidence, bootstrap, seed)
+            why = _unsupported(spec, pool.design)
+            if why:
+                value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
+            else:
+                parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
+                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence), 0.0, 1.0)
+            rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
+                                        plain_ci_low=low, plain_ci_high=high, corrected=value))
+        runs[ranking.name] = rows
+    differences = []
+    if reference is not None:
+        for ranking in rankings:
+            if ranking.name == reference:
+                continue
+            for spec in specs:
+                if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
+                    continue
+                diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
+                value = _within(estimate(diff, pool, confidence), -1.0, 1.0)
+                plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
+                differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
+                                                       plain=plain, corrected=value, p_worse=p_worse(value)))
+    return Corrected(
+        gold=gold.source, design=pool.design, pool_pairs=len(pool.judge), gold_pairs=int(pool.in_gold.sum()),
+        gold_outside=pool.outside,
+        gold_queries=len(pool.gold_queries()) if pool.design == "queries"
+        else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
+        strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
+        confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings)

@@ -1,0 +1,56 @@
+"""The corrected figures as the reports show them: beside each plain figure, never in its place."""
+
+from __future__ import annotations
+
+from labeller.evaluation.corrected_results import Corrected, CorrectedValue
+from labeller.reports.html import display_path
+
+CORRECTED_HEADER = ["run", "metric", "plain (judge's labels)", "plain CI (queries)", "corrected",
+                    "CI (judge error)", "CI (judge error + queries)"]
+DIFFERENCE_HEADER = ["run − reference", "metric", "plain Δ", "corrected Δ", "CI (judge error + queries)",
+                     "p (worse)"]
+
+
+def _num(value: float | None, sign: bool = False) -> str:
+    return "–" if value is None else f"{value:+.4f}" if sign else f"{value:.4f}"
+
+
+def _ci(low: float | None, high: float | None, sign: bool = False) -> str:
+    return "–" if low is None or high is None else f"[{_num(low, sign)}, {_num(high, sign)}]"
+
+
+def _corrected_cell(value: CorrectedValue, sign: bool = False) -> str:
+    return _num(value.estimate, sign) + (f" ({value.note})" if value.note else "")
+
+
+def corrected_rows(c: Corrected) -> list[list[object]]:
+    return [[run, m.metric, _num(m.plain), _ci(m.plain_ci_low, m.plain_ci_high), _corrected_cell(m.corrected),
+             _ci(m.corrected.ci_low, m.corrected.ci_high), _ci(m.corrected.ci_low_queries, m.corrected.ci_high_queries)]
+            for run, rows in c.runs.items() for m in rows]
+
+
+def difference_rows(c: Corrected) -> list[list[object]]:
+    return [[f"{d.run} − {d.reference}", d.metric, _num(d.plain, True), _corrected_cell(d.corrected, True),
+             _ci(d.corrected.ci_low_queries, d.corrected.ci_high_queries, True),
+             "–" if d.p_worse is None else f"{d.p_worse:.4f}"] for d in c.differences]
+
+
+def corrected_intro(c: Corrected) -> str:
+    level = f"{c.confidence:.0%}"
+    design = ("gold pairs sampled within the judge's grades" if c.design == "pairs"
+              else f"every judged pair of {c.gold_queries} sampled queries")
+    judge = f" by {', '.join(c.judge)}" if c.judge else ""
+    return (f"Corrected with people's grades from `{display_path(c.gold)}`: {c.gold_pairs} of the {c.pool_pairs} "
+            f"pairs labelled{judge} ({design}). Each corrected figure estimates the value under people's "
+            f"grades for every judged pair; its {level} interval carries the judge's error, and the wider one "
+            "the query sample too. The plain interval is a bootstrap over queries that takes the labels as the truth.")
+
+
+def corrected_markdown(c: Corrected, table) -> list[str]:
+    """The section's lines; `table(header, rows)` renders a table."""
+    parts = ["### Corrected for the judge's error", "", corrected_intro(c), "", table(CORRECTED_HEADER,
+                                                                                     corrected_rows(c)), ""]
+    if c.differences:
+        parts += [table(DIFFERENCE_HEADER, difference_rows(c)), ""]
+    parts += [f"- warning: {w}" for w in c.warnings]
+    return parts + ([""] if c.warnings else [])

@@ -1,0 +1,65 @@
+"""What a corrected evaluation produces (`--gold`): records beside the plain figures, never instead of them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CorrectedValue(_Result):
+    """A prediction-powered estimate of what the figure would be under people's grades."""
+
+    estimate: float | None
+    # the judge's error only: the value these queries would have if people graded every judged pair
+    ci_low: float | None
+    ci_high: float | None
+    # the judge's error and the query sample: the value on new queries like these
+    ci_low_queries: float | None = None
+    ci_high_queries: float | None = None
+    se_judge: float | None = None
+    se_queries: float | None = None
+    note: str | None = None  # why there is no estimate or interval
+
+
+class CorrectedMetric(_Result):
+    metric: str
+    queries: int  # the queries averaged (the plain figure's)
+    plain: float | None  # the figure under the judge's labels, as `metrics` shows it
+    plain_ci_low: float | None  # bootstrap over queries, as if the labels were the truth
+    plain_ci_high: float | None
+    corrected: CorrectedValue
+
+
+class CorrectedDifference(_Result):
+    reference: str
+    run: str
+    metric: str
+    plain: float | None  # run - reference under the judge's labels
+    corrected: CorrectedValue  # run - reference, corrected
+    p_worse: float | None  # one-sided normal p of "the run is worse", judge error and query sample included
+
+
+class Stratum(_Result):
+    judge_grade: int
+    pool: int  # judged pairs with this grade
+    gold: int  # of them graded by people
+
+
+class Corrected(_Result):
+    gold: str  # the gold file
+    judge: list[str] = Field(default_factory=list)  # who labelled the pool (judge names in --labels)
+    design: Literal["pairs", "queries"]
+    pool_pairs: int
+    gold_pairs: int  # gold pairs in the pool
+    gold_outside: int  # gold pairs not in the pool (left out)
+    gold_queries: int  # queries with a gold pair (all of whose pairs are gold, under the query design)
+    strata: list[Stratum]
+    confidence: float
+    runs: dict[str, list[CorrectedMetric]]
+    differences: list[CorrectedDifference] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
