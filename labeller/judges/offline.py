@@ -158,7 +158,21 @@ class OfflineLexicalJudge(Judge):
         return Verdict(justification=f"lexical overlap heuristic (not an LLM): score {score:.2f} from {detail}.",
                        grade=grade_for(score))
 
+    def settings_for(self, reply: Any = None) -> dict[str, Any]:
+        if reply is None:
+            return self.decoding_settings()
+        from labeller.judges.offline_claims import HEURISTIC
+
+        return {"heuristic": HEURISTIC, "reply": reply.schema_version}
+
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
+        if prompt.reply is not None:  # a claim task (labeller.tasks.claims): its structured inputs are the context
+            from labeller.judges import offline_claims
+
+            context = prompt.context or {}
+            payload = (offline_claims.split_reply(context["answer"]) if prompt.reply.name == "claim_split" else
+                       offline_claims.verdict_reply(context["claim"], context["passage_ids"], context["passages"]))
+            return JudgeReply(verdict=prompt.reply.parse(payload, context))
         query = prompt.query or Query(query_id="q", text=_between(prompt.user, "query"))
         doc = prompt.doc or Doc(doc_id="d", text=_between(prompt.user, "document"))
         verdict = self.grade(query, doc, prompt.query_fields, prompt.doc_fields)
