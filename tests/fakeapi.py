@@ -545,10 +545,13 @@ def claim_verdict(user: str, kind: str) -> dict[str, Any]:
 
 def claim_split(user: str, kind: str) -> dict[str, Any]:
     """The planted split of an answer: its sentences (split after . ! ?), markers kept; [[abstain]] in the answer
-    makes it an abstention (the marker's sentence is not a claim). Faults: range (a claim that is not a string),
-    missing (no claims), empty (a blank justification)."""
+    makes it an abstention, whose sentences are claims only when they carry a verdict marker (the sentence that
+    declines is not a claim). Faults: range (a claim that is not a string), missing (no claims), empty (a blank
+    justification)."""
     answer = _block_text(user, "answer")
-    claims = [c.strip() for c in SENTENCE_END.split(answer) if c.strip() and "[[abstain]]" not in c]
+    abstained = "[[abstain]]" in answer
+    claims = [c.strip() for c in SENTENCE_END.split(answer)
+              if c.strip() and "[[abstain]]" not in c and (not abstained or CLAIM_MARKER.search(c))]
     reply: dict[str, Any] = {"justification": f"Planted: {len(claims)} claims.", "abstained": "[[abstain]]" in answer,
                              "claims": claims}
     if kind == "range":

@@ -140,7 +140,7 @@ def test_claim_split_through_the_engine(api, tmp_path):
         result = run(ClaimSplitTask(items, load_claim_rubric()), judge, store)
     rows = {row["query_id"]: row["verdict"] for row in result.rows}
     assert rows["q1"]["claims"] == ["It is 330 m.", "It opened in 1889."] and not rows["q1"]["abstained"]
-    assert rows["q2"]["abstained"] and rows["q2"]["claims"] == ["I cannot share that."]
+    assert rows["q2"]["abstained"] and rows["q2"]["claims"] == []
     assert api.requests[-1].body["tool_choice"]["function"]["name"] == "record_claims"
 
 

@@ -95,6 +95,9 @@ class Judge(ABC):
         """decoding_settings() as sent for a task's reply spec (labeller.tasks.reply; None: the relevance
         verdict, whose settings are decoding_settings() unchanged). A judge whose request carries the schema
         puts the task's schema here; the default adds the reply's schema version."""
+        inner = self.__dict__.get("inner")
+        if isinstance(inner, Judge):  # a wrapper (budget, rate limits, Ctrl-C): the settings are the judge's own
+            return inner.settings_for(reply)
         if reply is None or reply.name == "verdict":
             return self.decoding_settings()
         return {**self.decoding_settings(), "reply": reply.schema_version}

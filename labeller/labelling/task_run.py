@@ -56,6 +56,14 @@ async def judge_task(task: Task, judge: Judge, store: VerdictStore, options: Lab
     return _collapse(work, results, stats)
 
 
+async def cached_rows(task: Task, judge: Judge, store: VerdictStore) -> list[dict[str, Any]]:
+    """The rows of the task's items the store already holds, in item order; nothing is sent (a dry run's view)."""
+    keys = task.keys(judge, task.settings(judge), await judge.served_identity())(0, len(task.items))
+    found = store.get_many(keys)
+    return [task.row(qid, iid, found[key].model_dump(), True)
+            for qid, iid, key in zip(task.query_ids, task.doc_ids, keys) if key in found]
+
+
 def _collapse(task: Task, results: list[Any], stats: LabelStats) -> TaskRun:
     n = task.n
     rows: list[dict[str, Any]] = []

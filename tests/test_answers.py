@@ -1,0 +1,167 @@
+"""`labeller answers judge` and labeller.answers end to end: the real CLI in-process and the real OpenAI SDK over
+real HTTP to the fake API, which splits answers into sentences and answers each claim's planted verdict (a
+[[supported:d1]] / [[contradicted:d6]] / [[not_supported]] marker in the sentence; [[abstain]] marks an
+abstention). Each query is planted to land in one attribution class; the offline judge runs the same pipeline
+with no key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import cli, jsonl
+from fakeapi import FakeAPI
+
+KEY = "sk-answers-SECRET-77aa"
+DOCS = {f"d{i}": f"Document {i} about the tower." for i in range(1, 9)}
+# query -> (answer, required docs, facts, outcome, expected attribution)
+PLANTED = {
+    "q1": ("The tower is 330 m tall [[supported:d1]].", ["d1"], ["330 m"], "answerable", "ok"),
+    "q2": ("The tower is 330 m tall [[supported:d2]]. It is painted gold [[not_supported]].", ["d2"], ["330 m"],
+           "answerable", "unsupported_generation"),
+    "q3": ("I cannot find that in the documents. [[abstain]]", ["d3"], ["1889"], "answerable", "missing_evidence"),
+    "q4": ("It opened in 1925 [[not_supported]].", ["d4"], ["1889"], "answerable", "both"),
+    "q5": ("It opened in 1889 [[not_supported]].", ["d5"], ["1889"], "answerable", "correct_without_evidence"),
+    "q6": ("It weighs 7 tonnes [[contradicted:d6]].", ["d6"], ["10,100 tonnes"], "answerable", "ignored_context"),
+    "q7": ("I am not allowed to share salaries. [[abstain]]", None, None, "access_denied", "ok"),
+}
+# the run: each query's top docs; d3, d4, d5 are ranked below --depth 2 for q3, q4, q5 (evidence missing)
+RUN = {"q1": ["d1", "d8"], "q2": ["d2", "d8"], "q3": ["d7", "d8", "d3"], "q4": ["d7", "d8", "d4"],
+       "q5": ["d7", "d8", "d5"], "q6": ["d6", "d8"], "q7": ["d8"]}
+
+
+def write_inputs(folder: Path, planted=PLANTED) -> dict[str, Path]:
+    folder.mkdir(exist_ok=True)
+    run = folder / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} {r} {10 - r} sys\n" for q, ds in RUN.items() for r, d in enumerate(ds, 1)))
+    return {
+        "queries": jsonl(folder / "queries.jsonl", [{"query_id": q, "text": f"question {q}"} for q in planted]),
+        "corpus": jsonl(folder / "corpus.jsonl", [{"doc_id": d, "text": t} for d, t in DOCS.items()]),
+        "answers": jsonl(folder / "answers.jsonl", [{"query_id": q, "answer": a[0], "citations": a[1] or []}
+                                                    for q, a in planted.items()]),
+        "run": run,
+        "required": jsonl(folder / "required.jsonl", [{"query_id": q, "doc_id": d} for q, a in planted.items()
+                                                      for d in a[1] or []]),
+        "facts": jsonl(folder / "facts.jsonl", [{"query_id": q, "facts": a[2]} for q, a in planted.items() if a[2]]),
+        "outcomes": jsonl(folder / "outcomes.jsonl", [{"query_id": q, "outcome": a[3]} for q, a in planted.items()]),
+    }
+
+
+def args(files: dict[str, Path], *extra) -> list:
+    out = ["answers", "judge", "--depth", "2"]
+    for name, path in files.items():
+        out += [f"--{name}", path]
+    return out + list(extra)
+
+
+@pytest.fixture
+def api(monkeypatch):
+    with FakeAPI(api_key=KEY) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        yield server
+
+
+def test_every_query_lands_in_its_planted_class_and_a_rerun_sends_nothing(api, tmp_path, capsys):
+    files = write_inputs(tmp_path / "in")
+    common = args(files, "--judge", "openai:gpt-4.1-mini", "--cache", tmp_path / "cache", "--json")
+    code, out, err = cli(capsys, *common)
+    assert code == 0, err
+    report = json.loads(out)
+    got = {a["query_id"]: a["attribution"] for a in report["answers"]}
+    assert got == {q: p[4] for q, p in PLANTED.items()}
+    assert report["attribution"]["correct_without_evidence"] == ["q5"] and report["counts"]["ok"] == 2
+    by_q = {a["query_id"]: a for a in report["answers"]}
+    assert [c["verdict"] for c in by_q["q2"]["claims"]] == ["supported", "not_supported"]
+    assert by_q["q2"]["groundedness"] == 0.5 and by_q["q2"]["citation_precision"] == 1.0
+    assert by_q["q2"]["citation_recall"] == 0.5 and by_q["q6"]["contradicted"] == 1
+    assert by_q["q3"]["abstained"] and by_q["q3"]["abstention_correct"] is False
+    assert by_q["q7"]["abstained"] and by_q["q7"]["abstention_correct"] is True and by_q["q7"]["claims"] == []
+    assert by_q["q5"]["missing_evidence"] == ["d5"] and by_q["q5"]["answer_correct"] is True
+    sent = api.total
+    assert sent == 7 + 6  # seven splits, six claims judged (q3 and q7 abstain with no claim)
+    code, out, _ = cli(capsys, *common)
+    assert code == 0 and api.total == sent  # a rerun pays nothing
+    again = json.loads(out)["answers"]
+    assert {a["query_id"]: a["attribution"] for a in again} == got
+    assert all(c["from_cache"] for a in again for c in a["claims"])
+    assert KEY not in out and not any(KEY in p.read_text(errors="ignore") for p in (tmp_path / "cache").rglob("*")
+                                      if p.is_file() and p.suffix in (".json", ".jsonl", ".txt"))
+
+
+def test_malformed_claim_replies_are_retried_then_counted_and_the_gate_fails(api, tmp_path, capsys):
+    files = write_inputs(tmp_path / "in")
+    api.poison["gold [[not_supported]]"] = "stray"  # q2's second claim: always names a passage not shown
+    api.script(["malformed", "range"])  # the first request: retried, then right
+    code, out, err = cli(capsys, *args(files, "--judge", "openai:gpt-4.1-mini", "--cache", tmp_path / "cache",
+                                       "--json"))
+    assert code == 1 and "max_failures" in err
+    report = json.loads(out)
+    assert len(report["failures"]) == 1 and report["failures"][0]["doc_id"] == "q2#2"
+    assert report["attribution"]["unattributed"] == ["q2"]  # never a verdict made up
+    others = {a["query_id"]: a["attribution"] for a in report["answers"] if a["query_id"] != "q2"}
+    assert others == {q: p[4] for q, p in PLANTED.items() if q != "q2"}
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One fake server and one store for the gate tests: the first run buys the verdicts, the rest are cached."""
+    with FakeAPI(api_key=KEY) as server:
+        yield server, write_inputs(tmp_path_factory.mktemp("in")), tmp_path_factory.mktemp("cache")
+
+
+@pytest.mark.parametrize("flag, bad, good, failing", [
+    ("--min-groundedness", "0.9", "0.3", "min_groundedness"),  # mean of 1, .5, 0, 0, 0 over answers with claims
+    ("--max-unsupported-rate", "0.1", "0.3", "max_unsupported_generation_rate"),  # q2, q4: 2/7
+    ("--max-missing-evidence-rate", "0.2", "0.5", "max_missing_evidence_rate"),  # q3, q4, q5: 3/7
+    ("--max-ignored-context-rate", "0", "0.2", "max_ignored_context_rate"),  # q6: 1/7
+    ("--max-contradicted", "0", "1", "max_contradicted"),
+    ("--min-fact-recall", "0.95", "0.5", "min_fact_recall"),  # 4 of 6 answers recall their fact
+    ("--min-abstention-accuracy", "0.95", "0.8", "min_abstention_accuracy"),  # q3 abstained wrongly: 6/7
+])
+def test_each_gate_threshold_fails_on_the_bad_cases_and_passes_when_met(shared, capsys, monkeypatch, flag, bad, good,
+                                                                         failing):
+    api, files, cache = shared
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    common = args(files, "--judge", "openai:gpt-4.1-mini", "--base-url", api.openai_url, "--cache", cache)
+    code, out, err = cli(capsys, *common, flag, bad)
+    assert code == 1 and f"answer gate failed: {failing}" in err and f"FAIL {failing}" in out
+    code, out, err = cli(capsys, *common, flag, good)
+    assert code == 0, err
+
+
+def _tiny(folder: Path, answer: str) -> dict[str, Path]:
+    folder.mkdir()
+    return {"queries": jsonl(folder / "q.jsonl", [{"query_id": "q1", "text": "How tall is the tower?"}]),
+            "answers": jsonl(folder / "a.jsonl", [{"query_id": "q1", "answer": answer}]),
+            "contexts": jsonl(folder / "c.jsonl", [{"query_id": "q1", "doc_id": "d1",
+                                                    "text": "The Eiffel Tower is 330 m tall."}])}
+
+
+@pytest.mark.parametrize("answer, passes", [("The Eiffel Tower is 330 m tall.", True),
+                                            ("The Eiffel Tower is painted gold.", False)])
+def test_a_tiny_sample_of_one_answer_fails_the_gate_offline(tmp_path, capsys, answer, passes):
+    files = _tiny(tmp_path / "in", answer)
+    extra = ["--cache", tmp_path / "cache", "--min-groundedness", "0.9", "--max-unsupported-rate", "0"]
+    code, out, err = cli(capsys, "answers", "judge", *[x for n, p in files.items() for x in (f"--{n}", p)], *extra)
+    assert code == (0 if passes else 1), err
+    assert out.startswith("PASS" if passes else "FAIL")
+
+
+def test_reports_and_dry_run_offline(tmp_path, capsys):
+    files = _tiny(tmp_path / "in", "The Eiffel Tower is 330 m tall [d1]. It is <i>painted</i> gold.")
+    flags = [x for n, p in files.items() for x in (f"--{n}", p)] + ["--cache", tmp_path / "cache"]
+    code, out, err = cli(capsys, "answers", "judge", *flags, "--dry-run")
+    assert code == 0 and "dry run, split: 1 to send" in out and not (tmp_path / "cache").exists()
+    code, out, err = cli(capsys, "answers", "judge", *flags, "--report", tmp_path / "report")
+    assert code == 0, err
+    page = (tmp_path / "report" / "answers.html").read_text()
+    assert page.index("Attribution") < page.index("Answers") and 'data-verdict="supported"' in page
+    assert 'data-verdict="not_supported"' in page and "The Eiffel Tower is 330 m tall." in page
+    assert "<script" not in page and "<i>" not in page and "&lt;i&gt;" in page  # the answer's text is escaped
+    markdown = (tmp_path / "report" / "answers.md").read_text()
+    assert markdown.startswith("# Answer evaluation") and markdown.index("## Attribution") < markdown.index("## Answers")
+    assert json.loads((tmp_path / "report" / "answers.json").read_text())["answers"][0]["groundedness"] == 0.5
+    code, out, err = cli(capsys, "answers", "judge", *flags, "--dry-run")
+    assert "split: 0 to send, 1 cached" in out and "verdicts: 0 to send, 2 cached" in out
