@@ -1,6 +1,6 @@
 """labeller: graded LLM relevance labels you can trust.
 
-The public API (see labeller.api): label / alabel, agree, evaluate, compare, probe. They are imported on
+The public API (see labeller.api): label / alabel, agree, evaluate, compare, probe, judge_answers. They are imported on
 first use, so `import labeller` stays light for the command line.
 """
 
@@ -11,7 +11,8 @@ try:  # the installed distribution's version; a bare source tree (no install) fa
 except PackageNotFoundError:  # pragma: no cover - only without any install
     __version__ = "0.1.0"
 
-__all__ = ["EvaluationResult", "__version__", "agree", "alabel", "compare", "evaluate", "label", "probe"]
+__all__ = ["EvaluationResult", "__version__", "agree", "alabel", "compare", "evaluate", "judge_answers", "label",
+           "probe"]
 
 
 def __getattr__(name: str):

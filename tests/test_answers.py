@@ -165,3 +165,30 @@ def test_reports_and_dry_run_offline(tmp_path, capsys):
     assert json.loads((tmp_path / "report" / "answers.json").read_text())["answers"][0]["groundedness"] == 0.5
     code, out, err = cli(capsys, "answers", "judge", *flags, "--dry-run")
     assert "split: 0 to send, 1 cached" in out and "verdicts: 0 to send, 2 cached" in out
+
+
+def test_the_python_api_takes_frames_in_memory(tmp_path):
+    import pandas as pd
+
+    import labeller
+    from labeller.answers import AnswerOptions, Thresholds, grounding_records
+    from labeller.errors import BadInputError
+
+    queries = pd.DataFrame([{"query_id": "q1", "text": "How tall is the tower?"},
+                            {"query_id": "q2", "text": "When did it open?"}])
+    corpus = pd.DataFrame([{"doc_id": "d1", "text": "The Eiffel Tower is 330 m tall."},
+                           {"doc_id": "d2", "text": "Paris has many museums."}])
+    answers = pd.DataFrame([{"query_id": "q1", "answer": "The Eiffel Tower is 330 m tall.", "citations": ["d1"]},
+                            {"query_id": "q2", "answer": "It opened in 1889.", "citations": []}])
+    run = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 1.0}}
+    required = pd.DataFrame([{"query_id": "q1", "doc_id": "d1"}, {"query_id": "q2", "doc_id": "d9"}])
+    options = AnswerOptions(store=str(tmp_path / "cache"), thresholds=Thresholds(min_groundedness=0.9))
+    report = labeller.judge_answers(answers, queries=queries, corpus=corpus, run=run, required=required,
+                                    options=options)
+    records = {r["query_id"]: r for r in grounding_records(report)}
+    assert records["q1"]["attribution"] == "ok" and records["q1"]["groundedness"] == 1.0
+    assert records["q2"]["attribution"] == "both" and records["q2"]["groundedness"] == 0.0
+    assert report.answers[0].citation_precision == 1.0 and not report.passed
+    bad = pd.DataFrame([{"query_id": "q1", "answer": "x", "cited": ["d1"]}])
+    with pytest.raises(BadInputError, match="answers DataFrame:1: field 'cited': unknown column"):
+        labeller.judge_answers(bad, queries=queries, corpus=corpus, run=run, options=options)

@@ -215,6 +215,14 @@ def _edited_sample(root: Path) -> None:
     write_jsonl(path, rows)
 
 
+ANSWERS = ["answers", "judge", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--run", "run.trec",
+           "--answers", "answers.jsonl"]
+
+
+def _answers(root: Path) -> None:
+    write_jsonl(root / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch spinach for two minutes."}])
+
+
 # ---------------------------------------------------------------------------------------------
 # The table. Keep rows grouped by command; one row per bug or hostile input.
 # ---------------------------------------------------------------------------------------------
@@ -769,6 +777,35 @@ CASES: list[Case] = [
     # the second judge's key is missing: found before the first judge sends anything
     Case("judge-bench-second-judge-without-key", [*BENCH, *OPENAI, "--judge", "anthropic:claude-haiku-4-5"],
          stderr="ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": ""}),
+    # answers judge ------------------------------------------------------------------------
+    # Every input is read and checked before the first claim is sent: nothing is paid for bad input.
+    Case("answers-unknown-answer-column", [*ANSWERS, *OPENAI], stderr="answers.jsonl:1: field 'cited'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch it.", "cited": []}])),
+    Case("answers-second-answer-for-a-query", [*ANSWERS, *OPENAI], stderr="a second answer for query 'q1'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "a"},
+                                                           {"query_id": "q1", "answer": "b"}])),
+    Case("answers-unknown-query", [*ANSWERS, *OPENAI], stderr="unknown query 'q9'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q9", "answer": "a"}])),
+    Case("answers-citations-not-a-list", [*ANSWERS, *OPENAI], stderr="field 'citations'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "a", "citations": 7}])),
+    Case("answers-run-and-contexts", [*ANSWERS, *OPENAI, "--contexts", "corpus.jsonl"], stderr="exactly one of",
+         setup=_answers),
+    Case("answers-unknown-outcome", [*ANSWERS, *OPENAI, "--outcomes", "outcomes.jsonl"], stderr="unknown outcome",
+         setup=lambda d: (_answers(d), write_jsonl(d / "outcomes.jsonl", [{"query_id": "q1", "outcome": "maybe"}]))),
+    Case("answers-required-evidence-without-doc-ids", ["answers", "judge", "--queries", "queries.jsonl", "--answers",
+                                                       "answers.jsonl", "--contexts", "ctx.jsonl", "--required",
+                                                       "pairs.jsonl", *OPENAI], stderr="carry no doc_id",
+         setup=lambda d: (_answers(d), write_jsonl(d / "ctx.jsonl", [{"query_id": "q1", "text": "Blanch it."}]))),
+    Case("answers-report-under-a-file", [*ANSWERS, *OPENAI, "--report", "answers.jsonl"], stderr="not a directory",
+         setup=_answers),
+    Case("answers-threshold-out-of-range", [*ANSWERS, *OPENAI, "--min-groundedness", "1.1"],
+         stderr="min_groundedness", setup=_answers),
+    # the offline judge finds the second sentence unsupported: the gate says FAIL (exit 1), the cache is kept
+    Case("answers-gate-fails-offline", [*ANSWERS, "--cache", "c", "--min-groundedness", "1"], exit=1,
+         stderr="answer gate failed: min_groundedness", mutable=("c",), error_line=True,
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch spinach for two "
+                                                            "minutes. It turns bright blue."}])),
+
 ]
 
 

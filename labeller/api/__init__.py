@@ -6,13 +6,14 @@
     result = labeller.evaluate(labels, run, "ndcg@10,recall@100")   # result.metrics, result.per_query_frame()
     versus = labeller.compare(labels, {"bm25": run_a, "dense": run_b})
     biases = labeller.probe(gold, queries=queries, corpus=corpus, judge="openai:gpt-4.1-mini")  # .passed
+    report = labeller.judge_answers(answers, queries=queries, corpus=corpus, run=run)  # .answers, .attribution
 
 The command line calls these same functions (or the jobs beneath them), with the same checks. Each
 is imported on first use, so a command pays only for the part it runs.
 """
 
 _WHERE = {"label": "labelling", "alabel": "labelling", "agree": "agreeing", "evaluate": "evaluating",
-          "compare": "evaluating", "EvaluationResult": "evaluating", "probe": "probing"}
+          "compare": "evaluating", "EvaluationResult": "evaluating", "probe": "probing", "judge_answers": "answering"}
 __all__ = sorted(_WHERE)
 
 

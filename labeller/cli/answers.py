@@ -70,25 +70,41 @@ def judge(
     timeout: TimeoutOpt = 60.0,
 ) -> None:
     from labeller.answers.job import AnswerFiles, answers_job
-    from labeller.answers.models import AnswerOptions, Thresholds
-    from labeller.answers.report import summary_lines
-    from labeller.errors import GateFailedError
-    from labeller.labelling import LabelOptions
 
-    options = AnswerOptions(
-        judge=judge_spec, claim_rubric=None if claim_rubric is None else str(claim_rubric), store=cache,
-        base_url=base_url, timeout=timeout, temperature=temperature, output_mode=output_mode,
-        prices=None if prices is None else str(prices),
-        labelling=LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
-                               tokens_per_minute=tpm, dry_run=dry_run, samples=samples),
-        thresholds=Thresholds(min_groundedness=min_groundedness, max_unsupported_generation_rate=max_unsupported,
-                              max_missing_evidence_rate=max_missing, max_ignored_context_rate=max_ignored,
-                              max_contradicted=max_contradicted, min_fact_recall=min_fact_recall,
-                              max_forbidden_hits=max_forbidden, min_abstention_accuracy=min_abstention,
-                              max_failures=max_failures))
+    options = _options(
+        dict(judge=judge_spec, claim_rubric=None if claim_rubric is None else str(claim_rubric), store=cache,
+             base_url=base_url, timeout=timeout, temperature=temperature, output_mode=output_mode,
+             prices=None if prices is None else str(prices)),
+        dict(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm, tokens_per_minute=tpm,
+             dry_run=dry_run, samples=samples),
+        dict(min_groundedness=min_groundedness, max_unsupported_generation_rate=max_unsupported,
+             max_missing_evidence_rate=max_missing, max_ignored_context_rate=max_ignored,
+             max_contradicted=max_contradicted, min_fact_recall=min_fact_recall, max_forbidden_hits=max_forbidden,
+             min_abstention_accuracy=min_abstention, max_failures=max_failures))
     files = AnswerFiles(queries=queries, answers=answers, corpus=corpus, run=run, depth=depth, contexts=contexts,
                         required=required, facts=facts, outcomes=outcomes)
     result, written = answers_job(files, options, report)
+    _show(result, written, as_json, dry_run)
+
+
+def _options(answer: dict, labelling: dict, thresholds: dict):
+    """The one typed options object; a value out of range (a threshold above 1, a negative --max-cost) is named."""
+    from pydantic import ValidationError
+
+    from labeller.answers.models import AnswerOptions, Thresholds
+    from labeller.io.validation import validation_error
+    from labeller.labelling import LabelOptions
+
+    try:
+        return AnswerOptions(**answer, labelling=LabelOptions(**labelling), thresholds=Thresholds(**thresholds))
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+def _show(result, written, as_json: bool, dry_run: bool) -> None:
+    from labeller.answers.report import summary_lines
+    from labeller.errors import GateFailedError
+
     if as_json:
         print(result.model_dump_json(indent=2))
     elif dry_run:
