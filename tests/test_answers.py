@@ -192,3 +192,26 @@ def test_the_python_api_takes_frames_in_memory(tmp_path):
     bad = pd.DataFrame([{"query_id": "q1", "answer": "x", "cited": ["d1"]}])
     with pytest.raises(BadInputError, match="answers DataFrame:1: field 'cited': unknown column"):
         labeller.judge_answers(bad, queries=queries, corpus=corpus, run=run, options=options)
+
+
+def test_the_bundled_sample_answers_show_every_attribution_class_offline(tmp_path):
+    """`labeller run pipelines/answers.toml` (and so `labeller demo`): BM25's top 5 over the bundled ledger, the
+    bundled answers judged with the offline judge, each class of failure shown at least once."""
+    from labeller.pipelines import run_pipeline
+    from labeller.shipped import shipped_dir
+
+    result = run_pipeline(shipped_dir("pipelines") / "answers.toml", out_dir=tmp_path / "answers")
+    assert result.status == "passed"
+    figures = result.figures
+    assert {k: figures[f"attribution.{k}"] for k in ("missing_evidence", "unsupported_generation", "both",
+                                                     "correct_without_evidence", "ignored_context", "ok")} == \
+        {"missing_evidence": 1, "unsupported_generation": 1, "both": 1, "correct_without_evidence": 1,
+         "ignored_context": 2, "ok": 3}
+    report = json.loads((tmp_path / "answers" / "answers.json").read_text())
+    verdicts = {c["claim_id"]: c["verdict"] for a in report["answers"] for c in a["claims"]}
+    assert verdicts["q02#2"] == "not_supported" and verdicts["q03#1"] == "contradicted" and verdicts["q01#1"] == "supported"
+    again = run_pipeline(shipped_dir("pipelines") / "answers.toml", out_dir=tmp_path / "answers")
+    assert again.figures == figures
+    broken = run_pipeline(shipped_dir("pipelines") / "answers.toml", out_dir=tmp_path / "gated",
+                          overrides=["answers.min_groundedness=0.9"])
+    assert broken.status == "failed" and broken.exit_code == 1

@@ -180,3 +180,22 @@ def test_offline_judge_splits_and_judges_without_a_key(tmp_path):
         rows = run(ClaimVerdictTask(tasks, rubric), judge, store).rows
     assert [r["verdict"]["verdict"] for r in rows] == ["supported", "not_supported", "contradicted"]
     assert rows[0]["verdict"]["supporting"] == ["d1"] and rows[2]["verdict"]["contradicting"] == ["d1"]
+
+
+def test_claim_verdicts_in_the_postgresql_store(api, postgres_url):
+    """The same store as relevance: a claim verdict written to PostgreSQL is served from it on the rerun."""
+    import uuid
+
+    judge = openai_judge(api)
+    marker = uuid.uuid4().hex  # the server's database outlives this test: keys of our own
+    items = [ClaimItem(query_id="q1", claim_id=f"q1#{i}", question=f"pg {marker}", claim=f"c{i} [[supported:d1]]",
+                       passages=PASSAGES) for i in range(3)]
+    task = ClaimVerdictTask(items, load_claim_rubric())
+    with open_store(postgres_url) as store:
+        first = run(task, judge, store)
+        assert first.stats.new == 3 and all(r["verdict"]["verdict"] == "supported" for r in first.rows)
+    with open_store(postgres_url) as store:
+        sent = api.total
+        again = run(task, judge, store)
+        assert api.total == sent and again.stats.cached == 3
+        assert [r["verdict"] for r in again.rows] == [r["verdict"] for r in first.rows]

@@ -44,6 +44,11 @@ class Inputs(Section):
     # A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): fills queries, corpus and gold not given.
     beir: Path | None = None
     beir_split: str = "test"
+    # answers: the generated answers and what they are held against (docs/answers.md)
+    answers: Path | None = None
+    required: Path | None = None
+    facts: Path | None = None
+    outcomes: Path | None = None
 
 
 class RetrieverConfig(Section):
@@ -112,8 +117,23 @@ class DriftConfig(Section):
     accept: Annotated[bool, Field(strict=True)] = False  # make the new judge the reference even though it drifted
 
 
+class AnswersConfig(Section):
+    """answers: the claim rubric and the gate (labeller.answers.models.Thresholds; unset: not checked)."""
+
+    claim_rubric: Path | None = None
+    min_groundedness: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_unsupported_generation_rate: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_missing_evidence_rate: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_ignored_context_rate: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_contradicted: Annotated[int, Field(strict=True, ge=0)] | None = None
+    min_fact_recall: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_forbidden_hits: Annotated[int, Field(strict=True, ge=0)] | None = None
+    min_abstention_accuracy: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_failures: Annotated[int, Field(strict=True, ge=0)] = 0
+
+
 class PipelineConfig(Section):
-    pipeline: Literal["label_slice", "validate_prompt", "regression"]
+    pipeline: Literal["label_slice", "validate_prompt", "regression", "answers"]
     description: str = ""
     inputs: Inputs
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
@@ -128,6 +148,7 @@ class PipelineConfig(Section):
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
+    answers: AnswersConfig = Field(default_factory=AnswersConfig)
 
     @property
     def cache_dir(self) -> str | Path:
@@ -138,10 +159,12 @@ class PipelineConfig(Section):
 
 
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("inputs", "beir"),
+          ("inputs", "answers"), ("inputs", "required"), ("inputs", "facts"), ("inputs", "outcomes"),
+          ("answers", "claim_rubric"),
           ("output", "dir"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "answers")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:
