@@ -215,3 +215,42 @@ def test_the_bundled_sample_answers_show_every_attribution_class_offline(tmp_pat
     broken = run_pipeline(shipped_dir("pipelines") / "answers.toml", out_dir=tmp_path / "gated",
                           overrides=["answers.min_groundedness=0.9"])
     assert broken.status == "failed" and broken.exit_code == 1
+
+
+def test_the_answer_judge_against_gold_claim_verdicts(tmp_path, capsys):
+    """`labeller answers agree`: kappa and unsupported-claim P/R/F1 cross-checked against scikit-learn's own
+    functions, the confusion matrix, disagreements with both sides' words, and a gate that can fail."""
+    from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
+
+    from labeller.pipelines import run_pipeline
+    from labeller.shipped import shipped_dir
+
+    run_pipeline(shipped_dir("pipelines") / "answers.toml", out_dir=tmp_path / "a")
+    report = tmp_path / "a" / "answers.json"
+    judged = {c["claim_id"]: (c["verdict"], c["text"]) for a in json.loads(report.read_text())["answers"]
+              for c in a["claims"]}
+    gold = {**{cid: v for cid, (v, _) in judged.items()}, "q04#1": "supported", "q09#2": "contradicted"}
+    rows = [{"query_id": cid.split("#")[0], "claim_id": cid, "verdict": v, "note": f"person on {cid}"}
+            for cid, v in gold.items() if cid != "q09#2"]
+    rows.append({"query_id": "q09", "claim": judged["q09#2"][1].upper(), "verdict": "contradicted"})  # by its text
+    rows += [{"query_id": "q02", "grounded": False}, {"query_id": "q01", "grounded": "false", "note": "too vague"},
+             {"query_id": "q05", "claim": "no such claim", "verdict": "supported"}]
+    gold_file = jsonl(tmp_path / "gold.jsonl", rows)
+    code, out, err = cli(capsys, "answers", "agree", "--report", report, "--gold", gold_file, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    ids = list(gold)
+    g, j = [gold[i] for i in ids], [judged[i][0] for i in ids]
+    assert result["claims"] == 9 and result["kappa"] == pytest.approx(cohen_kappa_score(g, j), abs=1e-6)
+    p, r, f, _ = precision_recall_fscore_support([x != "supported" for x in g], [x != "supported" for x in j],
+                                                 average="binary")
+    u = result["unsupported"]
+    assert (u["precision"], u["recall"], u["f1"]) == (pytest.approx(p), pytest.approx(r), pytest.approx(f))
+    assert sum(map(sum, result["confusion"])) == 9 and result["confusion"][0][2] == 1  # gold supported, judge not
+    assert {(d["claim_id"], d["gold"], d["judge"]) for d in result["disagreements"]} == {
+        ("q04#1", "supported", "not_supported"), ("q09#2", "contradicted", "supported"),
+        (None, "not grounded", "grounded")}
+    assert any(d["gold_note"] == "too vague" for d in result["disagreements"]) and result["unmatched"] == [
+        "q05: no such claim"]
+    code, out, err = cli(capsys, "answers", "agree", "--report", report, "--gold", gold_file, "--min-kappa", "0.95")
+    assert code == 1 and "kappa" in err and "confusion" in out

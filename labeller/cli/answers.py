@@ -121,3 +121,25 @@ def _show(result, written, as_json: bool, dry_run: bool) -> None:
     if not dry_run and not result.passed:
         failed = [c.name for c in result.checks if not c.passed]
         raise GateFailedError(f"answer gate failed: {', '.join(failed)}")
+
+
+@answers_app.command("agree", short_help="The answer judge against people: kappa, P/R/F1 of unsupported claims.",
+                     help="Compare the claim verdicts of an `answers judge` report (answers.json) with a gold file "
+                          "of claim verdicts {query_id, claim_id or claim, verdict} or answer labels {query_id, "
+                          "grounded}: Cohen's kappa, accuracy, the confusion matrix, precision/recall/F1 of "
+                          "unsupported-claim detection, and every disagreement with both sides' words. Exit 1 "
+                          "below --min-kappa or --min-f1.")
+def agree(
+    report: Annotated[Path, typer.Option("--report", help="answers.json written by `labeller answers judge`.")],
+    gold: Annotated[Path, typer.Option(help="Gold claim verdicts or answer labels.")],
+    min_kappa: Annotated[Optional[float], typer.Option(help="Gate: kappa at least this.")] = None,
+    min_f1: Annotated[Optional[float], typer.Option(help="Gate: F1 of unsupported-claim detection.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
+) -> None:
+    from labeller.answers.agreement import agree_files
+    from labeller.errors import GateFailedError
+
+    result, lines, failed = agree_files(report, gold, min_kappa=min_kappa, min_f1=min_f1)
+    print(result.model_dump_json(indent=2) if as_json else "\n".join(lines))
+    if failed:
+        raise GateFailedError(f"answer judge agreement below the bar: {', '.join(failed)}")
