@@ -254,3 +254,20 @@ def test_the_answer_judge_against_gold_claim_verdicts(tmp_path, capsys):
         "q05: no such claim"]
     code, out, err = cli(capsys, "answers", "agree", "--report", report, "--gold", gold_file, "--min-kappa", "0.95")
     assert code == 1 and "kappa" in err and "confusion" in out
+
+
+def test_samples_and_the_budget_through_the_command(api, tmp_path, capsys):
+    files = write_inputs(tmp_path / "in")
+    common = args(files, "--judge", "openai:gpt-4.1-mini", "--cache", tmp_path / "cache")
+    code, out, err = cli(capsys, *common, "--samples", "3", "--temperature", "0.7", "--json")
+    assert code == 0, err
+    assert api.total == 7 + 6 * 3  # the split once per answer, three verdicts per claim
+    claims = [c for a in json.loads(out)["answers"] for c in a["claims"]]
+    assert {c["claim_id"]: c["verdict"] for c in claims}["q6#1"] == "contradicted"
+    prices = tmp_path / "prices.toml"  # about $0.5 a request: the budget buys a few splits, then stops
+    prices.write_text('[openai."gpt-4.1-nano"]\ninput = 1000\noutput = 1000\n')
+    sent = api.total
+    code, out, err = cli(capsys, *args(files, "--judge", "openai:gpt-4.1-nano", "--cache", tmp_path / "cache2",
+                                       "--max-cost", "2", "--prices", prices, "--concurrency", "1"))
+    assert code == 3 and "--max-cost reached" in err and "not sent" in err
+    assert 0 < api.total - sent < 7

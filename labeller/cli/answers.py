@@ -118,6 +118,15 @@ def _show(result, written, as_json: bool, dry_run: bool) -> None:
             print(line)
         for path in written:
             print(f"wrote {path}")
+    stopped = [stats for stats in result.stats.values() if stats.stopped_by or stats.budget_stopped]
+    if stopped and not dry_run:  # the reports are written; what was judged is in the store
+        from labeller.errors import BudgetExceededError, JudgeError
+
+        if stopped[0].stopped_by:
+            raise JudgeError(f"{stopped[0].stopped_by}; {len(result.failures)} claims or splits not judged")
+        spent = sum(stats.cost_usd or 0 for stats in result.stats.values())
+        raise BudgetExceededError(f"--max-cost reached after ${spent:.4f}; {len(result.failures)} claims or splits "
+                                  "not sent (rerun with a larger budget: what was judged is cached)")
     if not dry_run and not result.passed:
         failed = [c.name for c in result.checks if not c.passed]
         raise GateFailedError(f"answer gate failed: {', '.join(failed)}")
