@@ -271,3 +271,29 @@ def test_samples_and_the_budget_through_the_command(api, tmp_path, capsys):
                                        "--max-cost", "2", "--prices", prices, "--concurrency", "1"))
     assert code == 3 and "--max-cost reached" in err and "not sent" in err
     assert 0 < api.total - sent < 7
+
+
+def test_a_jury_and_escalation_judge_the_claims(api, tmp_path, capsys):
+    """A jury of the fake LLM and the offline judge (a tie between them is not_supported), and escalation from the
+    fake LLM to the offline judge (the direction only matters to cost: any judge can be either)."""
+    files = write_inputs(tmp_path / "in")
+    cache = tmp_path / "cache"
+    code, out, err = cli(capsys, *args(files, "--judge", "openai:gpt-4.1-mini", "--jury", "offline:lexical",
+                                       "--cache", cache, "--json"))
+    assert code == 0, err
+    report = json.loads(out)
+    claims = {c["claim_id"]: c for a in report["answers"] for c in a["claims"]}
+    assert claims["q1#1"]["judge_verdicts"] == {"openai:gpt-4.1-mini": "supported", "offline:lexical": "not_supported"}
+    assert claims["q1#1"]["verdict"] == "not_supported"  # one each: the tie goes to not_supported
+    assert report["judge"] == "jury:majority(openai:gpt-4.1-mini,offline:lexical)"
+    sent = api.total
+    code, out, err = cli(capsys, *args(files, "--judge", "openai:gpt-4.1-mini", "--escalate-to", "offline:lexical",
+                                       "--cache", cache, "--json"))
+    assert code == 0, err
+    claims = {c["claim_id"]: c for a in json.loads(out)["answers"] for c in a["claims"]}
+    # the claims the first judge did not find supported are asked of the second, whose verdict wins
+    assert {cid for cid, c in claims.items() if c["escalated"]} == {"q2#2", "q4#1", "q5#1", "q6#1"}
+    assert {cid: c["verdict"] for cid, c in claims.items()} == {
+        "q1#1": "supported", "q2#1": "supported", "q2#2": "not_supported", "q4#1": "not_supported",
+        "q5#1": "not_supported", "q6#1": "not_supported"}
+    assert api.total == sent  # the LLM's verdicts were bought by the jury run: served from the store

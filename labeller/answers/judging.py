@@ -4,6 +4,9 @@
 - The split is asked once per answer (never sampled: --samples applies to the verdicts).
 - A claim of a query with no passage at all is not_supported without a request: there is nothing to support it.
 - --max-cost covers both steps: the verdicts get what the split left of the budget.
+- With a jury (more judges) every claim is judged by each, the majority verdict wins (a tie: not_supported); with
+  escalation the claims the first judge does not find supported (or whose samples disagreed) are asked of the
+  second, whose verdict wins (labelling/task_panel.py). The split is always the first judge's.
 - A dry run prices the splits not in the store; the verdicts of answers whose split is in the store are priced
   too (their claims are known); the others cannot be until their split is bought (said in the stats' notes).
 """
@@ -16,6 +19,7 @@ from typing import Any
 from labeller.answers.models import AnswerInputs
 from labeller.judges.base import Judge
 from labeller.labelling.models import LabelOptions, LabelStats
+from labeller.labelling.task_panel import judge_task_escalated, judge_task_jury
 from labeller.labelling.task_run import cached_rows, judge_task
 from labeller.prices import PriceTable
 from labeller.records import LabelFailure
@@ -34,8 +38,14 @@ class Judged:
     stats: dict[str, LabelStats] = field(default_factory=dict)
 
 
+def unsure(row: dict[str, Any]) -> bool:
+    """Escalate a claim the cheap judge did not find supported, or whose samples disagreed."""
+    return row["verdict"]["verdict"] != "supported" or row.get("sample_agreement", 1.0) < 1.0
+
+
 async def judge_answers_claims(inputs: AnswerInputs, judge: Judge, store: VerdictStore, rubric: ClaimRubric,
-                               options: LabelOptions, prices: PriceTable | None = None) -> Judged:
+                               options: LabelOptions, prices: PriceTable | None = None, *,
+                               jury: list[Judge] = (), escalate_to: Judge | None = None) -> Judged:  # type: ignore[assignment]
     judged = Judged()
     items = [SplitItem(query_id=a.query_id, question=inputs.questions[a.query_id], answer=a.answer)
              for a in inputs.answers]
@@ -66,8 +76,13 @@ async def judge_answers_claims(inputs: AnswerInputs, judge: Judge, store: Verdic
     left = options.max_cost
     if left is not None and not options.dry_run:
         left = max(0.0, left - (judged.stats["split"].cost_usd or 0.0))
-    verdicts = await judge_task(ClaimVerdictTask(to_judge, rubric), judge, store,
-                                options.model_copy(update={"max_cost": left}), prices=prices)
+    task, left_options = ClaimVerdictTask(to_judge, rubric), options.model_copy(update={"max_cost": left})
+    if jury:
+        verdicts = await judge_task_jury(task, [judge, *jury], store, left_options, prices=prices)
+    elif escalate_to is not None:
+        verdicts = await judge_task_escalated(task, judge, escalate_to, store, left_options, unsure, prices=prices)
+    else:
+        verdicts = await judge_task(task, judge, store, left_options, prices=prices)
     judged.stats["verdicts"] = verdicts.stats
     if options.dry_run and len(judged.splits) < len(items):
         verdicts.stats.estimate_notes.append(

@@ -38,7 +38,9 @@ def claim_results(claims: list[ClaimItem], verdicts: dict[str, dict[str, Any]],
         verdict = row["verdict"]
         out.append(ClaimResult(claim_id=claim.claim_id, text=claim.claim, verdict=verdict["verdict"],
                                supporting=verdict["supporting"], contradicting=verdict["contradicting"],
-                               justification=verdict["justification"], from_cache=bool(row.get("from_cache"))))
+                               justification=verdict["justification"], from_cache=bool(row.get("from_cache")),
+                               sample_verdicts=row.get("sample_verdicts"), judge_verdicts=row.get("judge_verdicts"),
+                               escalated=bool(row.get("escalated"))))
     return out
 
 

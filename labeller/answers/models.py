@@ -70,6 +70,9 @@ class Thresholds(_Record):
 
 class AnswerOptions(_Record):
     judge: str = "offline:lexical"
+    jury: list[str] = Field(default_factory=list)  # more judges: the claim verdicts are the majority of all (a tie:
+    # not_supported); the split is the first judge's
+    escalate_to: str | None = None  # claims `judge` does not find supported are asked of this judge, whose verdict wins
     claim_rubric: str | None = None  # a claim rubric file; None: the shipped rubrics/claims/claims.md
     store: str | None = None  # the verdict store (directory or postgresql:// URL); None: the default
     base_url: str | None = None
@@ -90,6 +93,9 @@ class ClaimResult(_Record):
     justification: str = ""
     failure: str | None = None
     from_cache: bool = False
+    sample_verdicts: list[str] | None = None  # --samples N: every sample's verdict
+    judge_verdicts: dict[str, str] | None = None  # a jury: each judge's verdict
+    escalated: bool = False  # asked of the escalation judge, whose verdict this is
 
 
 class AnswerRecord(_Record):

@@ -15,6 +15,7 @@ from labeller.answers.judging import Judged, judge_answers_claims
 from labeller.answers.metrics import answer_record, claim_results
 from labeller.answers.models import AnswerInputs, AnswerOptions, AnswerReport
 from labeller.judges.registry import make_judge
+from labeller.errors import BadInputError
 from labeller.labelling.faults import run_labelling
 from labeller.prices import load_prices
 from labeller.store import default_spec, open_store
@@ -27,20 +28,29 @@ def judge_answers(inputs: AnswerInputs, options: AnswerOptions | None = None) ->
     cached by content in the store: a rerun pays nothing. A dry run returns the estimate in report.stats."""
     options = options or AnswerOptions()
     check_inputs(inputs)
+    if options.jury and options.escalate_to:
+        raise BadInputError("give a jury or escalation, not both", field="escalate_to")
     rubric = load_claim_rubric(options.claim_rubric)
     prices = load_prices(options.prices)
     dry = options.labelling.dry_run
     judge = make_judge(options.judge, base_url=options.base_url, timeout=options.timeout,
                        temperature=options.temperature or 0.0, output_mode=options.output_mode,
                        api_key="dry-run-sends-nothing" if dry else None)
+    others = [make_judge(name, base_url=options.base_url, timeout=options.timeout,
+                         temperature=options.temperature or 0.0, output_mode=options.output_mode,
+                         api_key="dry-run-sends-nothing" if dry else None)
+              for name in [*options.jury, *([options.escalate_to] if options.escalate_to else [])]]
     spec = options.store if options.store is not None else str(default_spec())
 
     async def _judge(where: str, sender, create: bool = True) -> Judged:
         try:
             with open_store(where, create=create) as store:
-                return await judge_answers_claims(inputs, sender, store, rubric, options.labelling, prices)
+                return await judge_answers_claims(
+                    inputs, sender, store, rubric, options.labelling, prices,
+                    jury=others if options.jury else [], escalate_to=others[-1] if options.escalate_to else None)
         finally:
-            await sender.aclose()
+            for judge_ in (sender, *others):
+                await judge_.aclose()
 
     if dry:
         try:
@@ -50,7 +60,9 @@ def judge_answers(inputs: AnswerInputs, options: AnswerOptions | None = None) ->
                 judged = run_labelling(lambda sender: _judge(empty, sender), judge, empty)
     else:
         judged = run_labelling(lambda sender: _judge(spec, sender), judge, spec)
-    return _report(inputs, options, judged, rubric.name, judge.name)
+    name = (f"jury:majority({','.join([judge.name, *(j.name for j in others)])})" if options.jury else
+            f"{judge.name} escalating to {others[-1].name}" if options.escalate_to else judge.name)
+    return _report(inputs, options, judged, rubric.name, name)
 
 
 def _report(inputs: AnswerInputs, options: AnswerOptions, judged: Judged, rubric: str, judge: str) -> AnswerReport:

@@ -37,6 +37,10 @@ def judge(
                                                           "no_answer | access_denied}.")] = None,
     judge_spec: Annotated[str, typer.Option("--judge", help="openai:<model>, anthropic:<model> or "
                                                             "offline:lexical.")] = "offline:lexical",
+    jury: Annotated[Optional[list[str]], typer.Option("--jury", help="Another judge of every claim (repeat for "
+                                                      "more): the majority verdict wins, a tie not_supported.")] = None,
+    escalate_to: Annotated[Optional[str], typer.Option(help="Claims --judge does not find supported are asked of "
+                                                            "this judge, whose verdict wins.")] = None,
     claim_rubric: Annotated[Optional[Path], typer.Option(help="Claim rubric file (default: the shipped "
                                                               "rubrics/claims/claims.md).")] = None,
     min_groundedness: Annotated[Optional[float], typer.Option(help="Gate: mean groundedness at least this.")] = None,
@@ -72,7 +76,7 @@ def judge(
     from labeller.answers.job import AnswerFiles, answers_job
 
     options = _options(
-        dict(judge=judge_spec, claim_rubric=None if claim_rubric is None else str(claim_rubric), store=cache,
+        dict(judge=judge_spec, jury=jury or [], escalate_to=escalate_to, claim_rubric=None if claim_rubric is None else str(claim_rubric), store=cache,
              base_url=base_url, timeout=timeout, temperature=temperature, output_mode=output_mode,
              prices=None if prices is None else str(prices)),
         dict(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm, tokens_per_minute=tpm,

@@ -171,6 +171,28 @@ class _ClaimTask(Task):
         self.system = f"{preamble}\n\n{rubric.body}\n"
 
 
+    def subset(self, indices: list[int]) -> _ClaimTask:
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.inputs = [self.inputs[i] for i in indices]
+        Task.__init__(clone, [self.base_items[i] for i in indices], self.n)
+        return clone
+
+
+def majority(verdicts: list[str]) -> str:
+    """The most frequent verdict; a tie goes to not_supported (never lifted to supported by a tie)."""
+    counts = Counter(verdicts)
+    top = max(counts.values())
+    tied = [v for v in CLAIM_VERDICTS if counts.get(v) == top]
+    return tied[0] if len(tied) == 1 else "not_supported"
+
+
+def _tie_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row for a tie between supported and contradicted: no passage list fits not_supported."""
+    return {**row, "verdict": {"justification": "the verdicts disagree (a tie): not_supported",
+                               "verdict": "not_supported", "supporting": [], "contradicting": []}}
+
+
 class ClaimSplitTask(_ClaimTask):
     name = "claim_split"
     reply = CLAIM_SPLIT
@@ -209,13 +231,16 @@ class ClaimVerdictTask(_ClaimTask):
         """The majority verdict of the samples; a tie goes to not_supported. The row is the first sample that
         gave it (its passages and justification), with every sample's verdict beside it."""
         verdicts = [row["verdict"]["verdict"] for row in rows]
-        counts = Counter(verdicts)
-        top = max(counts.values())
-        tied = [v for v in CLAIM_VERDICTS if counts.get(v) == top]
-        chosen = tied[0] if len(tied) == 1 else "not_supported"
-        first = next((row for row in rows if row["verdict"]["verdict"] == chosen), None)
-        if first is None:  # a tie between supported and contradicted: no passage list fits not_supported
-            first = {**rows[0], "verdict": {"justification": "the samples disagree (a tie): not_supported",
-                                            "verdict": "not_supported", "supporting": [], "contradicting": []}}
+        chosen = majority(verdicts)
+        first = next((row for row in rows if row["verdict"]["verdict"] == chosen), None) or _tie_row(rows[0])
         return {**first, "samples": self.n, "sample_verdicts": verdicts,
                 "sample_agreement": round(verdicts.count(chosen) / len(verdicts), 6)}
+
+    def combine(self, votes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The jury's verdict: the majority of its judges' verdicts, a tie not_supported; each judge's beside it."""
+        verdicts = {name: row["verdict"]["verdict"] for name, row in votes.items()}
+        chosen = majority(list(verdicts.values()))
+        first = next((row for row in votes.values() if row["verdict"]["verdict"] == chosen), None) or \
+            _tie_row(next(iter(votes.values())))
+        return {**first, "judge": f"jury:majority({','.join(votes)})", "judge_verdicts": verdicts,
+                "from_cache": all(row["from_cache"] for row in votes.values())}
