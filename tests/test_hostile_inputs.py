@@ -223,6 +223,14 @@ def _answers(root: Path) -> None:
     write_jsonl(root / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch spinach for two minutes."}])
 
 
+
+def _empty_answer_report() -> str:
+    from labeller.answers.models import AnswerReport
+
+    return AnswerReport(judge="offline:lexical", claim_rubric="claims", answers=[], attribution={}, counts={},
+                        mean_groundedness=None, claims=0, failures=[], checks=[], passed=True,
+                        stats={}).model_dump_json()
+
 # ---------------------------------------------------------------------------------------------
 # The table. Keep rows grouped by command; one row per bug or hostile input.
 # ---------------------------------------------------------------------------------------------
@@ -805,6 +813,13 @@ CASES: list[Case] = [
          stderr="answer gate failed: min_groundedness", mutable=("c",), error_line=True,
          setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch spinach for two "
                                                             "minutes. It turns bright blue."}])),
+
+    Case("answers-agree-report-is-not-an-answers-report", ["answers", "agree", "--report", "labels.jsonl", "--gold",
+                                                           "gold.jsonl"], stderr="labels.jsonl"),
+    Case("answers-agree-unknown-verdict", ["answers", "agree", "--report", "answers.json", "--gold", "g.jsonl"],
+         stderr="g.jsonl:1: field 'verdict': unknown verdict 'true'", setup=lambda d: (
+             (d / "answers.json").write_text(_empty_answer_report()),
+             write_jsonl(d / "g.jsonl", [{"query_id": "q1", "claim": "x", "verdict": "true"}]))),
 
 ]
 

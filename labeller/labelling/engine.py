@@ -386,6 +386,16 @@ class _Run:
             if self.held:
                 self.cache.renew(list(self.held), self.owner)
 
+    async def finish(self, started: float) -> LabelStats:
+        """Run, then the stats with the run's figures rounded (`started`: time.monotonic() at the call's start)."""
+        await self.run()
+        stats = self.stats
+        stats.samples = self.options.samples
+        stats.elapsed_s = round(time.monotonic() - started, 3)
+        if stats.cost_usd is not None:
+            stats.cost_usd = round(stats.cost_usd, 6)
+        return stats
+
     async def run(self) -> None:
         # A GET /v1/models to a local server, even in a dry run (it is not a paid request, and the dry run's
         # cached count needs the same keys); nothing for OpenAI's API.
@@ -427,12 +437,7 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     kept: list[dict[str, Any]] = []
     run = _Run(RelevanceTask(work.items, queries, corpus, rubric, work.sample_of), judge, cache, options, price,
                kept.extend if sink is None or sampled else sink, lines=lines and sink is not None and not sampled)
-    await run.run()
-    stats = run.stats
-    stats.samples = options.samples
-    stats.elapsed_s = round(time.monotonic() - started, 3)
-    if stats.cost_usd is not None:
-        stats.cost_usd = round(stats.cost_usd, 6)
+    stats = await run.finish(started)
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return LabelRun(labels=[r for r in results if isinstance(r, Label)],

@@ -44,12 +44,7 @@ async def judge_task(task: Task, judge: Judge, store: VerdictStore, options: Lab
     work = task.with_samples(options.samples) if options.samples > 1 else task
     kept: list[dict[str, Any]] = []
     run = _Run(work, judge, store, options, price, kept.extend)
-    await run.run()
-    stats = run.stats
-    stats.samples = options.samples
-    stats.elapsed_s = round(time.monotonic() - started, 3)
-    if stats.cost_usd is not None:
-        stats.cost_usd = round(stats.cost_usd, 6)
+    stats = await run.finish(started)
     if stats.dry_run:
         return TaskRun(stats=stats)
     results = run.done.in_position_order(kept, build=lambda row: row)
