@@ -132,8 +132,9 @@ def test_malformed_and_out_of_schema_replies_are_retried_then_counted(api, tmp_p
         assert api.total == sent + 1 and not rerun.failures  # only the failed claim is sent again
 
 
-def test_claim_split_through_the_engine(api, tmp_path):
-    judge = openai_judge(api, output_mode="tool")
+@pytest.mark.parametrize("mode", ["tool", "json_object", "text"])
+def test_claim_split_through_the_engine(api, tmp_path, mode):
+    judge = openai_judge(api, output_mode=mode)
     items = [SplitItem(query_id="q1", question="How tall?", answer="It is 330 m. It opened in 1889."),
              SplitItem(query_id="q2", question="Salary?", answer="I cannot share that. [[abstain]]")]
     with open_store(tmp_path / "cache") as store:
@@ -141,7 +142,11 @@ def test_claim_split_through_the_engine(api, tmp_path):
     rows = {row["query_id"]: row["verdict"] for row in result.rows}
     assert rows["q1"]["claims"] == ["It is 330 m.", "It opened in 1889."] and not rows["q1"]["abstained"]
     assert rows["q2"]["abstained"] and rows["q2"]["claims"] == []
-    assert api.requests[-1].body["tool_choice"]["function"]["name"] == "record_claims"
+    body = api.requests[-1].body
+    if mode == "tool":
+        assert body["tool_choice"]["function"]["name"] == "record_claims"
+    else:  # no schema reaches the model: the system text says what to reply
+        assert '"abstained": true | false' in body["messages"][0]["content"]
 
 
 def test_samples_dry_run_and_budget_for_claims(api, tmp_path):

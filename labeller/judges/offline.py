@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from labeller.errors import JudgeError
 from labeller.judges.base import Judge, JudgeReply
 from labeller.records import Doc, Query, Verdict
 from labeller.rubric import JudgePrompt
@@ -170,8 +171,12 @@ class OfflineLexicalJudge(Judge):
             from labeller.judges import offline_claims
 
             context = prompt.context or {}
-            payload = (offline_claims.split_reply(context["answer"]) if prompt.reply.name == "claim_split" else
-                       offline_claims.verdict_reply(context["claim"], context["passage_ids"], context["passages"]))
+            if prompt.reply.name == "claim_split":
+                payload = offline_claims.split_reply(context["answer"])
+            elif prompt.reply.name == "claim_verdict":
+                payload = offline_claims.verdict_reply(context["claim"], context["passage_ids"], context["passages"])
+            else:
+                raise JudgeError(f"offline:lexical has no heuristic for the {prompt.reply.name} task")
             return JudgeReply(verdict=prompt.reply.parse(payload, context))
         query = prompt.query or Query(query_id="q", text=_between(prompt.user, "query"))
         doc = prompt.doc or Doc(doc_id="d", text=_between(prompt.user, "document"))
