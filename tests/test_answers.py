@@ -297,3 +297,39 @@ def test_a_jury_and_escalation_judge_the_claims(api, tmp_path, capsys):
         "q1#1": "supported", "q2#1": "supported", "q2#2": "not_supported", "q4#1": "not_supported",
         "q5#1": "not_supported", "q6#1": "not_supported"}
     assert api.total == sent  # the LLM's verdicts were bought by the jury run: served from the store
+
+
+def test_a_faulty_provider_gives_every_claim_its_planted_verdict_or_a_counted_failure(tmp_path, capsys, monkeypatch):
+    """429s, 500s, dropped connections, malformed JSON, out-of-schema and missing fields at random: every split and
+    claim ends right or as a counted failure, the attribution of every fully judged answer is the planted one, and
+    reruns finish the failures and then send nothing."""
+    from fakeapi import Faults
+
+    faults = Faults(rate_limit=0.15, server_error=0.1, drop=0.05, malformed=0.08, out_of_range=0.06, missing=0.05,
+                    retry_after=0.01, seed=7)
+    with FakeAPI(api_key=KEY, faults=faults) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        files = write_inputs(tmp_path / "in")
+        common = args(files, "--judge", "openai:gpt-4.1-mini", "--base-url", server.openai_url, "--cache",
+                      tmp_path / "cache", "--json", "--max-failures", "99")
+        planted_claims = {"q1#1": "supported", "q2#1": "supported", "q2#2": "not_supported", "q4#1": "not_supported",
+                          "q5#1": "not_supported", "q6#1": "contradicted"}
+        for attempt in range(6):
+            code, out, err = cli(capsys, *common)
+            assert code == 0, err
+            report = json.loads(out)
+            failed = {f["doc_id"] if f["doc_id"] != "answer" else f["query_id"] for f in report["failures"]}
+            for answer in report["answers"]:
+                for claim in answer["claims"]:
+                    assert claim["verdict"] in (planted_claims[claim["claim_id"]], None)
+                    assert (claim["verdict"] is None) == (claim["claim_id"] in failed)
+                if answer["attribution"] is not None:
+                    assert answer["attribution"] == PLANTED[answer["query_id"]][4]
+                else:
+                    assert answer["failed"] > 0
+            if not report["failures"]:
+                break
+        assert not report["failures"] and report["counts"]["unattributed"] == 0
+        sent = server.total
+        cli(capsys, *common)
+        assert server.total == sent
