@@ -14,7 +14,7 @@ MEANING = {
     "ok": "grounded, and the evidence was there",
     "unattributed": "the judge could not split the answer or judge a claim (counted failures)",
 }
-MARK = {"supported": "✓", "contradicted": "✗", "not_supported": "?", None: "!"}
+MARK = {"supported": "+", "contradicted": "x", "not_supported": "?", None: "!"}  # plain text: no emoji font needed
 
 
 def _num(value: float | None) -> str:
