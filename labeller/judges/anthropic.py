@@ -24,8 +24,9 @@ from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import TOOL_NAME, http_client, parse_reply, parse_verdict, sdk_errors, verdict_schema
+from labeller.judges.wire import TOOL_NAME, http_client, parse_reply, sdk_errors, verdict_schema
 from labeller.rubric import JudgePrompt
+from labeller.tasks.reply import VERDICT
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VARIABLE = KEY_VARIABLES["anthropic"]
@@ -66,7 +67,8 @@ class AnthropicJudge(Judge):
 
     def settings_for(self, reply: Any = None) -> dict[str, Any]:
         tool = self._tool_for(reply)
-        return {"max_tokens": self.max_output_tokens, "tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}
+        return {"max_tokens": self.max_output_tokens, "tools": [tool],
+                "tool_choice": {"type": "tool", "name": tool["name"]}}
 
     def _tool_for(self, reply: Any) -> dict[str, Any]:
         if reply is None:
@@ -91,8 +93,7 @@ class AnthropicJudge(Judge):
         return {"model": self.model, "max_tokens": self.max_output_tokens,
                 "system": [{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
                 "messages": [{"role": "user", "content": prompt.user}],
-                "tools": [tool], "tool_choice": self._tool_choice if prompt.reply is None else
-                {"type": "tool", "name": tool["name"]}}
+                "tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with sdk_errors(anthropic, self, service="Anthropic", key_variable=KEY_VARIABLE, reply_kind="a message"):
@@ -113,16 +114,15 @@ class AnthropicJudge(Judge):
             raise MalformedReplyError("refusal: the model declined to grade the pair", **spent)
         if message.stop_reason == "max_tokens":
             raise MalformedReplyError(f"reply cut off at {self.max_output_tokens} output tokens", **spent)
-        reply = None if prompt is None else prompt.reply
-        tool_name = TOOL_NAME if reply is None else reply.tool
+        reply = (prompt.reply if prompt is not None else None) or VERDICT  # a batch result: the relevance verdict
+        tool_name = reply.tool
         call = next((block for block in message.content
                      if getattr(block, "type", None) == "tool_use" and block.name == tool_name), None)
         if call is None:
             raise MalformedReplyError(f"malformed reply: no {tool_name} tool call", **spent)
         if not isinstance(call.input, dict):
             raise MalformedReplyError("malformed reply: tool input is not an object", **spent)
-        verdict = parse_verdict(call.input, **spent) if reply is None else \
-            parse_reply(call.input, reply, prompt.context, **spent)
+        verdict = parse_reply(call.input, reply, prompt.context if prompt is not None else None, **spent)
         return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out,
                           cached_input_tokens=cache_read)
 

@@ -35,8 +35,9 @@ from labeller.judges.output_modes import check_output_mode, refusal_hint, reply_
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.judges.served import served_identity
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import http_client, parse_reply, parse_verdict, sdk_errors
+from labeller.judges.wire import http_client, parse_reply, sdk_errors
 from labeller.rubric import JudgePrompt
+from labeller.tasks.reply import VERDICT
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"
@@ -119,13 +120,9 @@ class OpenAIJudge(Judge):
 
         The stable part (system text: preamble, rubric, worked examples) comes first and the pair
         last, so OpenAI's automatic prompt caching covers the rubric prefix (from 1,024 tokens)."""
-        if prompt.reply is None:
-            return {"model": self.model,
-                    "messages": [{"role": "system", "content": system_text(self.output_mode, prompt.system)},
-                                 {"role": "user", "content": prompt.user}],
-                    **self._settings}
         return {"model": self.model,
-                "messages": [{"role": "system", "content": system_text(self.output_mode, prompt.system, prompt.reply)},
+                "messages": [{"role": "system",
+                              "content": system_text(self.output_mode, prompt.system, prompt.reply or VERDICT)},
                              {"role": "user", "content": prompt.user}],
                 **self._sent_for(prompt.reply)}
 
@@ -170,11 +167,9 @@ class OpenAIJudge(Judge):
             raise MalformedReplyError(f"reply cut off at {self.max_output_tokens} output tokens", **spent)
         if choice.finish_reason == "content_filter":
             raise MalformedReplyError("reply withheld by the content filter", **spent)
-        if prompt is None or prompt.reply is None:
-            verdict = parse_verdict(reply_payload(self.output_mode, choice.message, spent), **spent)
-        else:
-            verdict = parse_reply(reply_payload(self.output_mode, choice.message, spent, prompt.reply), prompt.reply,
-                                  prompt.context, **spent)
+        reply = (prompt.reply if prompt is not None else None) or VERDICT  # a batch line: the relevance verdict
+        verdict = parse_reply(reply_payload(self.output_mode, choice.message, spent, reply), reply,
+                              prompt.context if prompt is not None else None, **spent)
         served = completion.model or None
         if self.local and served and served != self.model:  # OpenAI answers with a dated snapshot name: normal
             self._warn(f"asked for model '{self.model}', the server at {self.base_url} answered as '{served}'; "
