@@ -821,6 +821,13 @@ CASES: list[Case] = [
              (d / "answers.json").write_text(_empty_answer_report()),
              write_jsonl(d / "g.jsonl", [{"query_id": "q1", "claim": "x", "verdict": "true"}]))),
 
+    Case("annotate-claims-report-missing", ["annotate", "claims", "--report", "nope.json", "--gold", "g.jsonl",
+                                            "--annotator", "maria"], stderr="nope.json: file not found",
+         outputs=("g.jsonl",)),
+    Case("annotate-claims-empty-annotator", ["annotate", "claims", "--report", "answers.json", "--gold", "g.jsonl",
+                                             "--annotator", " "], stderr="--annotator is empty",
+         setup=lambda d: (d / "answers.json").write_text(_empty_answer_report()), outputs=("g.jsonl",)),
+
 ]
 
 

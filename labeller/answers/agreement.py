@@ -28,7 +28,7 @@ from labeller.io.tables import read_rows, require
 from labeller.tasks.claims import CLAIM_VERDICTS
 
 Verdict = Literal["supported", "contradicted", "not_supported"]
-_COLUMNS = ("query_id", "claim_id", "claim", "verdict", "grounded", "annotator", "note")
+_COLUMNS = ("query_id", "claim_id", "claim", "verdict", "grounded", "annotator", "note", "created_at")
 
 
 class _Record(BaseModel):

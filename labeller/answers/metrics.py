@@ -78,6 +78,7 @@ def answer_record(answer: Answer, inputs: AnswerInputs, split: dict[str, Any] | 
                   evidence_retrieved=evidence, missing_evidence=missing, answer_correct=correct, fact_recall=recall,
                   forbidden_hits=forbidden, citation_precision=precision, citation_recall=recall_cited,
                   expected_outcome=outcome, abstention_correct=abstention_ok, answer=answer.answer,
+                  question=inputs.questions.get(qid, ""),
                   passages=passages, split_justification=split["verdict"]["justification"] if split else "")
     attribution = None if failed else attribute(
         evidence_retrieved=evidence, unsupported=counts["contradicted"] + counts["not_supported"] > 0,

@@ -117,6 +117,7 @@ class AnswerRecord(_Record):
     citation_recall: float | None = None  # claims with a supporting citation / judged claims
     expected_outcome: Outcome | None = None
     abstention_correct: bool | None = None  # abstained iff the outcome is no_answer or access_denied
+    question: str = ""
     answer: str = ""
     passages: list[Passage] = Field(default_factory=list)
     split_justification: str = ""
