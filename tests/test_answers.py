@@ -175,11 +175,13 @@ def test_the_python_api_takes_frames_in_memory(tmp_path):
     from labeller.errors import BadInputError
 
     queries = pd.DataFrame([{"query_id": "q1", "text": "How tall is the tower?"},
-                            {"query_id": "q2", "text": "When did it open?"}])
+                            {"query_id": "q2", "text": "When did it open?"},
+                            {"query_id": "q3", "text": "What is the architect's salary?"}])
     corpus = pd.DataFrame([{"doc_id": "d1", "text": "The Eiffel Tower is 330 m tall."},
                            {"doc_id": "d2", "text": "Paris has many museums."}])
     answers = pd.DataFrame([{"query_id": "q1", "answer": "The Eiffel Tower is 330 m tall.", "citations": ["d1"]},
-                            {"query_id": "q2", "answer": "It opened in 1889.", "citations": []}])
+                            {"query_id": "q2", "answer": "It opened in 1889.", "citations": []},
+                            {"query_id": "q3", "answer": "  ", "citations": None}])  # an empty answer abstains
     run = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d2": 1.0}}
     required = pd.DataFrame([{"query_id": "q1", "doc_id": "d1"}, {"query_id": "q2", "doc_id": "d9"}])
     options = AnswerOptions(store=str(tmp_path / "cache"), thresholds=Thresholds(min_groundedness=0.9))
@@ -189,6 +191,8 @@ def test_the_python_api_takes_frames_in_memory(tmp_path):
     assert records["q1"]["attribution"] == "ok" and records["q1"]["groundedness"] == 1.0
     assert records["q2"]["attribution"] == "both" and records["q2"]["groundedness"] == 0.0
     assert report.answers[0].citation_precision == 1.0 and not report.passed
+    assert records["q3"]["abstained"] and records["q3"]["attribution"] == "ok" and records["q3"]["groundedness"] is None
+    assert report.stats["split"].requested == 2  # the empty answer was not sent to be split
     bad = pd.DataFrame([{"query_id": "q1", "answer": "x", "cited": ["d1"]}])
     with pytest.raises(BadInputError, match="answers DataFrame:1: field 'cited': unknown column"):
         labeller.judge_answers(bad, queries=queries, corpus=corpus, run=run, options=options)

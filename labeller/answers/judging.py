@@ -1,7 +1,8 @@
 """Split each answer into claims, then judge each claim against its query's passages: the two claim tasks
 (labeller.tasks.claims) through the one labelling engine (labelling.task_run.judge_task), on one store.
 
-- The split is asked once per answer (never sampled: --samples applies to the verdicts).
+- The split is asked once per answer (never sampled: --samples applies to the verdicts); an empty answer is an
+  abstention with no claim, and costs nothing.
 - A claim of a query with no passage at all is not_supported without a request: there is nothing to support it.
 - --max-cost covers both steps: the verdicts get what the split left of the budget.
 - With a jury (more judges) every claim is judged by each, the majority verdict wins (a tie: not_supported); with
@@ -48,7 +49,7 @@ async def judge_answers_claims(inputs: AnswerInputs, judge: Judge, store: Verdic
                                jury: list[Judge] = (), escalate_to: Judge | None = None) -> Judged:  # type: ignore[assignment]
     judged = Judged()
     items = [SplitItem(query_id=a.query_id, question=inputs.questions[a.query_id], answer=a.answer)
-             for a in inputs.answers]
+             for a in inputs.answers if a.answer.strip()]  # an empty answer has no claim: nothing to ask
     split = await judge_task(ClaimSplitTask(items, rubric), judge, store, options.model_copy(update={"samples": 1}),
                              prices=prices)
     judged.stats["split"], judged.failures = split.stats, list(split.failures)

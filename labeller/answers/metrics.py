@@ -6,8 +6,8 @@ forbidden hits (the canary matching: labeller.canaries.factrecall), abstention c
   with a supporting passage among the citations / judged claims (both None when the table has no citations or
   the answer cites nothing, resp. has no judged claim);
 - the answer is correct by its expected facts when every fact (value or alias) is in it and no forbidden string;
-- it abstained when the answers table says so, else when the claim split says so; abstaining is correct exactly
-  for no_answer and access_denied queries.
+- it abstained when the answers table says so, else when the answer is empty or the claim split says so;
+  abstaining is correct exactly for no_answer and access_denied queries.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def answer_record(answer: Answer, inputs: AnswerInputs, split: dict[str, Any] | 
     supported = [c for c in judged if c.verdict == "supported"]
     counts = {v: sum(c.verdict == v for c in judged) for v in ("supported", "contradicted", "not_supported")}
     failed = len(claims) - len(judged) + int(split_failed)
-    abstained = answer.abstained if answer.abstained is not None else bool(split and split["verdict"]["abstained"])
+    abstained = answer.abstained if answer.abstained is not None else \
+        (not answer.answer.strip() or bool(split and split["verdict"]["abstained"]))  # an empty answer abstains
     required = (inputs.required or {}).get(qid) if inputs.required is not None else None
     shown = {p.doc_id for p in passages if p.doc_id is not None}
     missing = [d for d in required if d not in shown] if required is not None else []

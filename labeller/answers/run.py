@@ -67,7 +67,7 @@ def judge_answers(inputs: AnswerInputs, options: AnswerOptions | None = None) ->
 
 def _report(inputs: AnswerInputs, options: AnswerOptions, judged: Judged, rubric: str, judge: str) -> AnswerReport:
     by_item = {f.doc_id: f for f in judged.failures if f.doc_id != "answer"}
-    split_failed = {f.query_id for f in judged.failures if f.doc_id == "answer"}
+    split_failed = {f.query_id for f in judged.failures if f.doc_id == "answer"}  # the split's item id
     records = []
     if not options.labelling.dry_run:
         for answer in inputs.answers:
