@@ -1,5 +1,6 @@
 """The claim-verdict judge against people on real data: WiCE (Kamoi et al., EMNLP 2023), 1,070 items: 358
-Wikipedia claims, each with chunks of the web page it cites (one item per claim and chunk), labelled supported / partially_supported / not_supported by people.
+Wikipedia claims, each with chunks of the web page it cites (one item per claim and chunk), labelled supported /
+partially_supported / not_supported by people.
 
 Read from ../shared/data/wice beside the checkout (validation data, never copied into the repository); skipped
 with a note when absent. Runs the claim_verdict task through the one engine (labeller.labelling.task_run) with the

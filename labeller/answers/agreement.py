@@ -77,7 +77,10 @@ def detection(gold_bad: list[bool], judge_bad: list[bool]) -> Detection:
     tn = len(gold_bad) - tp - fp - fn
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
-    f1 = 2 * precision * recall / (precision + recall) if precision and recall else (0.0 if tp + fp and tp + fn else None)
+    if precision and recall:
+        f1: float | None = 2 * precision * recall / (precision + recall)
+    else:  # nothing found right: 0 when both sides had positives, undefined otherwise
+        f1 = 0.0 if tp + fp and tp + fn else None
     r = lambda v: None if v is None else round(v, 6)  # noqa: E731
     return Detection(tp=tp, fp=fp, fn=fn, tn=tn, precision=r(precision), recall=r(recall), f1=r(f1))
 
@@ -119,7 +122,8 @@ def claim_agreement(report: AnswerReport, gold_path: str | Path) -> ClaimAgreeme
             answer_gold.append(not grounded)
             answer_judge.append(not judge_grounded)
             if grounded != judge_grounded:
-                why = "; ".join(f"{c.claim_id} {c.verdict}: {c.justification}" for c in judged if c.verdict != "supported")
+                why = "; ".join(f"{c.claim_id} {c.verdict}: {c.justification}"
+                                for c in judged if c.verdict != "supported")
                 disagreements.append(Disagreement(
                     query_id=qid, claim_id=None, claim=record.answer, gold="grounded" if grounded else "not grounded",
                     judge="grounded" if judge_grounded else "not grounded", gold_note=note,
@@ -133,9 +137,8 @@ def claim_agreement(report: AnswerReport, gold_path: str | Path) -> ClaimAgreeme
         if not wanted_id and not wanted_text:
             raise BadInputError("expected claim_id or claim (or grounded, for an answer-level label)",
                                 path=str(path), line=line, field="claim")
-        claim = next((c for c in (record.claims if record else [])
-                      if (wanted_id and c.claim_id == wanted_id) or (not wanted_id and normalise(c.text) == wanted_text)),
-                     None)
+        claim = next((c for c in (record.claims if record else []) if (c.claim_id == wanted_id if wanted_id else
+                                                                       normalise(c.text) == wanted_text)), None)
         if claim is None or claim.verdict is None:
             unmatched.append(f"{qid}: {wanted_id or row.get('claim')}")
             continue
@@ -175,7 +178,8 @@ def agree_files(report_path: str | Path, gold_path: str | Path, *, min_kappa: fl
              f"unsupported-claim detection: precision {_num(u.precision)}, recall {_num(u.recall)}, F1 {_num(u.f1)} "
              f"(tp {u.tp}, fp {u.fp}, fn {u.fn}, tn {u.tn})",
              "confusion (rows: gold, columns: judge; " + ", ".join(result.labels) + "):"]
-    lines += [f"  {label:14s} " + " ".join(f"{n:5d}" for n in row) for label, row in zip(result.labels, result.confusion)]
+    lines += [f"  {label:14s} " + " ".join(f"{n:5d}" for n in row)
+              for label, row in zip(result.labels, result.confusion)]
     if result.answer_unsupported is not None:
         a = result.answer_unsupported
         lines.append(f"{result.answers} answers compared: not-grounded detection precision {_num(a.precision)}, "

@@ -100,7 +100,8 @@ def passages_from_run(entries: list[RunEntry], corpus: Mapping[str, Doc], depth:
     return out
 
 
-def read_run_passages(path: str | Path, queries: Mapping, corpus: Mapping[str, Doc], depth: int) -> dict[str, list[Passage]]:
+def read_run_passages(path: str | Path, queries: Mapping, corpus: Mapping[str, Doc],
+                      depth: int) -> dict[str, list[Passage]]:
     return passages_from_run(read_known_run(path, dict(queries), dict(corpus), depth), corpus, depth)
 
 

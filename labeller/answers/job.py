@@ -61,7 +61,8 @@ def read_inputs(files: AnswerFiles) -> AnswerInputs:
                         passages=passages, **optional)
 
 
-def answers_job(files: AnswerFiles, options: AnswerOptions, report_dir: Path | None = None) -> tuple[AnswerReport, list[Path]]:
+def answers_job(files: AnswerFiles, options: AnswerOptions,
+                report_dir: Path | None = None) -> tuple[AnswerReport, list[Path]]:
     outputs = {f"--report {name}": (report_dir / name if report_dir else None) for name in REPORT_FILES}
     check_outputs(inputs=existing_files(files.all() + [Path(options.claim_rubric) if options.claim_rubric else None]),
                   files=outputs)

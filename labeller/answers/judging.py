@@ -46,7 +46,7 @@ def unsure(row: dict[str, Any]) -> bool:
 
 async def judge_answers_claims(inputs: AnswerInputs, judge: Judge, store: VerdictStore, rubric: ClaimRubric,
                                options: LabelOptions, prices: PriceTable | None = None, *,
-                               jury: list[Judge] = (), escalate_to: Judge | None = None) -> Judged:  # type: ignore[assignment]
+                               jury: list[Judge] | None = None, escalate_to: Judge | None = None) -> Judged:
     judged = Judged()
     items = [SplitItem(query_id=a.query_id, question=inputs.questions[a.query_id], answer=a.answer)
              for a in inputs.answers if a.answer.strip()]  # an empty answer has no claim: nothing to ask

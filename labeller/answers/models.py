@@ -79,6 +79,9 @@ class AnswerOptions(_Record):
     timeout: float = 60.0
     temperature: float | None = None
     output_mode: str | None = None
+    # The output cap of every request: a claim split lists every claim of an answer, far more than a relevance
+    # verdict's 400 tokens; a reply cut off at the cap is a malformed reply. Budgets assume it as the worst case.
+    max_output_tokens: int = Field(2000, ge=64)
     prices: str | None = None
     labelling: LabelOptions = Field(default_factory=LabelOptions)  # concurrency, --max-cost, --samples, dry run
     thresholds: Thresholds = Field(default_factory=Thresholds)

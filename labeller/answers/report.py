@@ -56,7 +56,8 @@ def answer_rows(record: AnswerRecord) -> list[tuple[str, str]]:
 
 def markdown(report: AnswerReport) -> str:
     out = [f"# Answer evaluation: {'PASS' if report.passed else 'FAIL'}", "",
-           f"{len(report.answers)} answers, {report.claims} claims, mean groundedness {_num(report.mean_groundedness)}; "
+           f"{len(report.answers)} answers, {report.claims} claims, "
+           f"mean groundedness {_num(report.mean_groundedness)}; "
            f"judge `{report.judge}`, claim rubric `{report.claim_rubric}`.", "", "## Attribution", "",
            "| class | count | queries | meaning |", "| --- | ---: | --- | --- |"]
     out += [f"| {name} | {count} | {ids} | {meaning} |" for name, count, ids, meaning in attribution_rows(report)]

@@ -26,7 +26,8 @@ def _claim(claim: ClaimResult, texts: dict[str, str]) -> str:
 
 def _answer(record: AnswerRecord) -> str:
     texts = {p.passage_id: p.text for p in record.passages}
-    facts = "".join(f"<div><b>{escape(name)}</b></div><div>{escape(value)}</div>" for name, value in answer_rows(record))
+    facts = "".join(f"<div><b>{escape(name)}</b></div><div>{escape(value)}</div>"
+                    for name, value in answer_rows(record))
     claims = "".join(_claim(c, texts) for c in record.claims) or '<tr><td colspan="3">no claims</td></tr>'
     return (f'<div class="card" id="q-{escape(record.query_id)}"><h3><span class="id">{escape(record.query_id)}</span> '
             f"· {escape(record.attribution or 'unattributed')}</h3>"

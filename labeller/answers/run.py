@@ -3,9 +3,7 @@ attribution, gate); answers_job: the same from files, with the reports written (
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
-from pathlib import Path
 from typing import Any
 
 from labeller.answers.attribution import attribution_table
@@ -33,13 +31,15 @@ def judge_answers(inputs: AnswerInputs, options: AnswerOptions | None = None) ->
     rubric = load_claim_rubric(options.claim_rubric)
     prices = load_prices(options.prices)
     dry = options.labelling.dry_run
-    judge = make_judge(options.judge, base_url=options.base_url, timeout=options.timeout,
-                       temperature=options.temperature or 0.0, output_mode=options.output_mode,
-                       api_key="dry-run-sends-nothing" if dry else None)
-    others = [make_judge(name, base_url=options.base_url, timeout=options.timeout,
-                         temperature=options.temperature or 0.0, output_mode=options.output_mode,
-                         api_key="dry-run-sends-nothing" if dry else None)
-              for name in [*options.jury, *([options.escalate_to] if options.escalate_to else [])]]
+
+    def build(name: str):
+        # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
+        return make_judge(name, base_url=options.base_url, timeout=options.timeout,
+                          temperature=options.temperature or 0.0, output_mode=options.output_mode,
+                          max_output_tokens=options.max_output_tokens, api_key="dry-run-sends-nothing" if dry else None)
+
+    judge = build(options.judge)
+    others = [build(name) for name in [*options.jury, *([options.escalate_to] if options.escalate_to else [])]]
     spec = options.store if options.store is not None else str(default_spec())
 
     async def _judge(where: str, sender, create: bool = True) -> Judged:

@@ -68,8 +68,9 @@ def judge_answers(answers: Table, *, queries: Table, corpus: Table | None = None
         entries = _run(run)
         for entry in entries:
             if entry.query_id not in questions or entry.doc_id not in docs:
-                raise BadInputError(f"the run names an unknown {'query' if entry.query_id not in questions else 'document'}"
-                                    f" ({entry.query_id}, {entry.doc_id})", path="run")
+                unknown = "query" if entry.query_id not in questions else "document"
+                raise BadInputError(f"the run names an unknown {unknown} ({entry.query_id}, {entry.doc_id})",
+                                    path="run")
         passages = passages_from_run(entries, docs, depth)
     else:
         passages = passages_from_contexts(_numbered(contexts), "contexts DataFrame", questions)

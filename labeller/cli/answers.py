@@ -60,7 +60,8 @@ def judge(
     report: Annotated[Optional[Path], typer.Option("--report", "--out", help="Directory for answers.md, "
                                                                             "answers.html and answers.json.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate requests, tokens and cost; send nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate requests, tokens and cost; "
+                                                            "send nothing.")] = False,
     samples: Annotated[int, typer.Option(help="Verdicts per claim (majority; needs --temperature > 0).")] = 1,
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature (OpenAI-compatible).")] = None,
     output_mode: Annotated[Optional[str], typer.Option(help="json_schema, json_object, tool or text.")] = None,
@@ -76,7 +77,8 @@ def judge(
     from labeller.answers.job import AnswerFiles, answers_job
 
     options = _options(
-        dict(judge=judge_spec, jury=jury or [], escalate_to=escalate_to, claim_rubric=None if claim_rubric is None else str(claim_rubric), store=cache,
+        dict(judge=judge_spec, jury=jury or [], escalate_to=escalate_to,
+             claim_rubric=None if claim_rubric is None else str(claim_rubric), store=cache,
              base_url=base_url, timeout=timeout, temperature=temperature, output_mode=output_mode,
              prices=None if prices is None else str(prices)),
         dict(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm, tokens_per_minute=tpm,

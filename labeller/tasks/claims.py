@@ -32,7 +32,7 @@ from labeller.tasks.base import Task
 from labeller.tasks.reply import ReplySpec, justification_schema
 
 CLAIM_VERDICTS = ("supported", "contradicted", "not_supported")
-MAX_CLAIMS = 60
+MAX_CLAIMS = 200  # a sanity bound (a model looping); a long answer has far fewer atomic claims
 
 
 class ClaimVerdict(BaseModel):
