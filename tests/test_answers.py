@@ -63,9 +63,12 @@ def api(monkeypatch):
         yield server
 
 
-def test_every_query_lands_in_its_planted_class_and_a_rerun_sends_nothing(api, tmp_path, capsys):
+@pytest.mark.parametrize("judge", ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5"])
+def test_every_query_lands_in_its_planted_class_and_a_rerun_sends_nothing(api, tmp_path, capsys, monkeypatch, judge):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     files = write_inputs(tmp_path / "in")
-    common = args(files, "--judge", "openai:gpt-4.1-mini", "--cache", tmp_path / "cache", "--json")
+    common = args(files, "--judge", judge, "--cache", tmp_path / "cache", "--json")
     code, out, err = cli(capsys, *common)
     assert code == 0, err
     report = json.loads(out)
