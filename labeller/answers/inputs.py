@@ -168,6 +168,7 @@ def _listed(raw: Any, where: str, line: int, field: str) -> list[Any]:
 
 
 def outcomes_from(rows: Rows, where: str, questions: Mapping[str, str]) -> dict[str, str]:
+    """Outcome rows in memory (a DataFrame's); a file is read by acceptance.outcomes.read_outcomes, the same rules."""
     out: dict[str, str] = {}
     for line, row in rows:
         _refuse_unknown(row, ("query_id", "outcome"), where, line)
@@ -176,6 +177,8 @@ def outcomes_from(rows: Rows, where: str, questions: Mapping[str, str]) -> dict[
         if outcome not in ("answerable", "no_answer", "access_denied"):
             raise BadInputError(f"unknown outcome '{outcome}'; expected answerable, no_answer or access_denied",
                                 path=where, line=line, field="outcome")
+        if qid in out:
+            raise BadInputError(f"query '{qid}' is listed twice", path=where, line=line, field="query_id")
         out[qid] = outcome
     return out
 
@@ -191,3 +194,14 @@ def check_inputs(inputs: AnswerInputs) -> AnswerInputs:
             raise BadInputError(f"query '{qid}' has required evidence, but its contexts carry no doc_id: give each "
                                 "context its doc_id, or a run", field="doc_id")
     return inputs
+
+
+def read_expectations(questions: Mapping[str, str], *, required: str | Path | None = None,
+                      facts: str | Path | None = None, outcomes: str | Path | None = None) -> dict[str, Any]:
+    """The optional files as AnswerInputs fields: required evidence, expected facts, expected outcomes (the last by
+    acceptance.outcomes.read_outcomes)."""
+    from labeller.acceptance.outcomes import read_outcomes
+
+    return {"required": None if required is None else required_from(read_rows(required), str(required), questions),
+            "facts": None if facts is None else facts_from(read_rows(facts), str(facts), questions),
+            "outcomes": None if outcomes is None else read_outcomes(outcomes, questions)}

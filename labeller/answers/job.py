@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from labeller.answers.inputs import (answers_from, facts_from, file_rows, outcomes_from, passages_from_contexts,
-                                     read_run_passages, required_from)
+from labeller.answers.inputs import (answers_from, file_rows, passages_from_contexts, read_expectations,
+                                     read_run_passages)
 from labeller.answers.models import AnswerInputs, AnswerOptions, AnswerReport
 from labeller.answers.report import markdown
 from labeller.answers.report_html import html_page
@@ -53,12 +53,9 @@ def read_inputs(files: AnswerFiles) -> AnswerInputs:
         passages = read_run_passages(files.run, questions, corpus, files.depth)
     else:
         passages = passages_from_contexts(*file_rows(files.contexts), questions)  # type: ignore[misc]
-    optional = {name: (reader(*file_rows(path), questions) if path is not None else None)  # type: ignore[misc]
-                for name, reader, path in (("required", required_from, files.required),
-                                           ("facts", facts_from, files.facts),
-                                           ("outcomes", outcomes_from, files.outcomes))}
     return AnswerInputs(questions=questions, answers=answers_from(*file_rows(files.answers), questions),
-                        passages=passages, **optional)
+                        passages=passages, **read_expectations(questions, required=files.required, facts=files.facts,
+                                                               outcomes=files.outcomes))
 
 
 def answers_job(files: AnswerFiles, options: AnswerOptions,

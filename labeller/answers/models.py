@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from labeller.acceptance.outcomes import Outcome
 from labeller.canaries.model import Fact
 from labeller.labelling.models import LabelOptions, LabelStats
 from labeller.records import LabelFailure
@@ -15,7 +16,6 @@ Attribution = Literal["missing_evidence", "unsupported_generation", "both", "cor
                       "ignored_context", "ok"]
 ATTRIBUTIONS: tuple[str, ...] = ("missing_evidence", "unsupported_generation", "both", "correct_without_evidence",
                                  "ignored_context", "ok")
-Outcome = Literal["answerable", "no_answer", "access_denied"]
 
 
 class _Record(BaseModel):

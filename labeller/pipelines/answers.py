@@ -3,7 +3,7 @@ every failure to retrieval or generation (labeller.answers), with the gate of th
 
 from __future__ import annotations
 
-from labeller.answers.inputs import answers_from, facts_from, file_rows, outcomes_from, passages_from_run, required_from
+from labeller.answers.inputs import answers_from, file_rows, passages_from_run, read_expectations
 from labeller.answers.models import AnswerInputs, AnswerOptions, Thresholds
 from labeller.answers.report import markdown, summary_lines
 from labeller.answers.report_html import html_page
@@ -25,12 +25,10 @@ def run_answers(cfg: PipelineConfig, config_path: str) -> PipelineResult:
     queries, corpus = load_inputs(cfg)
     questions = {qid: q.text for qid, q in queries.items()}
     entries = retrieve(cfg.retriever.name, queries, corpus, cfg.retriever.depth, out / "run.trec")
-    optional = {name: None if path is None else reader(*file_rows(path), questions)  # type: ignore[misc]
-                for name, reader, path in (("required", required_from, cfg.inputs.required),
-                                           ("facts", facts_from, cfg.inputs.facts),
-                                           ("outcomes", outcomes_from, cfg.inputs.outcomes))}
     inputs = AnswerInputs(questions=questions, answers=answers_from(*file_rows(cfg.inputs.answers), questions),
-                          passages=passages_from_run(entries, corpus, cfg.retriever.depth), **optional)
+                          passages=passages_from_run(entries, corpus, cfg.retriever.depth),
+                          **read_expectations(questions, required=cfg.inputs.required, facts=cfg.inputs.facts,
+                                              outcomes=cfg.inputs.outcomes))
     gate = cfg.answers.model_dump(exclude={"claim_rubric"})
     options = AnswerOptions(judge=cfg.judge.spec, base_url=cfg.judge.base_url, output_mode=cfg.judge.output_mode,
                             temperature=cfg.judge.temperature, store=str(cfg.cache_dir),
