@@ -3,13 +3,12 @@ this session's person), POST /api/verdict {claim_id, verdict, note}. The same st
 
 from __future__ import annotations
 
-import json
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 from urllib.parse import urlparse
 
 from labeller.annotate.claims import ClaimSession
-from labeller.annotate.server import _MAX_BODY, AnnotationServer, _Handler, _static
+from labeller.annotate.server import AnnotationServer, _Handler, _static
 
 
 class _ClaimHandler(_Handler):
@@ -28,16 +27,9 @@ class _ClaimHandler(_Handler):
     def do_POST(self) -> None:  # noqa: N802
         if urlparse(self.path).path != "/api/verdict":
             return self._json(HTTPStatus.NOT_FOUND, {"error": "no such endpoint"})
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body too large"})
-        try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body is not JSON"})
-        if not isinstance(body, dict):
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body must be a JSON object"})
-        self._answer(lambda: self.server.claims.judge(body))
+        body = self._body()
+        if body is not None:
+            self._answer(lambda: self.server.claims.judge(body))
 
 
 class ClaimServer(ThreadingHTTPServer):

@@ -74,9 +74,15 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         session = self.server.session
         routes = {"/api/grade": session.grade, "/api/adjudicate": session.adjudicate}
-        length = int(self.headers.get("Content-Length") or 0)
         if url.path not in routes:
             return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint: {url.path}"})
+        body = self._body()
+        if body is not None:
+            self._answer(lambda: routes[url.path](body))
+
+    def _body(self) -> dict[str, Any] | None:
+        """The request's JSON object, or None once a 413 or 400 saying why has been sent."""
+        length = int(self.headers.get("Content-Length") or 0)
         if length > _MAX_BODY:
             return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body too large"})
         try:
@@ -85,7 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body is not JSON"})
         if not isinstance(body, dict):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body must be a JSON object"})
-        self._answer(lambda: routes[url.path](body))
+        return body
 
 
 class AnnotationServer(ThreadingHTTPServer):
