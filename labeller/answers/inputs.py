@@ -102,7 +102,8 @@ def passages_from_run(entries: list[RunEntry], corpus: Mapping[str, Doc], depth:
 
 def read_run_passages(path: str | Path, queries: Mapping, corpus: Mapping[str, Doc],
                       depth: int) -> dict[str, list[Passage]]:
-    return passages_from_run(read_known_run(path, dict(queries), dict(corpus), depth), corpus, depth)
+    # the run's entries of queries and documents the inputs hold (the rest skipped, as labelling skips them)
+    return passages_from_run(read_known_run(path, dict(queries), dict(corpus), depth).known, corpus, depth)
 
 
 def passages_from_contexts(rows: Rows, where: str, questions: Mapping[str, str]) -> dict[str, list[Passage]]:

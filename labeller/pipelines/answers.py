@@ -45,7 +45,8 @@ def run_answers(cfg: PipelineConfig, config_path: str) -> PipelineResult:
     checks = [Check(suite="answers", name=c.name, status="pass" if c.passed else "fail", message=c.detail)
               for c in report.checks]
     return PipelineResult(pipeline="answers", config=config_path, status="passed" if report.passed else "failed",
-                          summary=summary_lines(report), reports={"answer evaluation": str(html), "markdown": str(md)},
+                          summary=[*summary_lines(report), f"Judge requests sent: {requests}."],
+                          reports={"answer evaluation": str(html), "markdown": str(md)},
                           judge_requests=requests, checks=checks,
                           figures={"answers": len(report.answers), "claims": report.claims,
                                    "mean_groundedness": report.mean_groundedness, "failures": len(report.failures),
