@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from labeller.cache_key import cache_key
+from labeller.cache_key import cache_key, judge_fields
 from labeller.judges.base import Judge
 from labeller.records import Pair
 from labeller.rubric import JudgePrompt
@@ -72,9 +72,9 @@ class Task:
 
     def keys(self, judge: Judge, settings: dict[str, Any], served: str | None) -> Keys:
         def keys_of(lo: int, hi: int) -> list[str]:
-            return [cache_key(provider=judge.provider, model=judge.model, base_url=judge.base_url, settings=settings,
-                              prompt=self.render(i), schema_version=self.schema_version, sample=self.sample_of(i),
-                              served=served) for i in range(lo, hi)]
+            fields = judge_fields(judge, settings, served)  # the judge's part, as every other path keys it
+            return [cache_key(**fields, prompt=self.render(i), schema_version=self.schema_version,
+                              sample=self.sample_of(i)) for i in range(lo, hi)]
         return keys_of
 
     def stored(self, reply: Any) -> Any:
