@@ -1180,6 +1180,10 @@ CASES: list[Case] = [
                                              "--annotator", " "], stderr="--annotator is empty",
          setup=lambda d: (d / "answers.json").write_text(_empty_answer_report()), outputs=("g.jsonl",)),
 
+    Case("acceptance-grounding-corpus-missing", ACCEPT, stderr="nope.jsonl", outputs=("r.json",),
+         setup=_suite_spoiled("[conditions]", 'groundedness = 0.9\n[grounding]\ncorpus = "nope.jsonl"\n\n[conditions]')),
+    Case("acceptance-grounding-without-a-threshold", ACCEPT, stderr="[thresholds] sets none", outputs=("r.json",),
+         setup=_suite_spoiled("[conditions]", '[grounding]\ncorpus = "acl.jsonl"\n\n[conditions]')),
 ]
 
 
