@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import STORE_HELP, app
+from labeller.cli.exporting import ExperimentOpt, ExportOpt, prepared_exports, stderr
 from labeller.cli.judging import BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, PricesOpt, RpmOpt, TimeoutOpt, TpmOpt
 
 answers_app = typer.Typer(help="Judge generated answers: claims against the retrieved evidence, attribution of "
@@ -73,8 +74,12 @@ def judge(
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
     timeout: TimeoutOpt = 60.0,
+    export: ExportOpt = None,
+    export_experiment: ExperimentOpt = None,
 ) -> None:
     from labeller.answers.job import AnswerFiles, answers_job
+
+    exports = prepared_exports(export, export_experiment)
 
     options = _options(
         dict(judge=judge_spec, jury=jury or [], escalate_to=escalate_to,
@@ -90,7 +95,20 @@ def judge(
     files = AnswerFiles(queries=queries, answers=answers, corpus=corpus, run=run, depth=depth, contexts=contexts,
                         required=required, facts=facts, outcomes=outcomes)
     result, written = answers_job(files, options, report)
-    _show(result, written, as_json, dry_run)
+
+    def push(failed: bool) -> None:
+        if exports and not dry_run:
+            from labeller.evaluation.runs import run_name
+            from labeller.exporters import finish
+            from labeller.exporters.batches import answers_batch
+            from labeller.tasks.claims import load_claim_rubric
+
+            finish(exports, lambda: answers_batch(
+                result, retriever=run_name(run) if run else "", rubric_version=load_claim_rubric(options.claim_rubric)
+                .version, files=[queries, answers, run or contexts, required, facts, outcomes],
+                reports=[p for p in written if p.suffix in (".html", ".md")]), stderr, job_failed=failed)
+
+    _show(result, written, as_json, dry_run, push)
 
 
 def _options(answer: dict, labelling: dict, thresholds: dict):
@@ -107,7 +125,7 @@ def _options(answer: dict, labelling: dict, thresholds: dict):
         raise validation_error(exc) from None
 
 
-def _show(result, written, as_json: bool, dry_run: bool) -> None:
+def _show(result, written, as_json: bool, dry_run: bool, push=lambda failed: None) -> None:
     from labeller.answers.report import summary_lines
     from labeller.errors import GateFailedError
 
@@ -125,6 +143,7 @@ def _show(result, written, as_json: bool, dry_run: bool) -> None:
         for path in written:
             print(f"wrote {path}")
     stopped = [stats for stats in result.stats.values() if stats.stopped_by or stats.budget_stopped]
+    push(bool(stopped) or not result.passed)  # after the local outputs, before the exit code
     if stopped and not dry_run:  # the reports are written; what was judged is in the store
         from labeller.errors import BudgetExceededError, JudgeError
 
