@@ -1184,6 +1184,12 @@ CASES: list[Case] = [
          setup=_suite_spoiled("[conditions]", 'groundedness = 0.9\n[grounding]\ncorpus = "nope.jsonl"\n\n[conditions]')),
     Case("acceptance-grounding-without-a-threshold", ACCEPT, stderr="[thresholds] sets none", outputs=("r.json",),
          setup=_suite_spoiled("[conditions]", '[grounding]\ncorpus = "acl.jsonl"\n\n[conditions]')),
+    Case("outcomes-export-unknown-backend", ["outcomes", "--labels", "gold.jsonl", "--outcomes", "gold.jsonl",
+                                             "--run", "run.trec", "--report", "rep", "--export", "nosuch=http://x"],
+         stderr="unknown export backend 'nosuch'", outputs=("rep",)),
+    Case("answers-judge-export-not-a-url", ["answers", "judge", "--queries", "queries.jsonl", "--answers", "a.jsonl",
+                                            "--contexts", "c.jsonl", "--report", "rep", "--export", "prometheus"],
+         stderr="is not BACKEND=URL", outputs=("rep",)),
 ]
 
 
