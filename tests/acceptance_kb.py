@@ -5,7 +5,8 @@ Faults are planted by name: "leak" ignores permissions, "stale" serves inv-1 at 
 them, "lag:<seconds>" keeps a revoked document for that long, "mute:<word>" returns nothing for queries holding
 the word, "chatty" adds the public document to every answer, "answers" adds an answer citing the top
 document, "grounded" an answer made of the top document's own words, "hallucinate" an answer no document
-supports (both citing the top document), "cost" reports a cost per query.
+supports (both citing the top document), "answer:<text>" that text as the answer, "cost" reports a cost per
+query.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class KnowledgeBase:
         if "hallucinate" in self.faults and results:
             reply.update(answer="Refunds are paid by carrier pigeon within ninety days.",
                          citations=[results[0]["doc_id"]])
+        for text in self._param("answer") if results else []:
+            reply.update(answer=text, citations=[results[0]["doc_id"]])
         if "cost" in self.faults:
             reply["cost"] = 0.002
         return reply

@@ -106,3 +106,20 @@ def test_a_suite_judge_and_a_grounding_function_together_are_refused(tmp_path, c
     suite = suite_with_judge(tmp_path)
     code, _, err, _ = run(tmp_path, capsys, suite, ("grounded",), "--grounding", "acceptance_helpers:citing_grounder")
     assert code == 2 and "--grounding" in err and "keep one" in err
+
+
+@pytest.mark.parametrize("marker, code, status", [("[[supported:inv-1]]", 0, "pass"), ("[[not_supported]]", 1, "fail")])
+def test_an_llm_answer_judge_through_the_openai_sdk(tmp_path, capsys, monkeypatch, marker, code, status):
+    from fakeapi import FakeAPI
+
+    key = "sk-acceptance-SECRET-31"
+    with FakeAPI(api_key=key) as api:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        suite = suite_with_judge(tmp_path, 'corpus = "corpus.jsonl"\njudge = "openai:gpt-4.1-mini"\n'
+                                           f'base_url = "{api.openai_url}"')
+        got, out, err, result = run(tmp_path, capsys, suite, (f"answer:Kite couriers sent it {marker}.",))
+        sent = api.total
+    assert got == code and gates(result)["grounding"]["status"] == status, err
+    assert sent == 4  # two held-out answers: a split and one claim verdict each
+    assert "judge openai:gpt-4.1-mini, 2 claims, 4 requests sent" in gates(result)["grounding"]["detail"]
+    assert key not in out + err + (tmp_path / "r.json").read_text()
