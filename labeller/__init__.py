@@ -1,7 +1,7 @@
 """labeller: graded LLM relevance labels you can trust.
 
-The public API (see labeller.api): label / alabel, agree, evaluate, compare, probe, link_outcomes, export. They are imported on
-first use, so `import labeller` stays light for the command line.
+The public API (see labeller.api): label / alabel, agree, evaluate, compare, probe, judge_answers, link_outcomes,
+export. They are imported on first use, so `import labeller` stays light for the command line.
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
@@ -12,7 +12,7 @@ except PackageNotFoundError:  # pragma: no cover - only without any install
     __version__ = "0.1.0"
 
 __all__ = ["EvaluationResult", "OutcomesResult", "__version__", "agree", "alabel", "compare", "evaluate", "export",
-           "label", "link_outcomes", "probe"]
+           "judge_answers", "label", "link_outcomes", "probe"]
 
 
 def __getattr__(name: str):

@@ -72,6 +72,10 @@ class JudgePrompt(BaseModel):
     doc: Doc | None = None
     query_fields: list[str] = Field(default_factory=lambda: ["text"])
     doc_fields: list[str] = Field(default_factory=lambda: ["text"])
+    # Another task's prompt (labeller.tasks): its ReplySpec (None: the relevance verdict), and what it showed
+    # (for the offline judge, and to check a reply against: a claim verdict may name only passages shown).
+    reply: Any = None
+    context: dict[str, Any] | None = None
 
 
 class Rubric(BaseModel):

@@ -4,7 +4,9 @@ Faults are planted by name: "leak" ignores permissions, "stale" serves inv-1 at 
 "drop" never returns inv-2, "error:<word>" fails queries holding the word, "slow:<word>" sleeps 0.3 s on
 them, "lag:<seconds>" keeps a revoked document for that long, "mute:<word>" returns nothing for queries holding
 the word, "chatty" adds the public document to every answer, "answers" adds an answer citing the top
-document, "cost" reports a cost per query.
+document, "grounded" an answer made of the top document's own words, "hallucinate" an answer no document
+supports (both citing the top document), "answer:<text>" that text as the answer, "cost" reports a cost per
+query.
 """
 
 from __future__ import annotations
@@ -65,6 +67,14 @@ class KnowledgeBase:
         reply: dict = {"results": results[:k]}
         if "answers" in self.faults and results:
             reply.update(answer=f"See {results[0]['doc_id']}.", citations=[results[0]["doc_id"]])
+        if "grounded" in self.faults and results:
+            text = DOCS[results[0]["doc_id"]]["text"]
+            reply.update(answer=f"{text[0].upper()}{text[1:]}.", citations=[results[0]["doc_id"]])
+        if "hallucinate" in self.faults and results:
+            reply.update(answer="Refunds are paid by carrier pigeon within ninety days.",
+                         citations=[results[0]["doc_id"]])
+        for text in self._param("answer") if results else []:
+            reply.update(answer=text, citations=[results[0]["doc_id"]])
         if "cost" in self.faults:
             reply["cost"] = 0.002
         return reply

@@ -69,8 +69,10 @@ def expected_agree(data: dict) -> list[tuple[str, str, dict[str, str], float]]:
 
 
 def expected_pipeline(data: dict) -> list[tuple[str, str, dict[str, str], float]]:
-    counts = {"judge_requests", "labelled", "new", "cached", "failed", "n", "fixed", "broken"}
-    rows = [("count" if k in counts else "metric", k, {}, v) for k, v in data["figures"].items()
+    counts = {"judge_requests", "labelled", "new", "cached", "failed", "n", "fixed", "broken", "answers", "claims",
+              "failures"}
+    rows = [("count" if k in counts or k.startswith("attribution.") else "metric", k, {}, v)
+            for k, v in data["figures"].items()
             if v is not None and not k.startswith("drift_")]
     rows.append(("count", "judge_requests", {}, float(data["judge_requests"])))
     rows.append(("gate", data["pipeline"], {}, 1.0 if data["status"] == "passed" else 0.0))

@@ -65,7 +65,10 @@ INJECTED = re.compile(r"\bgrade (?:it |this |this document )?([1-5])\b", re.IGNO
 KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "refusal", "401", "404", "400",
          "expired",  # expired: a batch request the provider never ran (batch endpoints only)
          "empty",  # a verdict whose justification is "" (scripted only)
-         "garbled", "shapeless")  # a 200 that is not a reply: HTML, or JSON of the wrong shape
+         "garbled", "shapeless",  # a 200 that is not a reply: HTML, or JSON of the wrong shape
+         "stray")  # a claim verdict naming a passage it was not shown (claim tasks; scripted only)
+CLAIM_MARKER = re.compile(r"\[\[(supported|contradicted|not_supported)((?::[^\]:]+)*)\]\]")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def expected_grade(user_prompt: str) -> int:
@@ -444,6 +447,15 @@ class FakeAPI:
             return {"justification": "", "grade": grade}
         return {"justification": justification, "grade": grade}
 
+    def _reply(self, user: str, kind: str, temperature: float = 0.0, model: str | None = None) -> dict[str, Any]:
+        """The planted reply of the task the prompt is: a claim verdict (a <claim> block), a claim split (an
+        <answer> block), else a relevance verdict."""
+        if "<claim>" in user:
+            return claim_verdict(user, kind)
+        if "<answer>" in user:
+            return claim_split(user, kind)
+        return self._verdict(user, kind, temperature, model)
+
     def _tokens(self, system: str, user: str) -> tuple[int, int]:
         """(prompt tokens, cached tokens): about 4 characters a token; the system prefix is cached after first use."""
         with self._lock:
@@ -460,7 +472,7 @@ class FakeAPI:
         user = "".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
         prompt_tokens, cached = self._tokens(system, user)
         temperature = float(body.get("temperature", 1.0))  # OpenAI's API samples at 1.0 unless told otherwise
-        content: str | None = json.dumps(self._verdict(user, kind, temperature, body.get("model")), ensure_ascii=False)
+        content: str | None = json.dumps(self._reply(user, kind, temperature, body.get("model")), ensure_ascii=False)
         refusal = None
         if kind == "malformed":
             content = '{"justification": "The document is relevant", "grade": '
@@ -502,14 +514,54 @@ class FakeAPI:
         elif kind == "refusal":
             content, stop = [{"type": "text", "text": "I can't help with that."}], "refusal"
         else:
-            content = [{"type": "tool_use", "id": f"toolu_{self.total}", "name": "record_verdict",
-                        "input": self._verdict(user, kind, float(body.get("temperature", 1.0)), body.get("model"))}]
+            tool = (body.get("tool_choice") or {}).get("name", "record_verdict")
+            content = [{"type": "tool_use", "id": f"toolu_{self.total}", "name": tool,
+                        "input": self._reply(user, kind, float(body.get("temperature", 1.0)), body.get("model"))}]
         return {
             "id": f"msg_{self.total}", "type": "message", "role": "assistant", "model": body.get("model", "unknown"),
             "content": content, "stop_reason": stop, "stop_sequence": None,
             "usage": {"input_tokens": prompt_tokens - cached, "output_tokens": 20,
                       "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0},
         }
+
+
+def claim_verdict(user: str, kind: str) -> dict[str, Any]:
+    """The planted verdict of a claim prompt: a marker [[supported:d1]], [[contradicted:d2:d3]] or
+    [[not_supported]] in the claim (none: not_supported). Faults: range (an unknown verdict), missing (no
+    verdict), empty (a blank justification), stray (a supported verdict naming a passage not shown)."""
+    found = CLAIM_MARKER.search(_block_text(user, "claim"))
+    verdict, ids = (found.group(1), [i for i in found.group(2).split(":") if i]) if found else ("not_supported", [])
+    reply = {"justification": f"Planted: {verdict}.", "verdict": verdict,
+             "supporting": ids if verdict == "supported" else [], "contradicting": ids if verdict == "contradicted" else []}
+    if kind == "range":
+        reply["verdict"] = "probably"
+    elif kind == "missing":
+        del reply["verdict"]
+    elif kind == "empty":
+        reply["justification"] = ""
+    elif kind == "stray":
+        reply.update(verdict="supported", supporting=["not-a-shown-passage"], contradicting=[])
+    return reply
+
+
+def claim_split(user: str, kind: str) -> dict[str, Any]:
+    """The planted split of an answer: its sentences (split after . ! ?), markers kept; [[abstain]] in the answer
+    makes it an abstention, whose sentences are claims only when they carry a verdict marker (the sentence that
+    declines is not a claim). Faults: range (a claim that is not a string), missing (no claims), empty (a blank
+    justification)."""
+    answer = _block_text(user, "answer")
+    abstained = "[[abstain]]" in answer
+    claims = [c.strip() for c in SENTENCE_END.split(answer)
+              if c.strip() and "[[abstain]]" not in c and (not abstained or CLAIM_MARKER.search(c))]
+    reply: dict[str, Any] = {"justification": f"Planted: {len(claims)} claims.", "abstained": "[[abstain]]" in answer,
+                             "claims": claims}
+    if kind == "range":
+        reply["claims"] = [1, 2]
+    elif kind == "missing":
+        del reply["claims"]
+    elif kind == "empty":
+        reply["justification"] = ""
+    return reply
 
 
 def key_header_value(request: web.Request, header: str) -> str | None:

@@ -296,6 +296,22 @@ def _canary_files(d: Path) -> None:
     write_jsonl(d / "a.jsonl", [{"canary_id": "kite", "answer": "X9-KITE-42"}])
 
 
+ANSWERS = ["answers", "judge", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--run", "run.trec",
+           "--answers", "answers.jsonl"]
+
+
+def _answers(root: Path) -> None:
+    write_jsonl(root / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch spinach for two minutes."}])
+
+
+
+def _empty_answer_report() -> str:
+    from labeller.answers.models import AnswerReport
+
+    return AnswerReport(judge="offline:lexical", claim_rubric="claims", answers=[], attribution={}, counts={},
+                        mean_groundedness=None, claims=0, failures=[], checks=[], passed=True,
+                        stats={}).model_dump_json()
+
 # ---------------------------------------------------------------------------------------------
 # The table. Keep rows grouped by command; one row per bug or hostile input.
 # ---------------------------------------------------------------------------------------------
@@ -1155,6 +1171,59 @@ CASES: list[Case] = [
     Case("evaluate-gold-sample-not-a-sample", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
                                                "--gold", "gold.jsonl", "--gold-sample", "pairs.jsonl"],
          stderr="pairs.jsonl:1"),
+    # answers judge ------------------------------------------------------------------------
+    # Every input is read and checked before the first claim is sent: nothing is paid for bad input.
+    Case("answers-unknown-answer-column", [*ANSWERS, *OPENAI], stderr="answers.jsonl:1: field 'cited'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch it.", "cited": []}])),
+    Case("answers-second-answer-for-a-query", [*ANSWERS, *OPENAI], stderr="a second answer for query 'q1'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "a"},
+                                                           {"query_id": "q1", "answer": "b"}])),
+    Case("answers-unknown-query", [*ANSWERS, *OPENAI], stderr="unknown query 'q9'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q9", "answer": "a"}])),
+    Case("answers-citations-not-a-list", [*ANSWERS, *OPENAI], stderr="field 'citations'",
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "a", "citations": 7}])),
+    Case("answers-run-and-contexts", [*ANSWERS, *OPENAI, "--contexts", "corpus.jsonl"], stderr="exactly one of",
+         setup=_answers),
+    Case("answers-unknown-outcome", [*ANSWERS, *OPENAI, "--outcomes", "outcomes.jsonl"], stderr="unknown outcome",
+         setup=lambda d: (_answers(d), write_jsonl(d / "outcomes.jsonl", [{"query_id": "q1", "outcome": "maybe"}]))),
+    Case("answers-required-evidence-without-doc-ids", ["answers", "judge", "--queries", "queries.jsonl", "--answers",
+                                                       "answers.jsonl", "--contexts", "ctx.jsonl", "--required",
+                                                       "pairs.jsonl", *OPENAI], stderr="carry no doc_id",
+         setup=lambda d: (_answers(d), write_jsonl(d / "ctx.jsonl", [{"query_id": "q1", "text": "Blanch it."}]))),
+    Case("answers-report-under-a-file", [*ANSWERS, *OPENAI, "--report", "answers.jsonl"], stderr="not a directory",
+         setup=_answers),
+    Case("answers-threshold-out-of-range", [*ANSWERS, *OPENAI, "--min-groundedness", "1.1"],
+         stderr="min_groundedness", setup=_answers),
+    # the offline judge finds the second sentence unsupported: the gate says FAIL (exit 1), the cache is kept
+    Case("answers-gate-fails-offline", [*ANSWERS, "--cache", "c", "--min-groundedness", "1"], exit=1,
+         stderr="answer gate failed: min_groundedness", mutable=("c",), error_line=True,
+         setup=lambda d: write_jsonl(d / "answers.jsonl", [{"query_id": "q1", "answer": "Blanch spinach for two "
+                                                            "minutes. It turns bright blue."}])),
+
+    Case("answers-agree-report-is-not-an-answers-report", ["answers", "agree", "--report", "labels.jsonl", "--gold",
+                                                           "gold.jsonl"], stderr="labels.jsonl"),
+    Case("answers-agree-unknown-verdict", ["answers", "agree", "--report", "answers.json", "--gold", "g.jsonl"],
+         stderr="g.jsonl:1: field 'verdict': unknown verdict 'true'", setup=lambda d: (
+             (d / "answers.json").write_text(_empty_answer_report()),
+             write_jsonl(d / "g.jsonl", [{"query_id": "q1", "claim": "x", "verdict": "true"}]))),
+
+    Case("annotate-claims-report-missing", ["annotate", "claims", "--report", "nope.json", "--gold", "g.jsonl",
+                                            "--annotator", "maria"], stderr="nope.json: file not found",
+         outputs=("g.jsonl",)),
+    Case("annotate-claims-empty-annotator", ["annotate", "claims", "--report", "answers.json", "--gold", "g.jsonl",
+                                             "--annotator", " "], stderr="--annotator is empty",
+         setup=lambda d: (d / "answers.json").write_text(_empty_answer_report()), outputs=("g.jsonl",)),
+
+    Case("acceptance-grounding-corpus-missing", ACCEPT, stderr="nope.jsonl", outputs=("r.json",),
+         setup=_suite_spoiled("[conditions]", 'groundedness = 0.9\n[grounding]\ncorpus = "nope.jsonl"\n\n[conditions]')),
+    Case("acceptance-grounding-without-a-threshold", ACCEPT, stderr="[thresholds] sets none", outputs=("r.json",),
+         setup=_suite_spoiled("[conditions]", '[grounding]\ncorpus = "acl.jsonl"\n\n[conditions]')),
+    Case("outcomes-export-unknown-backend", ["outcomes", "--labels", "gold.jsonl", "--outcomes", "gold.jsonl",
+                                             "--run", "run.trec", "--report", "rep", "--export", "nosuch=http://x"],
+         stderr="unknown export backend 'nosuch'", outputs=("rep",)),
+    Case("answers-judge-export-not-a-url", ["answers", "judge", "--queries", "queries.jsonl", "--answers", "a.jsonl",
+                                            "--contexts", "c.jsonl", "--report", "rep", "--export", "prometheus"],
+         stderr="is not BACKEND=URL", outputs=("rep",)),
 ]
 
 

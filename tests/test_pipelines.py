@@ -1,4 +1,4 @@
-"""The three pipelines on the bundled sample, with the offline judge, end to end."""
+"""The shipped pipelines on the bundled sample, with the offline judge, end to end."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_regression_against_itself_is_quiet(tmp_path):
 
 def test_demo_writes_an_index_linking_every_report(tmp_path):
     results, index = run_demo(tmp_path / "demo")
-    assert [r.pipeline for r in results] == ["label_slice", "validate_prompt", "regression"]
+    assert [r.pipeline for r in results] == ["label_slice", "validate_prompt", "regression", "answers"]
     html = index.read_text()
     assert "not an LLM" in html
     for r in results:

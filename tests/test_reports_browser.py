@@ -85,7 +85,7 @@ def _regression_reports(site: Path) -> list[Path]:
 
 def test_no_report_has_emoji_install_paths_scripts_or_network_resources(site):
     reports = _reports(site)
-    assert len(reports) >= 14  # demo index, 3 pipelines' pages, agreement x3, evaluate x2, regression x3 + trend
+    assert len(reports) >= 16  # demo index, 4 pipelines' pages (answers: html and md), agreement x3, evaluate x2, regression x3 + trend
     install = str(Path(labeller.__file__).resolve().parent.parent)
     for path in reports:
         text = path.read_text(encoding="utf-8")
@@ -99,8 +99,21 @@ def test_no_report_has_emoji_install_paths_scripts_or_network_resources(site):
 def test_the_demo_index_gives_each_pipeline_a_plain_word_verdict(view):
     page = view("out/demo/index.html")
     banners = page.locator(".banner").all_inner_texts()
-    assert [b.split()[0] for b in banners] == ["PASS", "PASS", "PASS"]
-    assert page.locator(".banner .mark").count() == 3  # the mark is SVG, not a font glyph
+    assert [b.split()[0] for b in banners] == ["PASS", "PASS", "PASS", "PASS"]
+    assert page.locator(".banner .mark").count() == 4  # the mark is SVG, not a font glyph
+
+
+def test_the_answers_page_puts_attribution_first_and_marks_every_claim(view):
+    page = view("out/demo/answers/answers.html")
+    assert page.locator(".banner").inner_text().startswith("PASS")
+    headings = page.locator("h2").all_inner_texts()
+    assert headings.index("Attribution") < headings.index("Answers")
+    first_table = page.locator("table").first.inner_text()
+    assert "correct_without_evidence" in first_table and "q04" in first_table
+    assert page.locator(".card").count() == 9  # one per bundled answer
+    assert page.locator('tr[data-verdict="contradicted"]').count() == 1
+    supported = page.locator('tr[data-verdict="supported"]').first
+    assert "tx-" in supported.locator(".excerpt").first.inner_text()  # the supporting passage beside the claim
 
 
 def test_label_slice_shows_query_and_document_text_beside_every_id(view, site):

@@ -1,11 +1,12 @@
 """The gates beyond one pass of the cases: revocation lag (re-asks after a change) and answer grounding
-(judged by a function given from outside)."""
+(judged by the suite's answer judge or a function given from outside)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from labeller.acceptance.grounding import grounding_gate
+from labeller.acceptance.grounding import grounding_gates
 from labeller.acceptance.lag import revocation_gate
 from labeller.acceptance.result import AnswerRow, CaseResult, GateResult
 from labeller.acceptance.suite import Suite
@@ -14,9 +15,9 @@ from labeller.systems.registry import CandidateSpec
 
 
 def extra_gates(suite: Suite, spec: CandidateSpec, system: SystemUnderTest, cases: list[CaseResult],
-                answers: list[AnswerRow], options: Any) -> tuple[list[dict[str, Any]], list[GateResult]]:
-    revocations, gates = revocation_gate(suite, spec, system, options.change_hooks.get(spec.name))
+                answers: list[AnswerRow], grounder: Callable | None,
+                change_hooks: dict[str, Callable]) -> tuple[list[dict[str, Any]], list[GateResult]]:
+    revocations, gates = revocation_gate(suite, spec, system, change_hooks.get(spec.name))
     held = {c.case_id for c in cases if c.split == "held_out"}
-    grounding = grounding_gate(answers, held, options.grounding, suite.thresholds.groundedness)
-    gates += [grounding] if grounding is not None else []
+    gates += grounding_gates(answers, held, grounder, suite.thresholds)
     return revocations, gates

@@ -34,7 +34,8 @@ class RunOptions:
     systems: Sequence[tuple[CandidateSpec, SystemUnderTest]] = ()  # already-open systems (the Python API)
     triage: str | Path | None = None
     redact: bool = False  # keep no raw query text in any output
-    grounding: Callable | None = None  # answers -> per-query grounding records (labeller.answers at merge)
+    grounding: Callable | None = None  # answers -> per-query grounding records (else the suite's [grounding] judge)
+    store: str | None = None  # the verdict store of the suite's answer judge (None: $LABELLER_CACHE or .labeller-cache)
     change_hooks: dict[str, Callable] = field(default_factory=dict)  # candidate name -> Python change hook
 
 
@@ -44,12 +45,21 @@ class SuiteInputs:
 
     permissions: Permissions | None
     grades: dict[str, dict[str, int]]
+    grounder: Callable | None = None  # the answer judge of the grounding gates
 
     @classmethod
-    def read(cls, suite: Suite) -> SuiteInputs:
+    def read(cls, suite: Suite, options: RunOptions) -> SuiteInputs:
         metric_specs(suite)
         permissions = read_permissions(suite.access, Path(suite.path).parent) if suite.access else None
-        return cls(permissions, suite_grades(suite))
+        grounder = options.grounding
+        if suite.grounding is not None:
+            if grounder is not None:
+                raise BadInputError("the suite's [grounding] table names an answer judge and --grounding gives "
+                                    "another; keep one", path=suite.path, field="grounding")
+            from labeller.acceptance.answer_judge import SuiteAnswerJudge
+
+            grounder = SuiteAnswerJudge(suite, options.store)
+        return cls(permissions, suite_grades(suite), grounder)
 
 
 def now() -> str:
@@ -85,7 +95,7 @@ def assess_candidate(suite: Suite, inputs: SuiteInputs, spec: CandidateSpec, sys
                       inputs.grades)
     from labeller.acceptance.extras import extra_gates
 
-    revocations, more = extra_gates(suite, spec, system, cases, answers, options)
+    revocations, more = extra_gates(suite, spec, system, cases, answers, inputs.grounder, options.change_hooks)
     gates += more
     if options.redact:  # before anything is written, the triage file included
         from labeller.acceptance.redact import Redactor
@@ -124,7 +134,7 @@ def run_acceptance(options: RunOptions) -> list[AcceptanceResult]:
             raise BadInputError(f"candidate '{spec.name}' returns {spec.retrieval_unit}s but the suite compares "
                                 f"{suite.suite.retrieval_unit}s; one comparison takes one retrieval unit",
                                 path=spec.path or None, field="retrieval_unit")
-    inputs = SuiteInputs.read(suite)
+    inputs = SuiteInputs.read(suite, options)
     opened: list[SystemUnderTest] = []  # every candidate opened first: a bad one is refused before any is asked
     try:
         pairs = []

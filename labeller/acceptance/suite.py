@@ -95,6 +95,8 @@ class Thresholds(Strict):
     max_ingestion_cost: float | None = Field(default=None, ge=0)
     max_revocation_lag_s: float | None = Field(default=None, ge=0)
     groundedness: float | None = Field(default=None, ge=0, le=1)  # minimum mean groundedness of answers
+    max_unsupported_generation_rate: float | None = Field(default=None, ge=0, le=1)  # answers unsupported or both
+    max_missing_evidence_rate: float | None = Field(default=None, ge=0, le=1)  # missing, both, correct w/o evidence
     min_held_out: int = Field(default=1, ge=1)  # fewer held-out cases than this cannot decide anything
 
     def digest(self) -> str:
@@ -133,6 +135,18 @@ class Access(Strict):
     groups_field: str = "allowed_groups"
 
 
+class Grounding(Strict):
+    """The answer judge of the grounding gates (labeller.answers): claims of each held-out answer judged against
+    the texts (from `corpus`) of the documents the system returned for it."""
+
+    corpus: str = Field(min_length=1)  # doc_id and text of every document the system may return
+    judge: str = "offline:lexical"
+    claim_rubric: str | None = None  # a claim rubric file; None: the shipped rubrics/claims/claims.md
+    depth: int | None = Field(default=None, ge=1)  # top returned documents shown to the judge (None: the suite's k)
+    base_url: str | None = None
+    max_cost: float | None = Field(default=None, ge=0)  # USD the judge may spend in one run
+
+
 class SuiteHeader(Strict):
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
@@ -147,6 +161,7 @@ class Suite(Strict):
     thresholds: Thresholds
     conditions: Conditions
     access: Access | None = None
+    grounding: Grounding | None = None
     cases: tuple[Case, ...] = ()
     revocations: tuple[Revocation, ...] = ()
     path: str = ""
@@ -247,5 +262,10 @@ def _check(suite: Suite) -> None:
         if rev.case not in seen:
             raise BadInputError(f"revocation '{rev.id}' names unknown case '{rev.case}'", field="revocations.case",
                                 **where)
+    limits = suite.thresholds
+    gated = [limits.groundedness, limits.max_unsupported_generation_rate, limits.max_missing_evidence_rate]
+    if suite.grounding is not None and all(t is None for t in gated):
+        raise BadInputError("[grounding] names an answer judge but [thresholds] sets none of groundedness, "
+                            "max_unsupported_generation_rate, max_missing_evidence_rate", field="grounding", **where)
     if suite.access is not None and (suite.access.acl is None) == (suite.access.corpus is None):
         raise BadInputError("[access] takes exactly one of acl or corpus", field="access", **where)

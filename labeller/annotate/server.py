@@ -102,9 +102,15 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         session = self.server.session
         routes = {"/api/grade": session.grade, "/api/adjudicate": session.adjudicate}
-        given = (self.headers.get("Content-Length") or "0").strip()
         if url.path not in routes:
             return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint: {url.path}"}, close=True)
+        body = self._body()
+        if body is not None:
+            self._answer(lambda: routes[url.path](body))
+
+    def _body(self) -> dict[str, Any] | None:
+        """The request's JSON object, or None once a 413 or 400 saying why has been sent."""
+        given = (self.headers.get("Content-Length") or "0").strip()
         if not given.isdigit() or not given.isascii():
             return self._json(HTTPStatus.BAD_REQUEST, {"error": f"Content-Length {given[:40]!r} is not a byte count"},
                               close=True)
@@ -117,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body is not JSON"})
         if not isinstance(body, dict):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": "request body must be a JSON object"})
-        self._answer(lambda: routes[url.path](body))
+        return body
 
 
 class AnnotationServer(ThreadingHTTPServer):

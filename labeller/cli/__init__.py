@@ -25,6 +25,7 @@ from labeller.cli import annotate as _annotate  # noqa: E402,F401
 from labeller.cli import judge_bench as _judge_bench  # noqa: E402,F401
 from labeller.cli import probe as _probe  # noqa: E402,F401
 from labeller.cli import outcomes as _outcomes, traces as _traces  # noqa: E402,F401
+from labeller.cli import answers as _answers  # noqa: E402,F401
 
 
 def _secrets() -> list[str | None]:

@@ -87,6 +87,8 @@ def run_command(
     triage: Annotated[Optional[Path], typer.Option(help="Triage file kept across reruns (created if absent).")] = None,
     redact: Annotated[bool, typer.Option(help="Keep no raw query text in any output.")] = False,
     grounding: Annotated[Optional[str], typer.Option(help="Answer judge 'package.module:function' for the grounding gate.")] = None,
+    cache: Annotated[Optional[str], typer.Option(help="Verdict store of the suite's [grounding] answer judge "
+                                                      "(directory or postgresql:// URL).")] = None,
 ) -> None:
     """Run a suite against one or more candidates; exit 1 on any blocking failure, 0 only when every gate holds."""
     from labeller.acceptance.job import ReportPaths, acceptance_run
@@ -102,7 +104,7 @@ def run_command(
         except ConfigError as exc:
             raise BadInputError(exc.detail.replace("retriever ", "answer judge ", 1), field="--grounding") from None
     results = acceptance_run(RunOptions(suite=suite, candidates=candidate, triage=triage, redact=redact,
-                                        grounding=grounder), ReportPaths(json=out, md=md, html=html))
+                                        grounding=grounder, store=cache), ReportPaths(json=out, md=md, html=html))
     _finish(results)
 
 

@@ -130,3 +130,26 @@ def status(
                    f"{view['kappa_quadratic']:.3f}, ordinal alpha {view['alpha_ordinal']:.3f}")
     else:
         typer.echo(f"not enough overlap yet: {view['shared_pairs']} shared pairs (figures from {view['min_shared']})")
+
+
+@annotate_app.command("claims", help="Judge the claims of an `answers judge` report blind in a local web page (the "
+                                     "judge's verdicts are never shown); each judgment is appended to --gold, which "
+                                     "`labeller answers agree` reads. A gold file that exists is resumed.")
+def claims(
+    report: Annotated[Path, typer.Option("--report", help="answers.json written by `labeller answers judge`.")],
+    gold: GoldOpt,
+    annotator: Annotated[str, typer.Option("--annotator", help="The name of the person judging.")],
+    host: Annotated[str, typer.Option(help="Address to bind (keep 127.0.0.1 unless you mean to share it).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free one).")] = 8766,
+) -> None:
+    from labeller.annotate.claims import ClaimSession, load_report
+    from labeller.annotate.claims_server import ClaimServer
+
+    server = ClaimServer(ClaimSession(load_report(report), gold, annotator), host, port)
+    print(f"judging claims at {server.url} (Ctrl-C to stop; judgments go to {gold})", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

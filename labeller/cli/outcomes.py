@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from labeller.cli.app import app
+from labeller.cli.exporting import ExperimentOpt, ExportOpt, prepared_exports, stderr
 
 
 def _cutoffs(text: str) -> list[int]:
@@ -61,6 +62,8 @@ def outcomes(
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 42,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of Markdown.")] = False,
     report: Annotated[Optional[Path], typer.Option(help="Write index.html, summary.md and result.json here.")] = None,
+    export: ExportOpt = None,
+    export_experiment: ExperimentOpt = None,
 ) -> None:
     """Which retrieval metric predicts the downstream task, and whose fault each failure is."""
     from labeller.errors import GateFailedError
@@ -75,6 +78,7 @@ def outcomes(
     job = OutcomesJob(labels=labels, outcomes=outcomes, run=run, traces=traces, trace_format=trace_format,
                       baseline=baseline, baseline_outcomes=baseline_outcomes, evidence=evidence, queries=queries,
                       from_scale=from_scale, options=options)
+    exports = prepared_exports(export, export_experiment)
     inputs = existing_files([labels, outcomes, run, traces, baseline, baseline_outcomes, evidence, queries])
     check_outputs(inputs=inputs, files={f"--report's {n}": report / n for n in REPORT_FILES} if report else {},
                   dirs={"--report": report})
@@ -85,5 +89,14 @@ def outcomes(
     for warning in result.warnings:
         print(f"labeller: warning: {warning}", file=sys.stderr)
     gate = result.gate
-    if gate is not None and not gate.passed and (fail_on_drop if fail_on_drop is not None else True):
+    failed = gate is not None and not gate.passed and (fail_on_drop if fail_on_drop is not None else True)
+    if exports:
+        from labeller.exporters import finish
+        from labeller.exporters.batches import outcomes_batch
+
+        pages = [report / name for name in REPORT_FILES if name.endswith((".html", ".md"))] if report else []
+        finish(exports, lambda: outcomes_batch(result, labels=labels, outcomes=outcomes, evidence=evidence,
+                                               reports=pages), stderr, job_failed=failed)
+    if failed:
+        assert gate is not None
         raise GateFailedError(f"downstream gate failed: {gate.reason}")

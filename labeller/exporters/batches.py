@@ -144,12 +144,14 @@ def pipeline_batch(result, cfg) -> ExportBatch:
     from labeller.rubric import load_rubric
 
     data = result.model_dump(mode="json")
-    counts = {"judge_requests", "labelled", "new", "cached", "failed", "n", "fixed", "broken"}
+    counts = {"judge_requests", "labelled", "new", "cached", "failed", "n", "fixed", "broken", "answers", "claims",
+              "failures"}
     figures = []
     for f in figures_at(data, ("figures",), "metric"):
         if f.name.startswith("drift_"):
             continue  # the judge-drift check is exported whole, below
-        kind: Kind = "count" if f.name in counts else "outcome" if f.name.startswith("outcome") else "metric"
+        kind: Kind = ("count" if f.name in counts or f.name.startswith("attribution.") else
+                      "outcome" if f.name.startswith("outcome") else "metric")
         figures.append(f.model_copy(update={"kind": kind}))
     figures += figures_at(data, (), "count", only=("judge_requests",))
     figures += gate_at(data, ("status",), result.pipeline)
@@ -159,9 +161,74 @@ def pipeline_batch(result, cfg) -> ExportBatch:
     if drift.get("status") == "checked":
         figures += figures_at(data, ("judge_drift",), "drift", only=("kappa_quadratic", "exact_agreement", "drifted"))
     rubric = cfg.new_rubric if result.pipeline == "validate_prompt" and cfg.new_rubric else cfg.judge.rubric
-    retrieves = result.pipeline in ("regression", "label_slice")  # validate_prompt grades gold pairs: no retriever
+    if result.pipeline == "answers":  # its judge grades claims with the claim rubric
+        from labeller.tasks.claims import load_claim_rubric
+
+        version = load_claim_rubric(None if cfg.answers.claim_rubric is None else str(cfg.answers.claim_rubric)).version
+    else:
+        version = load_rubric(rubric).version
+    retrieves = result.pipeline in ("regression", "label_slice", "answers")  # validate_prompt grades gold pairs
     labels = RunLabels(pipeline=result.pipeline, retriever=system_name(cfg) if retrieves else "",
-                       judge=cfg.judge.spec, rubric_version=load_rubric(rubric).version,
+                       judge=cfg.judge.spec, rubric_version=version,
                        suite_digest=suite_digest(cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold))
     reports = [Path(p) for p in result.reports.values() if Path(p).is_file()]
     return ExportBatch(labels=labels, figures=figures, reports=reports, result_json=result.model_dump_json(indent=2))
+
+
+_PREDICTION = ("auc", "auc_low", "auc_high", "ok_rate", "failed_rate")
+_REGRESSION = ("newly_failing", "lost_evidence", "kept_evidence", "never_had", "newly_fixed", "retrieval_dropped")
+
+
+def outcomes_batch(result, *, labels: str | Path, outcomes: str | Path, evidence: str | Path | None = None,
+                   reports: Iterable[Path] = ()) -> ExportBatch:
+    """`labeller outcomes --json`: the task success rate, each metric's prediction of it (`check` = the metric),
+    the four-cell attribution, the regression split and the downstream gate with its predicted rates."""
+    data = json.loads(result.model_dump_json())
+    figures = figures_at(data, (), "outcome", only=("outcome_rate",))
+    figures += figures_at(data, ("joined",), "count", only=("outcomes", "analysed", "not_in_outcomes"))
+    for i, prediction in enumerate(data["predictions"]):
+        figures += figures_at(data, ("predictions", i), "metric", {"check": prediction["metric"]}, only=_PREDICTION)
+    if data.get("attribution"):
+        figures += figures_at(data, ("attribution", "counts"), "count", {"check": data["attribution"]["metric"]},
+                              prefix="attribution:")
+    if data.get("regression"):
+        figures += figures_at(data, ("regression",), "count", {"check": data["regression"]["metric"],
+                                                               "reference": data["regression"]["baseline"]},
+                              only=_REGRESSION)
+    if data.get("gate"):
+        gate = {"check": data["gate"]["metric"], "reference": data["gate"]["baseline"]}
+        figures += figures_at(data, ("gate",), "outcome", gate, only=("baseline_rate", "run_rate"),
+                              prefix="predicted_")
+        figures += figures_at(data, ("gate",), "metric", gate, only=("drop", "drop_low", "drop_high"),
+                              prefix="predicted_")
+        figures += gate_at(data, ("gate", "passed"), "downstream", gate)
+    labels_of = RunLabels(pipeline="outcomes", retriever=data["run"], suite_digest=suite_digest(labels, outcomes,
+                                                                                                evidence),
+                          **first_label(labels))
+    return ExportBatch(labels=labels_of, figures=figures, reports=list(reports),
+                       result_json=result.model_dump_json(indent=2))
+
+
+_STEP = ("requested", "new", "cached", "failed", "requests")
+
+
+def answers_batch(report, *, retriever: str = "", rubric_version: str = "", files: Iterable[str | Path | None] = (),
+                  reports: Iterable[Path] = ()) -> ExportBatch:
+    """`labeller answers judge --json` (and the answers pipeline's report): mean groundedness, the claims and the
+    answers in each attribution class, what each judging step sent and cost (`check` = split or verdicts), the
+    gate and each of its checks."""
+    data = json.loads(report.model_dump_json())
+    figures = figures_at(data, (), "metric", only=("mean_groundedness",))
+    figures += figures_at(data, (), "count", only=("claims",))
+    figures += figures_at(data, ("counts",), "count", prefix="attribution:")
+    for step in data["stats"]:
+        figures += figures_at(data, ("stats", step), "count", {"check": step}, only=_STEP)
+        figures += figures_at(data, ("stats", step), "metric", {"check": step}, only=("cost_usd",))
+    if data["checks"]:  # a dry run has no gate
+        figures += gate_at(data, ("passed",), "answers")
+    for i, check in enumerate(data["checks"]):
+        figures += gate_at(data, ("checks", i, "passed"), "answers", {"check": check["name"]})
+    labels = RunLabels(pipeline="answers", retriever=retriever, judge=data["judge"], rubric_version=rubric_version,
+                       suite_digest=suite_digest(*files))
+    return ExportBatch(labels=labels, figures=figures, reports=list(reports),
+                       result_json=report.model_dump_json(indent=2))

@@ -24,8 +24,9 @@ from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import TOOL_NAME, http_client, parse_verdict, sdk_errors, verdict_schema
+from labeller.judges.wire import TOOL_NAME, http_client, parse_reply, sdk_errors, verdict_schema
 from labeller.rubric import JudgePrompt
+from labeller.tasks.reply import VERDICT
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VARIABLE = KEY_VARIABLES["anthropic"]
@@ -51,6 +52,7 @@ class AnthropicJudge(Judge):
         self._tool = {"name": TOOL_NAME, "description": "Record the relevance verdict for the pair.",
                       "input_schema": verdict_schema(), "strict": True}
         self._tool_choice = {"type": "tool", "name": TOOL_NAME}
+        self._task_tools: dict[str, dict[str, Any]] = {}  # other tasks' tools, by reply name
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
         self._client = anthropic.AsyncAnthropic(
             api_key=key, base_url=url, default_query=query or None, timeout=timeout, max_retries=0,
@@ -63,6 +65,20 @@ class AnthropicJudge(Judge):
     def decoding_settings(self) -> dict[str, Any]:
         return {"max_tokens": self.max_output_tokens, "tools": [self._tool], "tool_choice": self._tool_choice}
 
+    def settings_for(self, reply: Any = None) -> dict[str, Any]:
+        tool = self._tool_for(reply)
+        return {"max_tokens": self.max_output_tokens, "tools": [tool],
+                "tool_choice": {"type": "tool", "name": tool["name"]}}
+
+    def _tool_for(self, reply: Any) -> dict[str, Any]:
+        if reply is None:
+            return self._tool
+        found = self._task_tools.get(reply.name)
+        if found is None:
+            found = self._task_tools[reply.name] = {"name": reply.tool, "description": reply.description,
+                                                    "input_schema": reply.schema(), "strict": True}
+        return found
+
     @property
     def client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, shared with the batch path (labeller.batch.anthropic)."""
@@ -73,19 +89,20 @@ class AnthropicJudge(Judge):
 
         The tools and the system text (preamble, rubric, worked examples) form a prefix identical for
         every pair, ending in the cache breakpoint; the pair comes last, in the user message."""
+        tool = self._tool_for(prompt.reply)
         return {"model": self.model, "max_tokens": self.max_output_tokens,
                 "system": [{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
                 "messages": [{"role": "user", "content": prompt.user}],
-                "tools": [self._tool], "tool_choice": self._tool_choice}
+                "tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with sdk_errors(anthropic, self, service="Anthropic", key_variable=KEY_VARIABLE, reply_kind="a message"):
             message = await self._client.messages.create(**self.request(prompt))
         if not isinstance(message, anthropic.types.Message):  # a 200 that is not JSON (a proxy's page): the SDK's text
             raise MalformedReplyError("malformed reply: the response is not a message")
-        return self.read_message(message)
+        return self.read_message(message, prompt)
 
-    def read_message(self, message: Any) -> JudgeReply:
+    def read_message(self, message: Any, prompt: JudgePrompt | None = None) -> JudgeReply:
         """A verdict from a Message (a synchronous reply or a succeeded batch result)."""
         usage = message.usage
         cache_read = getattr(usage, "cache_read_input_tokens", None) if usage else None
@@ -97,13 +114,15 @@ class AnthropicJudge(Judge):
             raise MalformedReplyError("refusal: the model declined to grade the pair", **spent)
         if message.stop_reason == "max_tokens":
             raise MalformedReplyError(f"reply cut off at {self.max_output_tokens} output tokens", **spent)
+        reply = (prompt.reply if prompt is not None else None) or VERDICT  # a batch result: the relevance verdict
+        tool_name = reply.tool
         call = next((block for block in message.content
-                     if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME), None)
+                     if getattr(block, "type", None) == "tool_use" and block.name == tool_name), None)
         if call is None:
-            raise MalformedReplyError(f"malformed reply: no {TOOL_NAME} tool call", **spent)
+            raise MalformedReplyError(f"malformed reply: no {tool_name} tool call", **spent)
         if not isinstance(call.input, dict):
             raise MalformedReplyError("malformed reply: tool input is not an object", **spent)
-        verdict = parse_verdict(call.input, **spent)
+        verdict = parse_reply(call.input, reply, prompt.context if prompt is not None else None, **spent)
         return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out,
                           cached_input_tokens=cache_read)
 

@@ -63,7 +63,7 @@ class RejectedRequestError(Exception):
 
 class JudgeReply(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    verdict: Verdict
+    verdict: Verdict | BaseModel  # the relevance Verdict, or another task's reply model (labeller.tasks)
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
@@ -90,6 +90,17 @@ class Judge(ABC):
     def decoding_settings(self) -> dict[str, Any]:
         """The settings actually sent that change a verdict (temperature, max tokens, ...). Part of the cache key."""
         return {}
+
+    def settings_for(self, reply: Any = None) -> dict[str, Any]:
+        """decoding_settings() as sent for a task's reply spec (labeller.tasks.reply; None: the relevance
+        verdict, whose settings are decoding_settings() unchanged). A judge whose request carries the schema
+        puts the task's schema here; the default adds the reply's schema version."""
+        inner = self.__dict__.get("inner")
+        if isinstance(inner, Judge):  # a wrapper (budget, rate limits, Ctrl-C): the settings are the judge's own
+            return inner.settings_for(reply)
+        if reply is None or reply.name == "verdict":
+            return self.decoding_settings()
+        return {**self.decoding_settings(), "reply": reply.schema_version}
 
     async def served_identity(self) -> str | None:
         """What the server says it serves under this judge's name (its /v1/models entry), asked once at the

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from labeller.errors import JudgeError
 from labeller.judges.base import Judge, JudgeReply
 from labeller.records import Doc, Query, Verdict
 from labeller.rubric import JudgePrompt
@@ -158,7 +159,25 @@ class OfflineLexicalJudge(Judge):
         return Verdict(justification=f"lexical overlap heuristic (not an LLM): score {score:.2f} from {detail}.",
                        grade=grade_for(score))
 
+    def settings_for(self, reply: Any = None) -> dict[str, Any]:
+        if reply is None:
+            return self.decoding_settings()
+        from labeller.judges.offline_claims import HEURISTIC
+
+        return {"heuristic": HEURISTIC, "reply": reply.schema_version}
+
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
+        if prompt.reply is not None:  # a claim task (labeller.tasks.claims): its structured inputs are the context
+            from labeller.judges import offline_claims
+
+            context = prompt.context or {}
+            if prompt.reply.name == "claim_split":
+                payload = offline_claims.split_reply(context["answer"])
+            elif prompt.reply.name == "claim_verdict":
+                payload = offline_claims.verdict_reply(context["claim"], context["passage_ids"], context["passages"])
+            else:
+                raise JudgeError(f"offline:lexical has no heuristic for the {prompt.reply.name} task")
+            return JudgeReply(verdict=prompt.reply.parse(payload, context))
         query = prompt.query or Query(query_id="q", text=_between(prompt.user, "query"))
         doc = prompt.doc or Doc(doc_id="d", text=_between(prompt.user, "document"))
         verdict = self.grade(query, doc, prompt.query_fields, prompt.doc_fields)

@@ -35,8 +35,9 @@ from labeller.judges.output_modes import check_output_mode, refusal_hint, reply_
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.judges.served import served_identity
 from labeller.redaction import redact_url, split_query, url_secrets
-from labeller.judges.wire import http_client, parse_verdict, sdk_errors
+from labeller.judges.wire import http_client, parse_reply, sdk_errors
 from labeller.rubric import JudgePrompt
+from labeller.tasks.reply import VERDICT
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"
@@ -72,6 +73,8 @@ class OpenAIJudge(Judge):
         caps = {"max_completion_tokens": max_output_tokens, **({"max_tokens": max_output_tokens} if self.local else {})}
         self._settings = {"temperature": self.temperature, **caps,
                           **request_fields(self.output_mode, min_length=self.local)}
+        self._caps = caps
+        self._task_settings: dict[str, dict[str, Any]] = {}  # other tasks' settings, by reply name
         self._served: str | None = None
         self._warned = False
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
@@ -85,6 +88,20 @@ class OpenAIJudge(Judge):
 
     def decoding_settings(self) -> dict[str, Any]:
         return dict(self._settings)
+
+    def settings_for(self, reply: Any = None) -> dict[str, Any]:
+        return dict(self._sent_for(reply))
+
+    def _sent_for(self, reply: Any) -> dict[str, Any]:
+        """The settings a request for this reply spec sends (the relevance verdict's unless a task says otherwise)."""
+        if reply is None:
+            return self._settings
+        found = self._task_settings.get(reply.name)
+        if found is None:
+            found = self._task_settings[reply.name] = {
+                "temperature": self.temperature, **self._caps,
+                **request_fields(self.output_mode, min_length=self.local, reply=reply)}
+        return found
 
     async def served_identity(self) -> str | None:
         """The /v1/models entry of a local server for this judge's model, asked once (None for OpenAI's API)."""
@@ -104,9 +121,10 @@ class OpenAIJudge(Judge):
         The stable part (system text: preamble, rubric, worked examples) comes first and the pair
         last, so OpenAI's automatic prompt caching covers the rubric prefix (from 1,024 tokens)."""
         return {"model": self.model,
-                "messages": [{"role": "system", "content": system_text(self.output_mode, prompt.system)},
+                "messages": [{"role": "system",
+                              "content": system_text(self.output_mode, prompt.system, prompt.reply or VERDICT)},
                              {"role": "user", "content": prompt.user}],
-                **self._settings}
+                **self._sent_for(prompt.reply)}
 
     async def generate(self, prompt: JudgePrompt) -> JudgeReply:
         with refusal_hint(self.output_mode), sdk_errors(openai, self, service=self.service, key_variable=KEY_VARIABLE,
@@ -117,7 +135,7 @@ class OpenAIJudge(Judge):
             completion = Completion.model_validate_json(body)
         except ValueError:
             raise MalformedReplyError("malformed reply: the response is not a chat completion") from None
-        return self._read(completion)
+        return self._read(completion, prompt)
 
     def _warn(self, text: str) -> None:
         """One warning per judge on stderr: which model answered is worth saying once, not per pair."""
@@ -125,15 +143,15 @@ class OpenAIJudge(Judge):
             self._warned = True
             print(f"labeller: warning: {text}", file=sys.stderr)
 
-    def read_body(self, body: Any) -> JudgeReply:
+    def read_body(self, body: Any, prompt: JudgePrompt | None = None) -> JudgeReply:
         """A verdict from a chat-completion body as JSON (a batch output line, a vLLM run-batch output)."""
         try:
             completion = Completion.model_validate(body)
         except ValueError:
             raise MalformedReplyError("malformed reply: the response is not a chat completion") from None
-        return self._read(completion)
+        return self._read(completion, prompt)
 
-    def _read(self, completion: Any) -> JudgeReply:
+    def _read(self, completion: Any, prompt: JudgePrompt | None = None) -> JudgeReply:
         usage = completion.usage
         tokens_in = usage.prompt_tokens if usage else None
         tokens_out = usage.completion_tokens if usage else None
@@ -149,7 +167,9 @@ class OpenAIJudge(Judge):
             raise MalformedReplyError(f"reply cut off at {self.max_output_tokens} output tokens", **spent)
         if choice.finish_reason == "content_filter":
             raise MalformedReplyError("reply withheld by the content filter", **spent)
-        verdict = parse_verdict(reply_payload(self.output_mode, choice.message, spent), **spent)
+        reply = (prompt.reply if prompt is not None else None) or VERDICT  # a batch line: the relevance verdict
+        verdict = parse_reply(reply_payload(self.output_mode, choice.message, spent, reply), reply,
+                              prompt.context if prompt is not None else None, **spent)
         served = completion.model or None
         if self.local and served and served != self.model:  # OpenAI answers with a dated snapshot name: normal
             self._warn(f"asked for model '{self.model}', the server at {self.base_url} answered as '{served}'; "

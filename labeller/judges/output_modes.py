@@ -22,14 +22,13 @@ from typing import Any
 
 from labeller.errors import ConfigError
 from labeller.judges.base import MalformedReplyError, RejectedRequestError, TransientError
-from labeller.judges.wire import TOOL_NAME, VERDICT_NAME, verdict_schema
+from labeller.tasks.reply import VERDICT, ReplySpec
 
 OUTPUT_MODES = ("json_schema", "json_object", "tool", "text")
 DEFAULT_OUTPUT_MODE = "json_schema"
 # Added to the system text in the modes whose request does not carry the schema to the model itself
 # (OpenAI's json_object mode also refuses a request whose messages never say "JSON").
-FORMAT_INSTRUCTION = ('Reply with only a JSON object and nothing else: {"justification": "<one to three sentences>", '
-                      '"grade": <an integer from 1 to 5>}. The justification must not be empty.')
+FORMAT_INSTRUCTION = VERDICT.instruction  # the relevance task's; each task has its own (labeller.tasks.reply)
 # What a server says when it does not take the structured output asked for (llama-cpp-python: "Input should
 # be 'text' or 'json_object'"; others name response_format, json_schema, tools or tool_choice).
 _FORMAT_COMPLAINT = re.compile(r"response_format|json_schema|json_object|'text'|tool_choice|\btools?\b|grammar",
@@ -46,34 +45,33 @@ def check_output_mode(mode: str | None) -> str:
     return mode
 
 
-def request_fields(mode: str, *, min_length: bool) -> dict[str, Any]:
-    """The request fields that ask for a verdict in this mode (besides model, messages and the decoding caps)."""
-    schema = verdict_schema(min_length=min_length)
+def request_fields(mode: str, *, min_length: bool, reply: ReplySpec = VERDICT) -> dict[str, Any]:
+    """The request fields that ask for the task's reply in this mode (besides model, messages and the decoding caps)."""
+    schema = reply.schema(min_length=min_length)
     if mode == "json_schema":
         return {"response_format": {"type": "json_schema",
-                                    "json_schema": {"name": VERDICT_NAME, "strict": True, "schema": schema}}}
+                                    "json_schema": {"name": reply.name, "strict": True, "schema": schema}}}
     if mode == "json_object":
         return {"response_format": {"type": "json_object", "schema": schema}}
     if mode == "tool":
-        function = {"name": TOOL_NAME, "description": "Record the relevance verdict for the pair.",
-                    "parameters": schema, "strict": True}
+        function = {"name": reply.tool, "description": reply.description, "parameters": schema, "strict": True}
         return {"tools": [{"type": "function", "function": function}],
-                "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}}}
+                "tool_choice": {"type": "function", "function": {"name": reply.tool}}}
     return {}
 
 
-def system_text(mode: str, system: str) -> str:
+def system_text(mode: str, system: str, reply: ReplySpec = VERDICT) -> str:
     """The system message sent: the rubric's, plus the format instruction where no schema reaches the model."""
-    return f"{system}\n\n{FORMAT_INSTRUCTION}" if mode in ("json_object", "text") else system
+    return f"{system}\n\n{reply.instruction}" if mode in ("json_object", "text") else system
 
 
-def reply_payload(mode: str, message: Any, spent: dict[str, int]) -> str:
-    """The verdict JSON text of a chat-completion message, read where this mode puts it."""
+def reply_payload(mode: str, message: Any, spent: dict[str, int], reply: ReplySpec = VERDICT) -> str:
+    """The reply's JSON text of a chat-completion message, read where this mode puts it."""
     if mode == "tool":
         calls = getattr(message, "tool_calls", None) or []
-        call = next((c for c in calls if getattr(getattr(c, "function", None), "name", None) == TOOL_NAME), None)
+        call = next((c for c in calls if getattr(getattr(c, "function", None), "name", None) == reply.tool), None)
         if call is None:
-            raise MalformedReplyError(f"malformed reply: no {TOOL_NAME} tool call", **spent)
+            raise MalformedReplyError(f"malformed reply: no {reply.tool} tool call", **spent)
         return call.function.arguments or ""
     content = message.content
     if not content:

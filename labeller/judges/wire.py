@@ -12,14 +12,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2  # the SDKs' httpx: its Limits describe the pool for either transport
-from pydantic import ValidationError
 
 from labeller.errors import JudgeError, redact
 from labeller.judges.base import MalformedReplyError, RejectedRequestError, TransientError
-from labeller.records import GRADE_MAX, GRADE_MIN, Verdict
+from labeller.records import Verdict
+from labeller.tasks.reply import VERDICT, MalformedReply, ReplySpec
 
-VERDICT_NAME = "verdict"  # the OpenAI json_schema name
-TOOL_NAME = "record_verdict"  # the Anthropic forced tool
+VERDICT_NAME = VERDICT.name  # the OpenAI json_schema name
+TOOL_NAME = VERDICT.tool  # the Anthropic forced tool
 
 POOL_SIZE = 256  # connections kept open; more than any sensible --concurrency
 # Statuses worth retrying: timeouts, conflicts, rate limits, and every server-side failure (529 overloaded incl.).
@@ -31,39 +31,28 @@ _PAIR_STATUSES = {400, 413, 422}
 def verdict_schema(*, min_length: bool = False) -> dict[str, Any]:
     """The JSON schema of a Verdict, justification BEFORE grade so the model reasons first.
 
-    Written out rather than taken from pydantic: strict structured outputs need every property
-    required, additionalProperties false, and the grade as an enum (min/max are not honoured everywhere).
-    `min_length` adds `minLength: 1` to the justification, as Verdict requires: grammar-based servers
-    (llama.cpp, vLLM) enforce it; OpenAI's and Anthropic's strict modes do not list it among the
+    Written out rather than taken from pydantic (labeller.tasks.reply): strict structured outputs need every
+    property required, additionalProperties false, and the grade as an enum (min/max are not honoured
+    everywhere). `min_length` adds `minLength: 1` to the justification, as Verdict requires: grammar-based
+    servers (llama.cpp, vLLM) enforce it; OpenAI's and Anthropic's strict modes do not list it among the
     keywords they take, so it is left out there and an empty justification is retried with a note.
     """
-    fields = Verdict.model_fields
-    justification: dict[str, Any] = {"type": "string", "description": fields["justification"].description}
-    if min_length:
-        justification["minLength"] = 1
-    return {
-        "type": "object",
-        "properties": {
-            "justification": justification,
-            "grade": {"type": "integer", "enum": list(range(GRADE_MIN, GRADE_MAX + 1)),
-                      "description": fields["grade"].description},
-        },
-        "required": ["justification", "grade"],
-        "additionalProperties": False,
-    }
+    return VERDICT.schema(min_length=min_length)
+
+
+def parse_reply(payload: str | dict[str, Any], spec: ReplySpec = VERDICT, context: dict[str, Any] | None = None, *,
+                input_tokens: int = 0, output_tokens: int = 0) -> Any:
+    """Validate a reply against the task's reply model, strictly (a grade must be a JSON integer 1..5; a claim
+    verdict may name only passages it was shown); else MalformedReplyError."""
+    try:
+        return spec.parse(payload, context)
+    except MalformedReply as exc:
+        raise MalformedReplyError(str(exc), input_tokens, output_tokens) from None
 
 
 def parse_verdict(payload: str | dict[str, Any], *, input_tokens: int = 0, output_tokens: int = 0) -> Verdict:
     """Validate a reply against Verdict, strictly (a grade must be a JSON integer 1..5); else MalformedReplyError."""
-    try:
-        if isinstance(payload, str):
-            return Verdict.model_validate_json(payload, strict=True)
-        return Verdict.model_validate(payload, strict=True)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(part) for part in err["loc"]) or "reply"
-        kind = "invalid JSON" if err["type"] == "json_invalid" else f"{where}: {err['msg']}"
-        raise MalformedReplyError(f"malformed reply: {kind}", input_tokens, output_tokens) from None
+    return parse_reply(payload, VERDICT, input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:

@@ -10,24 +10,25 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from labeller.errors import BadInputError, ConfigError, JudgeError, redact
-from labeller.io.inputs import known_in, pair_ids
+from labeller.errors import ConfigError, JudgeError, redact
 from labeller.io.tables import load_own
-from labeller.judges.base import SCHEMA_VERSION, Judge, JudgeReply
+from labeller.judges.base import Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
 from labeller.labelling.estimate import estimate_requests
-from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, label_row, labels_from_rows
+from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
-from labeller.labelling.planning import Found, PairKeys, looked_up
+from labeller.labelling.planning import Found, looked_up
 from labeller.labelling.samples import check_sampling, collapse, expand
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import CircuitBreaker, PairRejectedError, RetryExhaustedError, generate_with_retry
-from labeller.rubric import JudgePrompt, Rubric, SamePromptCheck
+from labeller.rubric import JudgePrompt, Rubric
 from labeller.store.base import BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, CachedVerdict, VerdictStore, new_owner, now_iso
+from labeller.tasks.base import Task
+from labeller.tasks.relevance import RelevanceTask
 from labeller.tokens import TokenCounter
 
 POLL_SECONDS = 0.2  # how often to look again at a pair another process is grading
@@ -58,13 +59,14 @@ def _secrets(judge: Judge) -> list[str | None]:
 
 
 class _Run:
-    def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, cache: VerdictStore, options: LabelOptions, price: ModelPrice | None,
-                 sink: RowSink, sample_of: Callable[[int], int] = lambda position: 0, lines: bool = False) -> None:
-        self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
-        self.sample_of = sample_of  # position -> sample index (--samples; labelling.samples)
+    """One run of a task (labeller.tasks): its items planned, looked up, sent and settled in input order."""
+
+    def __init__(self, task: Task, judge: Judge, cache: VerdictStore, options: LabelOptions,
+                 price: ModelPrice | None, sink: RowSink, lines: bool = False) -> None:
+        self.task, self.pairs = task, task.items
+        self.render, self.row = task.render, task.row  # the prompt of position i; a settled item's output row
         self.judge, self.cache, self.options, self.price = judge, cache, options, price
-        self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run,
+        self.stats = LabelStats(requested=len(task.items), dry_run=options.dry_run,
                                 cost_usd=0.0 if price is not None else None,
                                 unconfirmed_cost_usd=0.0 if price is not None else None)
         self.counter = TokenCounter(judge.provider, judge.model)
@@ -73,11 +75,11 @@ class _Run:
         limits = RateLimits(options.requests_per_minute, options.tokens_per_minute)
         metered = MeteredJudge(judge, self.spending)
         self.sender = _RateLimitedJudge(metered, limits, self.counter) if limits.active else metered
-        self.settings = judge.decoding_settings()
+        self.settings = task.settings(judge)
         self.secrets = _secrets(judge)
-        self.done = PlannedChunks(len(pairs), PLAN_CHUNK, sink)
+        self.done = PlannedChunks(len(task.items), PLAN_CHUNK, sink)
         self.lines = lines  # the sink takes a cached pair's row as its JSONL line, built by the store (rows.CACHED_ROW)
-        self.query_ids, self.doc_ids = pair_ids(pairs)
+        self.query_ids, self.doc_ids = task.query_ids, task.doc_ids
         self.inflight: dict[str, list[int]] = {}  # keys queued or being graded: later duplicates join them
         self.failed: dict[str, tuple[str, int]] = {}  # keys that failed this run: (reason, attempts)
         self.hungry = asyncio.Event()  # set when the queue runs short: time to plan the next chunk
@@ -96,33 +98,11 @@ class _Run:
         self.served: str | None = None  # what a local server says it serves under the model name (cache key)
 
     # -- planning -------------------------------------------------------------------------------
-    def render(self, i: int) -> JudgePrompt:
-        """The prompt of the pair at position i."""
-        return self.rubric.render(self.queries[self.query_ids[i]], self.corpus[self.doc_ids[i]])
-
-    def check_inputs(self) -> None:
-        """Before anything is planned or sent: every pair's query and document are known, the rubric's fields
-        exist, and the pairs do not all render to one prompt (usually settled by the second pair)."""
-        self.rubric.check_fields(self.queries.values(), self.corpus.values())
-        known = known_in(self.pairs, self.queries, self.corpus)
-        for qid, did in zip(self.query_ids, self.doc_ids) if not known else ():  # which pair, and what it lacks
-            if qid not in self.queries or did not in self.corpus:
-                missing = "query" if qid not in self.queries else "document"
-                raise BadInputError(f"pair ({qid}, {did}) names an unknown {missing}")
-        same = SamePromptCheck(self.rubric)
-        for i in range(len(self.doc_ids)):
-            same.add(self.render(i))
-            if same.varied_prompt:
-                break
-        same.check()
-
     def plan_chunks(self) -> Iterator[list[Item]]:
         """Chunk by chunk (labelling.planning): answer what the store holds (one lookup per many keys: a remote
         store is not asked per pair) and yield the rest, one item per distinct cache key. A pair found in the
         store becomes its output row straight from the stored JSON (or, with lines, from the store's own)."""
-        keys = PairKeys(judge=self.judge, settings=self.settings, served=self.served, rubric=self.rubric,
-                        queries=self.queries, corpus=self.corpus, query_ids=self.query_ids, doc_ids=self.doc_ids,
-                        sample_of=self.sample_of)
+        keys = self.task.keys(self.judge, self.settings, self.served)
         for lo, hi, chunk_keys, found in looked_up(len(self.pairs), PLAN_CHUNK, keys, self.lookup,
                                                    self.cache.reads_ahead,
                                                    lambda key: key in self.inflight or key in self.failed):
@@ -137,7 +117,7 @@ class _Run:
         """The pairs lo..hi, given their keys and what the store holds of them (rows.CACHED_ROW objects, and
         records as stored): answered from the store, joined to the same key queued earlier, failed as it
         failed earlier, or returned to be sent (one item per key)."""
-        chunk, query_ids, doc_ids = lo // PLAN_CHUNK, self.query_ids, self.doc_ids
+        chunk, query_ids, doc_ids, row = lo // PLAN_CHUNK, self.query_ids, self.doc_ids, self.row
         slots = self.done.plan(chunk)
         inflight, failed = self.inflight, self.failed
         projected, stored = found
@@ -146,7 +126,7 @@ class _Run:
             slots[:] = cached_lines(query_ids[lo:hi], doc_ids[lo:hi], [projected[key] for key in keys])
         elif len(stored) == len(keys):
             for offset, qid, did, key in zip(range(hi - lo), query_ids[lo:hi], doc_ids[lo:hi], keys):
-                slots[offset] = label_row(qid, did, load_own(stored[key]), True)
+                slots[offset] = row(qid, did, load_own(stored[key]), True)
         if len(projected) == len(keys) or len(stored) == len(keys):
             self.done.filled(chunk, hi - lo)
             self.stats.cached += hi - lo
@@ -196,7 +176,7 @@ class _Run:
 
     # -- results --------------------------------------------------------------------------------
     def label(self, i: int, record: dict[str, Any], from_cache: bool) -> None:
-        self.done.settle(i, label_row(self.query_ids[i], self.doc_ids[i], record, from_cache))
+        self.done.settle(i, self.row(self.query_ids[i], self.doc_ids[i], record, from_cache))
 
     def from_cache(self, rec: CachedVerdict | dict[str, Any], positions: list[int]) -> None:
         record = rec.model_dump() if isinstance(rec, CachedVerdict) else rec
@@ -212,7 +192,7 @@ class _Run:
     def failure(self, i: int, key: str, reason: str, attempts: int) -> LabelFailure:
         pair = self.pairs[i]
         return LabelFailure(query_id=pair.query_id, doc_id=pair.doc_id, judge=self.judge.name,
-                            rubric=self.rubric.name, rubric_version=self.rubric.version, cache_key=key,
+                            rubric=self.task.rubric_name, rubric_version=self.task.rubric_version, cache_key=key,
                             reason=redact(reason, self.secrets), attempts=attempts, created_at=now_iso())
 
     def skip(self, item: Item) -> None:
@@ -306,9 +286,10 @@ class _Run:
                                                                reply.cached_input_tokens)
         pair = self.pairs[positions[0]]
         record = CachedVerdict(
-            cache_key=key, query_id=pair.query_id, doc_id=pair.doc_id, verdict=reply.verdict,
+            cache_key=key, query_id=pair.query_id, doc_id=pair.doc_id, verdict=self.task.stored(reply.verdict),
             judge=self.judge.name, provider=self.judge.provider, model=self.judge.model, settings=self.settings,
-            schema_version=SCHEMA_VERSION, rubric=self.rubric.name, rubric_version=self.rubric.version,
+            schema_version=self.task.schema_version, rubric=self.task.rubric_name,
+            rubric_version=self.task.rubric_version,
             input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
             cached_input_tokens=reply.cached_input_tokens, cost_usd=cost,
             latency_s=round(time.monotonic() - started, 4), attempts=attempts, created_at=now_iso(),
@@ -405,11 +386,21 @@ class _Run:
             if self.held:
                 self.cache.renew(list(self.held), self.owner)
 
+    async def finish(self, started: float) -> LabelStats:
+        """Run, then the stats with the run's figures rounded (`started`: time.monotonic() at the call's start)."""
+        await self.run()
+        stats = self.stats
+        stats.samples = self.options.samples
+        stats.elapsed_s = round(time.monotonic() - started, 3)
+        if stats.cost_usd is not None:
+            stats.cost_usd = round(stats.cost_usd, 6)
+        return stats
+
     async def run(self) -> None:
         # A GET /v1/models to a local server, even in a dry run (it is not a paid request, and the dry run's
         # cached count needs the same keys); nothing for OpenAI's API.
         self.served = await self.judge.served_identity()
-        self.check_inputs()
+        self.task.check_inputs()
         if self.options.dry_run:
             return self.dry_run()
         renewer = asyncio.create_task(self.renew_leases())
@@ -444,15 +435,9 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     work = expand(pairs, options.samples)  # --samples N: each pair N times, one verdict per sample
     sampled = options.samples > 1  # the N samples of a pair are collapsed at the end: nothing is streamed
     kept: list[dict[str, Any]] = []
-    run = _Run(work.items, queries, corpus, judge, rubric, cache, options, price,
-               kept.extend if sink is None or sampled else sink, work.sample_of,
-               lines=lines and sink is not None and not sampled)
-    await run.run()
-    stats = run.stats
-    stats.samples = options.samples
-    stats.elapsed_s = round(time.monotonic() - started, 3)
-    if stats.cost_usd is not None:
-        stats.cost_usd = round(stats.cost_usd, 6)
+    run = _Run(RelevanceTask(work.items, queries, corpus, rubric, work.sample_of), judge, cache, options, price,
+               kept.extend if sink is None or sampled else sink, lines=lines and sink is not None and not sampled)
+    stats = await run.finish(started)
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return LabelRun(labels=[r for r in results if isinstance(r, Label)],

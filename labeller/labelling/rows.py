@@ -117,12 +117,13 @@ class PlannedChunks:
             self.head += 1
             self.sink(rows)
 
-    def in_position_order(self, rows: list[dict[str, Any]]) -> list[Label | LabelFailure | None]:
+    def in_position_order(self, rows: list[dict[str, Any]],
+                          build: Callable[[dict[str, Any]], Any] = Label.model_validate) -> list[Any]:
         """Every emitted result at its input position: `rows` are the label rows the sink was given, in
-        order; a position whose chunk was never emitted (the run stopped) is None."""
+        order, each made by `build` (another task's rows stay dicts); a position whose chunk was never emitted
+        (the run stopped) is None."""
         failed = dict(zip(self.failed_positions, self.failures))
         emitted = min(self.total, self.head * self.size)
         labels = iter(rows)
-        out: list[Label | LabelFailure | None] = [
-            failed[p] if p in failed else Label.model_validate(next(labels)) for p in range(emitted)]
+        out: list[Any] = [failed[p] if p in failed else build(next(labels)) for p in range(emitted)]
         return out + [None] * (self.total - emitted)

@@ -1,4 +1,4 @@
-"""The three jobs users bring labeller, as pipelines driven by small TOML configs.
+"""The jobs users bring labeller, as pipelines driven by small TOML configs.
 
     from labeller.pipelines import run_pipeline
     result = run_pipeline("pipelines/regression.toml")
@@ -24,7 +24,9 @@ def run_pipeline(config_path: str | Path, *, overrides: list[str] | None = None,
     check_rubrics(cfg, config_path)
     require_api_key(cfg.judge.spec, cfg.judge.base_url)  # before anything is retrieved or written
     inputs = existing_files([config_path, cfg.inputs.queries, cfg.inputs.corpus, cfg.inputs.gold, cfg.baseline.run,
-                             cfg.retriever.run, cfg.judge.prices, cfg.judge.rubric, cfg.old_rubric, cfg.new_rubric])
+                             cfg.retriever.run, cfg.judge.prices, cfg.judge.rubric, cfg.old_rubric, cfg.new_rubric,
+                             cfg.inputs.answers, cfg.inputs.required, cfg.inputs.facts, cfg.inputs.outcomes,
+                             cfg.answers.claim_rubric])
     check_outputs(inputs=inputs, dirs={"--out" if out_dir is not None else "output.dir": cfg.output.dir,
                                        "the cache (output.cache)": cfg.cache_dir})
     cfg.output.dir.mkdir(parents=True, exist_ok=True)
@@ -49,6 +51,10 @@ def _run(cfg: PipelineConfig, config_path: str, promote: bool) -> PipelineResult
         from labeller.pipelines.label_slice import run_label_slice
 
         return run_label_slice(cfg, config_path)
+    if cfg.pipeline == "answers":
+        from labeller.pipelines.answers import run_answers
+
+        return run_answers(cfg, config_path)
     if cfg.pipeline == "validate_prompt":
         from labeller.pipelines.validate_prompt import run_validate_prompt
 

@@ -47,6 +47,11 @@ class Inputs(Section):
     # A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): fills queries, corpus and gold not given.
     beir: Path | None = None
     beir_split: str = "test"
+    # answers: the generated answers and what they are held against (docs/answers.md)
+    answers: Path | None = None
+    required: Path | None = None
+    facts: Path | None = None
+    outcomes: Path | None = None
 
 
 class RetrieverConfig(Section):
@@ -128,6 +133,8 @@ class OutcomesConfig(Section):
     ok_from: Annotated[Number, Field(ge=0)] = 0.5  # retrieval succeeded on a query when the metric is at least this
     max_drop: Drop = 0.02  # largest tolerated drop in predicted task success
     fail: Annotated[bool, Field(strict=True)] = True  # a drop beyond max_drop fails the run; false: reported only
+
+
 class ExportConfig(Section):
     """Where the run's figures go after its local outputs are written (labeller.exporters, docs/exporters.md)."""
 
@@ -136,8 +143,23 @@ class ExportConfig(Section):
     timeout: Annotated[Number, Field(gt=0, le=600)] = 10.0  # seconds a backend may take before it counts as down
 
 
+class AnswersConfig(Section):
+    """answers: the claim rubric and the gate (labeller.answers.models.Thresholds; unset: not checked)."""
+
+    claim_rubric: Path | None = None
+    min_groundedness: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_unsupported_generation_rate: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_missing_evidence_rate: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_ignored_context_rate: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_contradicted: Annotated[int, Field(strict=True, ge=0)] | None = None
+    min_fact_recall: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_forbidden_hits: Annotated[int, Field(strict=True, ge=0)] | None = None
+    min_abstention_accuracy: Annotated[Number, Field(ge=0, le=1)] | None = None
+    max_failures: Annotated[int, Field(strict=True, ge=0)] = 0
+
+
 class PipelineConfig(Section):
-    pipeline: Literal["label_slice", "validate_prompt", "regression"]
+    pipeline: Literal["label_slice", "validate_prompt", "regression", "answers"]
     description: str = ""
     inputs: Inputs
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
@@ -154,6 +176,7 @@ class PipelineConfig(Section):
     drift: DriftConfig = Field(default_factory=DriftConfig)
     outcomes: OutcomesConfig = Field(default_factory=OutcomesConfig)
     export: ExportConfig = Field(default_factory=ExportConfig)
+    answers: AnswersConfig = Field(default_factory=AnswersConfig)
 
     @property
     def cache_dir(self) -> str | Path:
@@ -164,11 +187,13 @@ class PipelineConfig(Section):
 
 
 _PATHS = {("inputs", "queries"), ("inputs", "corpus"), ("inputs", "gold"), ("inputs", "sample"), ("inputs", "beir"),
+          ("inputs", "answers"), ("inputs", "required"), ("inputs", "facts"), ("inputs", "outcomes"),
+          ("answers", "claim_rubric"),
           ("output", "dir"), ("evaluate", "gold"),
           ("output", "cache"), ("baseline", "run"), ("judge", "prices"), ("retriever", "run"), ("outcomes", "file")}
 _RUBRIC_KEYS = {("", "old_rubric"), ("", "new_rubric"), ("judge", "rubric")}
-_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "outcomes",
-             "export")
+_SECTIONS = ("inputs", "judge", "label", "output", "retriever", "gate", "baseline", "evaluate", "drift", "answers",
+             "outcomes", "export")
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, out_dir: str | Path | None = None) -> PipelineConfig:

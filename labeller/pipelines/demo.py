@@ -1,4 +1,5 @@
-"""`labeller demo`: the three shipped pipelines on the bundled sample, and an index page of the reports."""
+"""`labeller demo`: the shipped pipelines on the bundled sample (answer attribution among them), and an index page
+of the reports."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from labeller.pipelines.steps import paragraphs
 from labeller.reports import banner, page
 from labeller.shipped import shipped_dir
 
-DEMO_PIPELINES = ("label_slice", "validate_prompt", "regression")
+DEMO_PIPELINES = ("label_slice", "validate_prompt", "regression", "answers")
 # the sample's downstream outcomes (the categorisation the baseline's retrieval leads to): the demo shows the link
 DEMO_OVERRIDES = {"regression": [f"outcomes.file={shipped_dir('pipelines') / 'sample' / 'outcomes.jsonl'}"]}
 

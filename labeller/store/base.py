@@ -51,7 +51,7 @@ class CachedVerdict(BaseModel):
     cache_key: str
     query_id: str  # the pair that first paid for it; identical pairs elsewhere reuse it
     doc_id: str
-    verdict: Verdict
+    verdict: Verdict | dict[str, Any]  # the relevance Verdict, or another task's reply as JSON (labeller.tasks)
     judge: str
     provider: str
     model: str
@@ -288,8 +288,12 @@ class VerdictStore(ABC):
 
 def export_row(rec: CachedVerdict) -> dict[str, Any]:
     row = rec.model_dump(exclude={"verdict", "settings"})
-    row.update(grade=rec.verdict.grade, justification=rec.verdict.justification,
-               settings=json.dumps(rec.settings, sort_keys=True))
+    if isinstance(rec.verdict, Verdict):
+        row.update(grade=rec.verdict.grade, justification=rec.verdict.justification)
+    else:  # another task's reply (labeller.tasks): its justification, and the whole reply as JSON
+        row.update(grade=None, justification=rec.verdict.get("justification", ""),
+                   reply=json.dumps(rec.verdict, sort_keys=True, ensure_ascii=False))
+    row["settings"] = json.dumps(rec.settings, sort_keys=True)
     return row
 
 
