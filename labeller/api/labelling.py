@@ -107,10 +107,10 @@ def labels_frame(result):
     import pandas as pd
 
     from labeller.io.tables import typed_frame
-    from labeller.records import JURY_COLUMNS, Label
+    from labeller.records import OPTIONAL_COLUMNS, Label
 
     rows = [label.model_dump() for label in result.labels]
-    columns = [c for c in Label.model_fields if c not in JURY_COLUMNS or any(c in row for row in rows)]
+    columns = [c for c in Label.model_fields if c not in OPTIONAL_COLUMNS or any(c in row for row in rows)]
     frame = pd.DataFrame(rows, columns=columns)
     frame = typed_frame(frame) if len(frame) else frame
     frame.attrs["failures"] = pd.DataFrame([f.model_dump() for f in result.failures])

@@ -80,6 +80,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                               output_mode=output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature)
+    if options.batch and (options.grade_probs or options.adaptive):
+        raise BadInputError("--grade-probs and --samples auto do not take --batch yet; run them without --batch",
+                            field="batch")
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
     pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
@@ -87,7 +90,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
     if options.dry_run:
         run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
-        run.stats.warnings = skipped
+        run.stats.warnings = [*skipped, *run.stats.warnings]
         return run
     with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
         writer = RowWriter(out_path)
@@ -102,7 +105,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
         sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
         with verdicts_kept(cache_spec):
             run.out_path = str(writer.close())
-    run.stats.warnings = skipped
+    run.stats.warnings = [*skipped, *run.stats.warnings]
     with verdicts_kept(cache_spec):
         failures_file = failures_path_for(out_path)
         if run.failures:
