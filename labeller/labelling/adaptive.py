@@ -99,7 +99,7 @@ async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpu
     rounds: list[LabelStats] = []
     for k in range(options.samples):
         spent = sum(s.cost_usd or 0.0 for s in rounds)
-        one = options.model_copy(update={"samples": 1, "adaptive": False, "max_cost": None if options.max_cost is None
+        one = options.model_copy(update={"samples": 1, "max_cost": None if options.max_cost is None
                                          else max(options.max_cost - spent, 0.0)})
         task = RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
         kept: list[dict[str, Any]] = []

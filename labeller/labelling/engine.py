@@ -437,6 +437,8 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
     notes = ask_grade_probs(judge, options)  # --grade-probs: why this judge gives none, if it does not
+    if notes:  # said once; the run goes on as one without --grade-probs
+        options = options.model_copy(update={"grade_probs": False})
     if options.adaptive:
         return await label_adaptive(pairs, queries, corpus, judge, rubric, cache, options, notes, prices=prices)
     started = time.monotonic()
