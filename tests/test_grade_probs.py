@@ -19,6 +19,7 @@ from labeller.labelling import LabelOptions, label_job
 from labeller.labelling.adaptive import parse_samples
 
 KEY = "sk-grade-probs-test-key"
+PIPELINES = Path(__file__).resolve().parent.parent / "pipelines"
 RUBRIC = '+++\nname = "probs"\n+++\n# Grades\n5: exactly. 4: mostly. 3: partly. 2: barely. 1: not relevant.\n'
 # doc id -> (the planted distribution over grades 1..5, the grade of each request for the prompt)
 PLANTED = {
@@ -197,3 +198,21 @@ def test_cli_grade_probs_and_samples_auto(inputs, monkeypatch, capsys):
     rows = rows_of(inputs / "labels.jsonl")
     assert [row["samples"] for row in rows] == [1, 1, 2, 5, 5]
     assert all(set(row["grade_probs"]) == {"1", "2", "3", "4", "5"} for row in rows)
+
+
+def test_pipeline_label_keys(tmp_path, monkeypatch):
+    """`[label] grade_probs`, `samples_auto` and `samples` as the maximum: a sure judge (no planted spread) is
+    asked once per pair, and every row carries its distribution."""
+    from labeller.pipelines import run_pipeline
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeAPI(logprobs=True) as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+        result = run_pipeline(PIPELINES / "label_slice.toml", out_dir=tmp_path / "s", judge="openai:gpt-4.1-mini",
+                              overrides=["label.samples=3", "label.samples_auto=true", "label.grade_probs=true",
+                                         "label.top_logprobs=4", "judge.temperature=0.7"])
+        assert result.status == "passed" and api.total == 410
+        assert all(r.body["top_logprobs"] == 4 for r in api.requests)
+    rows = rows_of(tmp_path / "s" / "labels.jsonl")
+    assert len(rows) == 410 and all(r["samples"] == 1 and r["grade_entropy"] == 0.0 for r in rows)
+    assert all(r["grade_probs"][str(r["grade"])] == 1.0 and r["expected_grade"] == r["grade"] for r in rows)

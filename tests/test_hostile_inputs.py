@@ -1180,6 +1180,13 @@ CASES: list[Case] = [
                                              "--annotator", " "], stderr="--annotator is empty",
          setup=lambda d: (d / "answers.json").write_text(_empty_answer_report()), outputs=("g.jsonl",)),
 
+    Case("label-samples-auto-garbled", [*LABEL_OUT, *OPENAI, "--samples", "auto:x", "--temperature", "0.7"],
+         stderr="--samples 'auto:x' is not a number of samples; expected N (e.g. 3) or auto:N",
+         outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-samples-auto-at-temperature-zero", [*LABEL_OUT, *OPENAI, "--samples", "auto:4"],
+         stderr="at temperature 0", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-grade-probs-with-batch", [*LABEL_OUT, *OPENAI, "--grade-probs", "--batch"],
+         stderr="--grade-probs and --samples auto do not take --batch yet", outputs=("out.jsonl", ".labeller-cache")),
 ]
 
 
