@@ -216,3 +216,50 @@ def test_pipeline_label_keys(tmp_path, monkeypatch):
     rows = rows_of(tmp_path / "s" / "labels.jsonl")
     assert len(rows) == 410 and all(r["samples"] == 1 and r["grade_entropy"] == 0.0 for r in rows)
     assert all(r["grade_probs"][str(r["grade"])] == 1.0 and r["expected_grade"] == r["grade"] for r in rows)
+
+
+def label_cli(inputs: Path, api: FakeAPI, monkeypatch, *extra: str) -> int:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with pytest.raises(SystemExit) as done:
+        main(["label", "--queries", str(inputs / "queries.jsonl"), "--corpus", str(inputs / "corpus.jsonl"),
+              "--pairs", str(inputs / "pairs.jsonl"), "--rubric", str(inputs / "rubric.md"),
+              "--base-url", api.openai_url, "--cache", str(inputs / "cache"), "--out", str(inputs / "labels.jsonl"),
+              *extra])
+    return done.value.code or 0
+
+
+def test_escalation_sends_the_spread_pairs_to_the_expensive_judge(inputs, monkeypatch, capsys):
+    with FakeAPI(logprobs=True) as api:
+        code = label_cli(inputs, api, monkeypatch, "--judge", "openai:cheap-mini", "--escalate-to", "openai:big",
+                         "--grade-probs", "--no-escalate-near-cut", "--escalate-above-entropy", "0.5", "--json")
+        assert code == 0
+        cheap = [r.body for r in api.requests if r.body["model"] == "cheap-mini"]
+        big = [r.body for r in api.requests if r.body["model"] == "big"]
+    assert len(cheap) == 5 and all(body["logprobs"] for body in cheap)
+    assert len(big) == 3 and all("logprobs" not in body for body in big)  # the arbiter's plain verdicts
+    rows = {row["doc_id"]: row for row in rows_of(inputs / "labels.jsonl")}
+    # entropies: sure 0, leaning 0.469, split_late 0.881, split_agree 1, spread 2.122 bits
+    assert {doc for doc, row in rows.items() if row["escalated"]} == {"split_agree", "spread", "split_late"}
+    out, err = capsys.readouterr()
+    esc = json.loads(out)["escalation"]
+    assert (esc["escalated"], esc["for_spread"], esc["for_near_cut"], esc["above"]) == (3, 3, 0, 0.5)
+    assert "3 with grade entropy above 0.5 bits" in err
+
+
+def test_escalation_above_entropy_without_probabilities_says_it_did_nothing(inputs, monkeypatch, capsys):
+    with FakeAPI(logprobs=True) as api:
+        assert label_cli(inputs, api, monkeypatch, "--judge", "openai:cheap-mini", "--escalate-to", "openai:big",
+                         "--no-escalate-near-cut", "--escalate-above-entropy", "0.5") == 0
+        assert api.total == 5
+    assert "--escalate-above-entropy had no effect" in capsys.readouterr().err
+
+
+def test_the_uncertain_plan_takes_the_most_spread_grades_first(inputs, monkeypatch):
+    from labeller.annotate import make_sample
+
+    with FakeAPI(logprobs=True) as api:
+        assert label_cli(inputs, api, monkeypatch, "--judge", "openai:gpt-4.1-mini", "--grade-probs") == 0
+    sample = make_sample(inputs / "sample.jsonl", labels=inputs / "labels.jsonl", size=3, plan="uncertain",
+                         rubric=str(inputs / "rubric.md"))
+    in_order = [item.doc_id for item in sorted(sample.rows, key=lambda r: r.position)]
+    assert in_order == ["spread", "split_agree", "split_late"]  # 2.12, 1.0 and 0.88 bits

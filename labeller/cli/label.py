@@ -52,6 +52,9 @@ def label(
                                                             "--judge (cheap) is unsure of.")] = None,
     escalate_below: Annotated[Optional[float], typer.Option(help="With --escalate-to: escalate pairs whose sample "
                                                                  "agreement (--samples) is below this share, 0-1.")] = None,
+    escalate_above_entropy: Annotated[Optional[float], typer.Option(help="With --escalate-to and --grade-probs: "
+                                                                         "escalate pairs whose grade entropy is "
+                                                                         "above these bits (e.g. 0.5).")] = None,
     escalate_near_cut: Annotated[bool, typer.Option(help="With --escalate-to: escalate grades next to the relevance "
                                                          "cut (--relevant-from - 1 and --relevant-from).")] = True,
     relevant_from: Annotated[int, typer.Option(help="Juries and escalation: grade from which a pair counts as "
@@ -100,6 +103,7 @@ def label(
                       out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                       temperature=temperature, output_mode=output_mode)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
+                                         above=escalate_above_entropy,
                                          relevant_from=relevant_from, gold_path=gold,
                                          gold_scale=from_scale), as_json)
 
