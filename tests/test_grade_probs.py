@@ -263,3 +263,22 @@ def test_the_uncertain_plan_takes_the_most_spread_grades_first(inputs, monkeypat
                          rubric=str(inputs / "rubric.md"))
     in_order = [item.doc_id for item in sorted(sample.rows, key=lambda r: r.position)]
     assert in_order == ["spread", "split_agree", "split_late"]  # 2.12, 1.0 and 0.88 bits
+
+
+def test_the_python_api_takes_grade_probs_and_samples_auto(inputs, monkeypatch):
+    import pandas as pd
+
+    import labeller
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeAPI(logprobs=True) as api:
+        frame = labeller.label(pd.read_json(inputs / "pairs.jsonl", lines=True),
+                               queries=pd.read_json(inputs / "queries.jsonl", lines=True),
+                               corpus=pd.read_json(inputs / "corpus.jsonl", lines=True), judge="openai:gpt-4.1-mini",
+                               rubric=inputs / "rubric.md", cache=inputs / "cache", base_url=api.openai_url,
+                               temperature=0.7, samples="auto:5", grade_probs=True)
+        assert api.total == 14
+    assert list(frame["samples"]) == [1, 1, 2, 5, 5]
+    assert frame.set_index("doc_id").loc["spread", "grade_probs"] == {"1": 0.1, "2": 0.2, "3": 0.4, "4": 0.2,
+                                                                     "5": 0.1}
+    assert frame.attrs["stats"]["sample_counts"] == {"1": 2, "2": 1, "5": 2}
