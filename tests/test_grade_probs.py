@@ -282,3 +282,22 @@ def test_the_python_api_takes_grade_probs_and_samples_auto(inputs, monkeypatch):
     assert frame.set_index("doc_id").loc["spread", "grade_probs"] == {"1": 0.1, "2": 0.2, "3": 0.4, "4": 0.2,
                                                                      "5": 0.1}
     assert frame.attrs["stats"]["sample_counts"] == {"1": 2, "2": 1, "5": 2}
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_the_columns_read_back_from_csv_and_parquet(inputs, monkeypatch, ext):
+    from labeller.io.inputs import read_labels
+
+    with FakeAPI(logprobs=True) as api:
+        run = run_label(inputs, api, monkeypatch, temperature=0.0, grade_probs=True, out=f"labels.{ext}")
+    back = read_labels(inputs / f"labels.{ext}")
+    assert [(lb.grade_probs, lb.expected_grade, lb.grade_entropy) for lb in back] == [
+        (lb.grade_probs, lb.expected_grade, lb.grade_entropy) for lb in run.labels]
+
+
+def test_a_dry_run_of_samples_auto_prices_the_first_sample_and_says_so(inputs, monkeypatch):
+    with FakeAPI(logprobs=True) as api:
+        dry = run_label(inputs, api, monkeypatch, grade_probs=True, samples=4, adaptive=True, dry_run=True)
+        assert api.total == 0
+    assert dry.stats.new == len(PLANTED) and dry.stats.sample_counts == {"1": len(PLANTED)}
+    assert any("the first sample of each pair is priced" in note for note in dry.stats.estimate_notes)

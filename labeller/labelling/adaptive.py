@@ -137,4 +137,7 @@ def _merged(rounds: list[LabelStats], options: LabelOptions, notes: list[str], c
     merged.warnings = [*notes, *first.warnings, *later]
     merged.samples = options.samples
     merged.sample_counts = {str(n): counts[n] for n in sorted(counts)}
+    if merged.dry_run and options.samples > 1:
+        merged.estimate_notes.append(f"--samples auto:{options.samples}: the first sample of each pair is priced; "
+                                     f"a pair the judge is unsure of may take up to {options.samples - 1} more")
     return merged

@@ -80,9 +80,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                               output_mode=output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature)
-    if options.batch and (options.grade_probs or options.adaptive):
-        raise BadInputError("--grade-probs and --samples auto do not take --batch yet; run them without --batch",
-                            field="batch")
+    _refuse_batch(options)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
     pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
@@ -121,6 +119,7 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
               lines: bool = False) -> LabelRun:
     """One judge over loaded, checked pairs through the store (the batch API with options.batch); nothing
     written but verdicts. label_job's core, shared by juries and escalation (labelling/jury.py)."""
+    _refuse_batch(options)
     if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
         from labeller.batch import batch_client
 
@@ -148,6 +147,13 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
             with tempfile.TemporaryDirectory() as empty:
                 return run_labelling(lambda sender: _label(empty, sender), judge, empty)
     return run_labelling(lambda sender: _label(cache_spec, sender, sink=sink), judge, cache_spec)
+
+
+def _refuse_batch(options: LabelOptions) -> None:
+    """The batch path (labelling.batched) neither asks for log-probabilities nor samples in rounds."""
+    if options.batch and (options.grade_probs or options.adaptive):
+        raise BadInputError("--grade-probs and --samples auto do not take --batch yet; run them without --batch",
+                            field="batch")
 
 
 def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:
