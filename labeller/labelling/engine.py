@@ -298,7 +298,7 @@ class _Run:
             served_model=reply.served_model, system_fingerprint=reply.system_fingerprint,
             grade_probs=reply.grade_probs,
         )
-        self.without_probs += self.options.grade_probs and reply.grade_probs is None
+        self.without_probs += self.options.grade_probs and self.task.reply is None and reply.grade_probs is None
         await self.saves.submit(record)  # on disk before anything else: a crash from here on loses nothing
         row = record.model_dump()
         self.label(positions[0], row, False)
