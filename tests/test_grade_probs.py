@@ -6,6 +6,7 @@ sample count is known in advance."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -301,3 +302,31 @@ def test_a_dry_run_of_samples_auto_prices_the_first_sample_and_says_so(inputs, m
         assert api.total == 0
     assert dry.stats.new == len(PLANTED) and dry.stats.sample_counts == {"1": len(PLANTED)}
     assert any("the first sample of each pair is priced" in note for note in dry.stats.estimate_notes)
+
+
+def _tokens(*parts):
+    """logprobs.content as the openai reply model reads it: (text, [(alternative, probability), ...])."""
+    from labeller.judges.openai_reply import TokenLogprob
+
+    return [TokenLogprob.model_validate({"token": text, "logprob": 0.0,
+                                         "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in alts]})
+            for text, alts in parts]
+
+
+def test_the_grade_token_is_read_however_the_tokenizer_cut_it():
+    from labeller.judges.grade_probs import grade_distribution
+
+    # the key's colon and the digit in one token; the same grade with and without its space summed; "35" (a
+    # longer number) and another prefix left out
+    merged = _tokens(('{"justification":"x","grade', []), ('": 4', [('": 4', 0.5), ('":4', 0.1), ('": 2', 0.2),
+                                                                      ('": 35', 0.1), ('"x 1', 0.1)]), ("}", []))
+    assert grade_distribution(merged) == {"1": 0.0, "2": 0.25, "3": 0.0, "4": 0.75, "5": 0.0}
+    # the digit and the closing brace in one token
+    closing = _tokens(('{"grade": ', []), ("3}", [("3}", 0.6), ("1}", 0.2), ("1", 0.2)]))
+    assert grade_distribution(closing) == {"1": 0.4, "2": 0.0, "3": 0.6, "4": 0.0, "5": 0.0}
+    # "grade" quoted inside the justification is not the grade; a reply without one has no distribution
+    quoted = _tokens(('{"justification": "\\"grade\\": 1", "grade": ', []), ("5", [("5", 0.9), ("4", 0.1)]))
+    assert grade_distribution(quoted) == {"1": 0.0, "2": 0.0, "3": 0.0, "4": 0.1, "5": 0.9}
+    assert grade_distribution(_tokens(('{"justification": "x"}', []))) is None
+    assert grade_distribution([]) is None
+    assert grade_distribution(_tokens(('{"grade": ', []), ("3", [(" maybe", 1.0)]))) is None  # no grade among them

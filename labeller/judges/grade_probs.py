@@ -4,8 +4,8 @@ An OpenAI-compatible server asked for `logprobs: true, top_logprobs: N` (OpenAI'
 vLLM, llama.cpp's server) returns, for each token of the reply, its log-probability and the N likeliest
 tokens that could have stood there. The grade is one token of the structured JSON reply (`"grade": 3`):
 found by rebuilding the reply's text from its tokens and locating the value after the `"grade"` key. At
-that token the alternatives that would have written another grade (the same text before the digit, then
-"1".."5", then nothing that continues the number) are summed per grade and normalised over 1..5: the
+that token the alternatives that would have written another grade (the same text before the digit, whitespace
+aside, then "1".."5", then nothing that continues the number) are summed per grade and normalised over 1..5: the
 probability mass the top N leave out is not guessed at. A reply whose grade cannot be found among its
 tokens, or whose alternatives name no grade, has no distribution (None), never a made-up one.
 
@@ -53,12 +53,12 @@ def grade_distribution(tokens: Sequence[Any] | None) -> dict[str, float] | None:
 
 def _at_token(token: Any, text: str, offset: int) -> dict[str, float] | None:
     """The grade mass among a token's alternatives: those with the chosen token's text before the digit."""
-    before = text[:offset].strip()
+    before = "".join(text[:offset].split())  # whitespace aside: '": 4' and '":4' are the same grade
     mass = dict.fromkeys(GRADES, 0.0)
     for alt in token.top_logprobs or [{"token": text, "logprob": token.logprob}]:
         alt_text = (alt.token if hasattr(alt, "token") else alt["token"]) or ""
         logprob = alt.logprob if hasattr(alt, "logprob") else alt["logprob"]
-        stripped = alt_text.strip()
+        stripped = "".join(alt_text.split())
         if not stripped.startswith(before) or logprob is None:
             continue
         rest = stripped[len(before):]
