@@ -330,3 +330,21 @@ def test_the_grade_token_is_read_however_the_tokenizer_cut_it():
     assert grade_distribution(_tokens(('{"justification": "x"}', []))) is None
     assert grade_distribution([]) is None
     assert grade_distribution(_tokens(('{"grade": ', []), ("3", [(" maybe", 1.0)]))) is None  # no grade among them
+
+
+def test_max_cost_spans_the_rounds_of_samples_auto(inputs, monkeypatch):
+    from labeller.errors import BudgetExceededError
+
+    # replies near the output cap, so what a request costs is about what the budget reserves for it
+    with FakeAPI(logprobs=True, reply_tokens=390) as api:
+        full = run_label(inputs, api, monkeypatch, grade_probs=True, samples=5, adaptive=True)
+        assert api.total == 14 and full.stats.cost_usd > 0
+    (inputs / "cache").rename(inputs / "cache-full")
+    with FakeAPI(logprobs=True, reply_tokens=390) as api:  # a new server: its planted sample sequences restart
+        with pytest.raises(BudgetExceededError) as stopped:
+            run_label(inputs, api, monkeypatch, grade_probs=True, samples=5, adaptive=True,
+                      max_cost=full.stats.cost_usd * 0.6, out="capped.jsonl")
+        assert 5 <= api.total < 14  # the first round was bought; the budget stopped a later one
+    stats = stopped.value.run.stats
+    assert stats.budget_stopped and stats.cost_usd <= full.stats.cost_usd * 0.6
+    assert stats.requested > stats.new and stats.skipped_by_budget > 0

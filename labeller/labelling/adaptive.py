@@ -98,7 +98,7 @@ async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpu
     pending = list(range(len(pairs)))
     rounds: list[LabelStats] = []
     for k in range(options.samples):
-        spent = sum(s.cost_usd or 0.0 for s in rounds)
+        spent = sum((s.cost_usd or 0.0) + (s.unconfirmed_cost_usd or 0.0) for s in rounds)  # as --max-cost counts
         one = options.model_copy(update={"samples": 1, "max_cost": None if options.max_cost is None
                                          else max(options.max_cost - spent, 0.0)})
         task = RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
