@@ -112,6 +112,12 @@ def test_without_grade_probs_nothing_changes(inputs, monkeypatch):
         probs = run_label(inputs, api, monkeypatch, temperature=0.0, grade_probs=True, out="probs.jsonl")
         assert api.total == len(PLANTED)  # logprobs are a decoding setting sent: another cache key
     assert {label.cache_key for label in probs.labels}.isdisjoint(label.cache_key for label in plain.labels)
+    from labeller.store.directory import DirectoryStore
+
+    with DirectoryStore(inputs / "cache") as store:  # the stored record: grade_probs only where there are some
+        raw = store.get_many_raw([lb.cache_key for lb in plain.labels + probs.labels])
+    assert all('"grade_probs"' not in raw[lb.cache_key] for lb in plain.labels)
+    assert all(json.loads(raw[lb.cache_key])["grade_probs"] == lb.grade_probs for lb in probs.labels)
 
 
 def test_adaptive_sample_counts_are_the_planted_ones_and_a_rerun_pays_nothing(inputs, monkeypatch):
