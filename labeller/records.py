@@ -72,9 +72,14 @@ class Label(Record):
     # whether the expensive judge was asked for it. None on a single judge's labels.
     judge_grades: dict[str, int] | None = None
     escalated: bool | None = None
+    # --grade-probs (labeller.judges.grade_probs): the grade's distribution read from the judge's token
+    # log-probabilities in the same request, its expected grade and entropy (bits). None: not asked or not given.
+    grade_probs: dict[str, float] | None = None
+    expected_grade: float | None = Field(None, ge=GRADE_MIN, le=GRADE_MAX)
+    grade_entropy: float | None = Field(None, ge=0)
 
     @field_validator("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate", "judge_grades",
-                     "escalated", mode="before")
+                     "escalated", "grade_probs", "expected_grade", "grade_entropy", mode="before")
     @classmethod
     def _table_cell(cls, value: Any) -> Any:
         """A label file read back from CSV or Parquet. A CSV cell is text: an empty one means "not set", and
@@ -93,15 +98,18 @@ class Label(Record):
 
     @model_serializer(mode="wrap")
     def _single_judge_columns(self, handler: Any) -> dict[str, Any]:
-        """A single judge's rows keep their columns: the jury/escalation ones appear only when set."""
+        """A single judge's rows keep their columns: the jury/escalation and grade-probability ones appear only
+        when set."""
         row = handler(self)
-        for name in JURY_COLUMNS:
+        for name in OPTIONAL_COLUMNS:
             if row.get(name) is None:
                 row.pop(name, None)
         return row
 
 
 JURY_COLUMNS = ("judge_grades", "escalated")
+GRADE_PROB_COLUMNS = ("grade_probs", "expected_grade", "grade_entropy")
+OPTIONAL_COLUMNS = JURY_COLUMNS + GRADE_PROB_COLUMNS  # left out of a row where unset: older outputs stay as they were
 
 
 class LabelFailure(Record):

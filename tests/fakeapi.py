@@ -34,6 +34,15 @@ Local OpenAI-compatible servers are emulated by knobs (all off by default):
 - `text_fence`: a request with neither response_format nor tools gets its JSON in a ```json fence with prose.
 An emulated refusal is recorded with the answer "refused". GET /v1/models is not counted as a judge request (`model_lists` counts it); without `served_model` it is 404.
 
+Token log-probabilities (`--grade-probs`): with `logprobs=True`, a chat completion asked for `logprobs: true` carries
+`choices[0].logprobs.content`: the JSON reply cut into tokens (the grade's value is the token " N"), each with
+logprob 0 except the grade's. There, a marker `[[probs:p1,p2,p3,p4,p5]]` in the user message plants the grade
+distribution: the top_logprobs are " 1".." 5" at log(0.9 * p) (zeros left out) plus a non-grade token ' "' at
+log(0.1), the likeliest first, cut to the request's top_logprobs. Without a marker the grade is certain. With
+`logprobs=False` (the default: a server that ignores the parameter) `logprobs` is null.
+A marker `[[seq:g1,g2,...]]` plants the grade of the 1st, 2nd, ... request for that prompt (the last repeats):
+adaptive sampling tests know each sample's grade.
+
 The provider batch APIs (OpenAI files + batches, Anthropic message batches) are served by the same
 server; see tests/fakebatch.py (`batch_delay`, `batch_expire`, `batch_damage`, `batch_script`, `batched`).
 
@@ -48,6 +57,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import random
 import re
 import signal
@@ -67,6 +77,9 @@ KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "re
          "empty",  # a verdict whose justification is "" (scripted only)
          "garbled", "shapeless",  # a 200 that is not a reply: HTML, or JSON of the wrong shape
          "stray")  # a claim verdict naming a passage it was not shown (claim tasks; scripted only)
+PROBS_MARKER = re.compile(r"\[\[probs:([0-9.,]+)\]\]")
+SEQ_MARKER = re.compile(r"\[\[seq:([1-5](?:,[1-5])*)\]\]")
+TOKEN = re.compile(r"\s?\w+|\s?[^\w\s]+|\s+")
 CLAIM_MARKER = re.compile(r"\[\[(supported|contradicted|not_supported)((?::[^\]:]+)*)\]\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -183,6 +196,7 @@ class FakeAPI:
     reply_tokens: int = 20  # output tokens the fake model writes, before any cap
     text_fence: bool = False
     slots: int = 0  # requests computed at once (llama-server --parallel); 0: no limit
+    logprobs: bool = False  # answer `logprobs: true` with the reply's token log-probabilities (see the docstring)
 
     def __post_init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -420,6 +434,13 @@ class FakeAPI:
         """The planted grade (moved per model by model_offsets/model_noise), or (at temperature > 0, with
         probability `noise`) a grade near it."""
         grade = model_grade(user, model, self.model_offsets, self.model_noise)
+        seq = SEQ_MARKER.search(user)
+        if seq:
+            with self._lock:
+                nth = self.sampled[user]
+                self.sampled[user] += 1
+            grades = [int(g) for g in seq.group(1).split(",")]
+            return grades[min(nth, len(grades) - 1)]
         if model in self.model_grades:
             grade = self.model_grades[model](expected_grade(user))
         if temperature <= 0 or not self.noise:
@@ -491,10 +512,13 @@ class FakeAPI:
                                        "function": {"name": name, "arguments": content}}]}
         elif self.text_fence and "response_format" not in body and "tools" not in body and content and finish == "stop":
             message["content"] = f"Here is my verdict.\n```json\n{content}\n```"
+        logprobs = None
+        if self.logprobs and body.get("logprobs") and message.get("content") and finish == "stop":
+            logprobs = {"content": token_logprobs(message["content"], user, int(body.get("top_logprobs") or 0))}
         reply = {
             "id": f"chatcmpl-{self.total}", "object": "chat.completion", "created": int(time.time()),
             "model": self.served_model or body.get("model", "unknown"),
-            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None, "message": message}],
+            "choices": [{"index": 0, "finish_reason": finish, "logprobs": logprobs, "message": message}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens,
                       "prompt_tokens_details": {"cached_tokens": cached}},
@@ -523,6 +547,29 @@ class FakeAPI:
             "usage": {"input_tokens": prompt_tokens - cached, "output_tokens": 20,
                       "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0},
         }
+
+
+def token_logprobs(content: str, user: str, top: int) -> list[dict[str, Any]]:
+    """The reply's tokens with their log-probabilities; the grade's alternatives as the prompt's marker plants."""
+    tokens = TOKEN.findall(content)
+    grade_at = max((i for i, t in enumerate(tokens[1:], 1) if tokens[i - 1] == '":' and t.strip().isdigit()
+                    and tokens[i - 2] == "grade"), default=None)
+    out = []
+    for i, text in enumerate(tokens):
+        entry: dict[str, Any] = {"token": text, "logprob": 0.0, "bytes": list(text.encode()), "top_logprobs": []}
+        if i == grade_at:
+            planted = PROBS_MARKER.search(user)
+            probs = [float(p) for p in planted.group(1).split(",")] if planted else \
+                [1.0 if g == int(text) else 0.0 for g in range(1, 6)]
+            alts = [(f" {g}", 0.9 * p) for g, p in enumerate(probs, 1) if p > 0] + [(' "', 0.1)]
+            alts.sort(key=lambda alt: -alt[1])
+            entry["logprob"] = math.log(dict(alts).get(text, 1e-9))
+            entry["top_logprobs"] = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                                     for t, p in alts[:top]]
+        elif top:
+            entry["top_logprobs"] = [{"token": text, "logprob": 0.0, "bytes": list(text.encode())}]
+        out.append(entry)
+    return out
 
 
 def claim_verdict(user: str, kind: str) -> dict[str, Any]:

@@ -1224,6 +1224,13 @@ CASES: list[Case] = [
     Case("answers-judge-export-not-a-url", ["answers", "judge", "--queries", "queries.jsonl", "--answers", "a.jsonl",
                                             "--contexts", "c.jsonl", "--report", "rep", "--export", "prometheus"],
          stderr="is not BACKEND=URL", outputs=("rep",)),
+    Case("label-samples-auto-garbled", [*LABEL_OUT, *OPENAI, "--samples", "auto:x", "--temperature", "0.7"],
+         stderr="--samples 'auto:x' is not a number of samples; expected N (e.g. 3) or auto:N",
+         outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-samples-auto-at-temperature-zero", [*LABEL_OUT, *OPENAI, "--samples", "auto:4"],
+         stderr="at temperature 0", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-grade-probs-with-batch", [*LABEL_OUT, *OPENAI, "--grade-probs", "--batch"],
+         stderr="--grade-probs and --samples auto do not take --batch yet", outputs=("out.jsonl", ".labeller-cache")),
 ]
 
 

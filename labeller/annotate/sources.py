@@ -6,6 +6,9 @@ has one, the judge's uncertainty for the pair (for the "most uncertain first" pl
 in any of these columns (the first one set on a row is used):
 
 - `uncertainty`: a number, higher means less sure;
+- `grade_entropy` (`labeller label --grade-probs`): the entropy in bits of the grade's distribution read from
+  the judge's token log-probabilities; the uncertainty is it over log2(5), 0-1 (it comes before the sample
+  columns: with `--samples auto` most pairs have one sample, whose agreement says nothing);
 - `sample_agreement` (or `agreement`): the share of the judge's samples that agree with its grade
   (0-1); the uncertainty is 1 minus it;
 - `sample_grades`: the grades of several samples of the judge; the uncertainty is the share of samples
@@ -28,7 +31,8 @@ from labeller.io.trec import read_run_lines, top_k
 from labeller.io.validation import validation_error
 from labeller.records import Doc, Label, Query, Record
 
-UNCERTAINTY_COLUMNS = ("uncertainty", "sample_agreement", "agreement", "sample_grades")
+UNCERTAINTY_COLUMNS = ("uncertainty", "grade_entropy", "sample_agreement", "agreement", "sample_grades")
+MAX_ENTROPY = math.log2(5)  # bits, every grade alike
 
 
 class Candidate(Record):
@@ -107,6 +111,11 @@ def _uncertainty(extra: dict[str, Any], path: Path, line: int) -> float | None:
         number = _number(value, path, line, column)
         if column == "uncertainty":
             return number
+        if column == "grade_entropy":
+            if not 0 <= number <= MAX_ENTROPY + 1e-6:
+                raise BadInputError(f"{number} is not the entropy of a grade distribution; expected bits from 0 to "
+                                    f"{MAX_ENTROPY:.3f}", path=str(path), line=line, field=column)
+            return number / MAX_ENTROPY
         if not 0 <= number <= 1:
             raise BadInputError(f"{number} is not a share; expected a number from 0 to 1", path=str(path),
                                 line=line, field=column)

@@ -18,8 +18,9 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           prices: str | Path | None = None, columns: dict[str, str] | str | None = None,
           errors: str = "raise", progress: bool | None = None, judges: list[str] | None = None,
           escalate_to: str | None = None, escalate_below: float | None = None, escalate_near_cut: bool = True,
-          relevant_from: int = 3, gold: Source | None = None, samples: int = 1, aggregate: str = "median",
-          temperature: float | None = None, output_mode: str | None = None, gold_scale: str | None = None):
+          relevant_from: int = 3, gold: Source | None = None, samples: int | str = 1, aggregate: str = "median",
+          temperature: float | None = None, output_mode: str | None = None, gold_scale: str | None = None,
+          grade_probs: bool = False, top_logprobs: int = 10, escalate_above_entropy: float | None = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `judges=[A, B, ...]` (instead of `judge`) labels with a jury: one row per pair with the median grade and
@@ -36,7 +37,10 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     returns the labels with the failures in `frame.attrs["failures"]`. A dry run returns an empty frame
     with the estimate in `frame.attrs["stats"]`. `samples=N` (with `temperature` above 0 for an OpenAI-compatible
     judge) asks the judge N times per pair: the frame then has samples, sample_grades, sample_agreement,
-    sample_spread and aggregate columns (labeller.labelling.samples). Usable inside a running event loop (Jupyter): the
+    sample_spread and aggregate columns (labeller.labelling.samples); samples="auto:N" asks more only where the
+    first disagree or the grade is spread (labeller.labelling.adaptive). `grade_probs=True` reads each grade's
+    probability from an OpenAI-compatible judge's token log-probabilities (`top_logprobs` alternatives a token):
+    grade_probs, expected_grade and grade_entropy columns; `escalate_above_entropy` escalates on it. Usable inside a running event loop (Jupyter): the
     labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form. `output_mode`
     (json_schema, json_object, tool, text) is `--output-mode` for a local server (docs/local-servers.md).
     """
@@ -47,7 +51,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
                      dry_run=dry_run, timeout=timeout, prices=prices, columns=columns, errors=errors,
                      progress=progress, judges=judges, escalate_to=escalate_to, escalate_below=escalate_below,
                      escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold, samples=samples,
-                     aggregate=aggregate, temperature=temperature, output_mode=output_mode, gold_scale=gold_scale)
+                     aggregate=aggregate, temperature=temperature, output_mode=output_mode, gold_scale=gold_scale,
+                     grade_probs=grade_probs, top_logprobs=top_logprobs, escalate_above_entropy=escalate_above_entropy)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -71,13 +76,17 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
            cache=".labeller-cache", out=None, base_url=None, concurrency=16, max_cost=None, dry_run=False,
            timeout=60.0, prices=None, columns=None, errors="raise", progress=None, judges=None, escalate_to=None,
            escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None, samples=1, aggregate="median",
-           temperature=None, output_mode=None, gold_scale=None):
+           temperature=None, output_mode=None, gold_scale=None, grade_probs=False, top_logprobs=10,
+           escalate_above_entropy=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
+    from labeller.labelling.adaptive import parse_samples
     from labeller.labelling.several import label_any
 
+    samples, adaptive = parse_samples(samples)
     options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress,
-                           samples=samples, aggregate=aggregate)
+                           samples=samples, aggregate=aggregate, adaptive=adaptive, grade_probs=grade_probs,
+                           top_logprobs=top_logprobs)
     with sources() as held, column_mapping(columns):
         out_path = Path(out) if out is not None else held.root / "labels.jsonl"
         try:
@@ -89,7 +98,8 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                 temperature=temperature, output_mode=output_mode),
                 gold_path=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale,
                 escalate_to=escalate_to,
-                below=escalate_below, near_cut=escalate_near_cut, relevant_from=relevant_from)
+                below=escalate_below, near_cut=escalate_near_cut, above=escalate_above_entropy,
+                relevant_from=relevant_from)
         except LabellingFailedError as exc:
             if errors == "raise":
                 raise
@@ -107,10 +117,10 @@ def labels_frame(result):
     import pandas as pd
 
     from labeller.io.tables import typed_frame
-    from labeller.records import JURY_COLUMNS, Label
+    from labeller.records import OPTIONAL_COLUMNS, Label
 
     rows = [label.model_dump() for label in result.labels]
-    columns = [c for c in Label.model_fields if c not in JURY_COLUMNS or any(c in row for row in rows)]
+    columns = [c for c in Label.model_fields if c not in OPTIONAL_COLUMNS or any(c in row for row in rows)]
     frame = pd.DataFrame(rows, columns=columns)
     frame = typed_frame(frame) if len(frame) else frame
     frame.attrs["failures"] = pd.DataFrame([f.model_dump() for f in result.failures])

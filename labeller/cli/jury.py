@@ -39,7 +39,8 @@ def jury_summary(result) -> None:
     if e is not None:
         rules = ([f"{e.for_near_cut} next to the relevance cut (grades {e.relevant_from - 1}-{e.relevant_from})"]
                  if e.near_cut else []) + ([f"{e.for_low_agreement} with sample agreement below {e.below:g}"]
-                                           if e.below is not None else [])
+                                           if e.below is not None else []) \
+            + ([f"{e.for_spread} with grade entropy above {e.above:g} bits"] if e.above is not None else [])
         say(f"escalation: {e.escalated} of {e.graded} pairs ({100 * e.share:.1f}%) "
             f"{'would go' if s.dry_run else 'went'} to {e.expensive}: {', '.join(rules)}"
             + (f", {e.worst_case} not graded yet (counted as escalated)" if e.worst_case else ""))

@@ -52,6 +52,9 @@ def label(
                                                             "--judge (cheap) is unsure of.")] = None,
     escalate_below: Annotated[Optional[float], typer.Option(help="With --escalate-to: escalate pairs whose sample "
                                                                  "agreement (--samples) is below this share, 0-1.")] = None,
+    escalate_above_entropy: Annotated[Optional[float], typer.Option(help="With --escalate-to and --grade-probs: "
+                                                                         "escalate pairs whose grade entropy is "
+                                                                         "above these bits (e.g. 0.5).")] = None,
     escalate_near_cut: Annotated[bool, typer.Option(help="With --escalate-to: escalate grades next to the relevance "
                                                          "cut (--relevant-from - 1 and --relevant-from).")] = True,
     relevant_from: Annotated[int, typer.Option(help="Juries and escalation: grade from which a pair counts as "
@@ -62,8 +65,16 @@ def label(
                                                       "its own scale, shifted onto 1.., as `agree --from-scale` "
                                                       "takes it (TREC/BEIR qrels default to 0-3).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Also print the run's stats as one JSON object on stdout.")] = False,
-    samples: Annotated[int, typer.Option(help="Self-consistency: ask the judge N times per pair (needs a temperature "
-                                              "above 0); the label carries the aggregate and the sample grades.")] = 1,
+    samples: Annotated[str, typer.Option(help="Self-consistency: ask the judge N times per pair (needs a temperature "
+                                              "above 0); the label carries the aggregate and the sample grades. "
+                                              "auto:N: more samples only where the first disagree or the grade "
+                                              "probability is spread, at most N (docs/labelling.md).")] = "1",
+    grade_probs: Annotated[bool, typer.Option("--grade-probs", help="Read each grade's probability from the judge's "
+                                                                    "token log-probabilities (OpenAI-compatible "
+                                                                    "judges): grade_probs, expected_grade, "
+                                                                    "grade_entropy.")] = False,
+    top_logprobs: Annotated[int, typer.Option(min=1, max=20, help="With --grade-probs: alternatives asked per "
+                                                                  "token (top_logprobs).")] = 10,
     aggregate: Annotated[str, typer.Option(help="How N samples become one grade: median or majority (ties go to the "
                                                 "lower grade).")] = "median",
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
@@ -74,6 +85,9 @@ def label(
     With --beir DIR and neither --pairs nor --run, the pairs of the split's qrels are labelled."""
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
+    from labeller.labelling.adaptive import parse_samples
+
+    samples_max, adaptive = parse_samples(samples)
 
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
@@ -81,13 +95,15 @@ def label(
         options = LabelOptions(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm,
                                tokens_per_minute=tpm, dry_run=dry_run, batch=batch, poll_interval=poll_interval,
                                batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes,
-                               samples=samples, aggregate=aggregate)
+                               samples=samples_max, aggregate=aggregate, adaptive=adaptive,
+                               grade_probs=grade_probs, top_logprobs=top_logprobs)
         inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
                       pairs_path=pairs or (qrels if run is None else None), run_path=run, depth=depth,
                       rubric=rubric, cache_dir=cache,
                       out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
                       temperature=temperature, output_mode=output_mode)
         _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
+                                         above=escalate_above_entropy,
                                          relevant_from=relevant_from, gold_path=gold,
                                          gold_scale=from_scale), as_json)
 
@@ -126,6 +142,9 @@ def _summary(result) -> None:
     s = result.stats
     say = lambda text="": print(text, file=sys.stderr)  # noqa: E731
     unit = "pairs" if s.samples == 1 else f"samples ({s.requested // s.samples} pairs x {s.samples})"
+    if s.sample_counts:  # --samples auto:N
+        counts = ", ".join(f"{pairs} x {n}" for n, pairs in s.sample_counts.items())
+        unit = f"samples ({sum(s.sample_counts.values())} pairs: {counts}; at most {s.samples} a pair)"
     if s.dry_run:
         say(f"dry run: {s.requested} {unit}, {s.new} new, {s.cached} cached; nothing sent")
         cached = f" ({s.estimated_cached_input_tokens:,} at the cached-input rate)" if s.estimated_cached_input_tokens else ""

@@ -69,6 +69,7 @@ class JudgeReply(BaseModel):
     cached_input_tokens: int | None = None
     served_model: str | None = None  # the model the server says answered (response.model)
     system_fingerprint: str | None = None  # the backend configuration the server reports, when it does
+    grade_probs: dict[str, float] | None = None  # {"1": p, ..} read from token log-probabilities (judges.grade_probs)
 
 
 class Judge(ABC):
@@ -101,6 +102,15 @@ class Judge(ABC):
         if reply is None or reply.name == "verdict":
             return self.decoding_settings()
         return {**self.decoding_settings(), "reply": reply.schema_version}
+
+    def ask_grade_probs(self, top_logprobs: int) -> str | None:
+        """Ask every later request for token log-probabilities (`--grade-probs`; judges.grade_probs), which then
+        join the decoding settings and so the cache key. None when this judge can; else why it cannot (said
+        once in the run's warnings; the run goes on without them)."""
+        inner = self.__dict__.get("inner")
+        if isinstance(inner, Judge):
+            return inner.ask_grade_probs(top_logprobs)
+        return f"{self.name} gives no token log-probabilities"
 
     async def served_identity(self) -> str | None:
         """What the server says it serves under this judge's name (its /v1/models entry), asked once at the

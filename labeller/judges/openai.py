@@ -22,6 +22,7 @@ included; cached_input_tokens is the cached part.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +31,7 @@ import openai
 
 from labeller.errors import MissingKeyError
 from labeller.judges.base import Judge, JudgeReply, MalformedReplyError
+from labeller.judges.grade_probs import grade_distribution
 from labeller.judges.openai_reply import Completion
 from labeller.judges.output_modes import check_output_mode, refusal_hint, reply_payload, request_fields, system_text
 from labeller.judges.registry import KEY_VARIABLES
@@ -45,6 +47,8 @@ AZURE_SUFFIX = ".openai.azure.com"  # Azure OpenAI: the same API rules as OpenAI
 KEY_VARIABLE = KEY_VARIABLES["openai"]
 # What chat.completions.create sends with its request (bearer auth), for the same request through client.post.
 _CHAT_OPTIONS: Any = {"security": {"bearer_auth": True}}
+# OpenAI's reasoning models refuse `logprobs` (HTTP 400): --grade-probs is not sent to them.
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
 
 
 class OpenAIJudge(Judge):
@@ -77,6 +81,7 @@ class OpenAIJudge(Judge):
         self._task_settings: dict[str, dict[str, Any]] = {}  # other tasks' settings, by reply name
         self._served: str | None = None
         self._warned = False
+        self._grade_probs = False  # ask_grade_probs: read the grade's distribution from token log-probabilities
         # max_retries=0: labeller.retry is the only retry policy; SDK retries would multiply requests.
         self._client = openai.AsyncOpenAI(
             api_key=key, base_url=url, default_query=query or None, timeout=timeout, max_retries=0,
@@ -102,6 +107,18 @@ class OpenAIJudge(Judge):
                 "temperature": self.temperature, **self._caps,
                 **request_fields(self.output_mode, min_length=self.local, reply=reply)}
         return found
+
+    def ask_grade_probs(self, top_logprobs: int) -> str | None:
+        """Send `logprobs: true, top_logprobs: N` with every relevance request (a decoding setting, so in the
+        cache key) and read the grade's distribution from the reply (judges.grade_probs)."""
+        if self.output_mode == "tool":
+            return ("--output-mode tool: the verdict comes as a tool call's arguments, which carry no token "
+                    "log-probabilities; use json_schema, json_object or text")
+        if not self.local and _REASONING_MODEL.match(self.model):
+            return f"OpenAI's reasoning models ({self.model}) give no token log-probabilities"
+        self._settings = {**self._settings, "logprobs": True, "top_logprobs": top_logprobs}
+        self._grade_probs = True
+        return None
 
     async def served_identity(self) -> str | None:
         """The /v1/models entry of a local server for this judge's model, asked once (None for OpenAI's API)."""
@@ -170,12 +187,14 @@ class OpenAIJudge(Judge):
         reply = (prompt.reply if prompt is not None else None) or VERDICT  # a batch line: the relevance verdict
         verdict = parse_reply(reply_payload(self.output_mode, choice.message, spent, reply), reply,
                               prompt.context if prompt is not None else None, **spent)
+        logprobs = choice.logprobs.content if self._grade_probs and reply is VERDICT and choice.logprobs else None
         served = completion.model or None
         if self.local and served and served != self.model:  # OpenAI answers with a dated snapshot name: normal
             self._warn(f"asked for model '{self.model}', the server at {self.base_url} answered as '{served}'; "
                        "labels record the served model (served_model)")
         return JudgeReply(verdict=verdict, input_tokens=tokens_in, output_tokens=tokens_out, cached_input_tokens=cached,
-                          served_model=served, system_fingerprint=getattr(completion, "system_fingerprint", None))
+                          served_model=served, system_fingerprint=getattr(completion, "system_fingerprint", None),
+                          grade_probs=grade_distribution(logprobs))
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -35,9 +35,25 @@ class Message(_Read):
     tool_calls: list[ToolCall] | None = None
 
 
+class TopLogprob(_Read):
+    token: str | None = None
+    logprob: float | None = None
+
+
+class TokenLogprob(_Read):
+    token: str | None = None
+    logprob: float | None = None
+    top_logprobs: list[TopLogprob] | None = None
+
+
+class ChoiceLogprobs(_Read):
+    content: list[TokenLogprob] | None = None  # the reply's tokens (None: the server sent none)
+
+
 class Choice(_Read):
     finish_reason: str | None = None
     message: Message = Message()
+    logprobs: ChoiceLogprobs | None = None  # only when asked (--grade-probs) and the server gives them
 
 
 class PromptDetails(_Read):

@@ -15,6 +15,7 @@ from labeller.io.tables import load_own
 from labeller.judges.base import Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
+from labeller.labelling.adaptive import ask_grade_probs, label_adaptive, no_probs_note
 from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
@@ -96,6 +97,7 @@ class _Run:
         self.saves = LoopBatcher(cache.put_many)
         self.bar: ProgressBar | None = None
         self.served: str | None = None  # what a local server says it serves under the model name (cache key)
+        self.without_probs = 0  # --grade-probs: new relevance verdicts whose reply carried no grade distribution
 
     # -- planning -------------------------------------------------------------------------------
     def plan_chunks(self) -> Iterator[list[Item]]:
@@ -294,7 +296,9 @@ class _Run:
             cached_input_tokens=reply.cached_input_tokens, cost_usd=cost,
             latency_s=round(time.monotonic() - started, 4), attempts=attempts, created_at=now_iso(),
             served_model=reply.served_model, system_fingerprint=reply.system_fingerprint,
+            grade_probs=reply.grade_probs,
         )
+        self.without_probs += self.options.grade_probs and self.task.reply is None and reply.grade_probs is None
         await self.saves.submit(record)  # on disk before anything else: a crash from here on loses nothing
         row = record.model_dump()
         self.label(positions[0], row, False)
@@ -391,6 +395,8 @@ class _Run:
         await self.run()
         stats = self.stats
         stats.samples = self.options.samples
+        if self.without_probs:
+            stats.warnings.append(no_probs_note(self.without_probs, self.stats.new, self.options))
         stats.elapsed_s = round(time.monotonic() - started, 3)
         if stats.cost_usd is not None:
             stats.cost_usd = round(stats.cost_usd, 6)
@@ -430,14 +436,22 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     """
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
+    notes = ask_grade_probs(judge, options)  # --grade-probs: why this judge gives none, if it does not
+    if notes:  # said once; the run goes on as one without --grade-probs
+        options = options.model_copy(update={"grade_probs": False})
+    if options.adaptive:
+        return await label_adaptive(pairs, queries, corpus, judge, rubric, cache, options, notes, prices=prices)
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
     work = expand(pairs, options.samples)  # --samples N: each pair N times, one verdict per sample
     sampled = options.samples > 1  # the N samples of a pair are collapsed at the end: nothing is streamed
     kept: list[dict[str, Any]] = []
+    # A cached rerun's lines come from the store's projected row, which holds no grade distribution.
+    lines = lines and sink is not None and not sampled and not options.grade_probs
     run = _Run(RelevanceTask(work.items, queries, corpus, rubric, work.sample_of), judge, cache, options, price,
-               kept.extend if sink is None or sampled else sink, lines=lines and sink is not None and not sampled)
+               kept.extend if sink is None or sampled else sink, lines=lines)
     stats = await run.finish(started)
+    stats.warnings[:0] = notes
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return LabelRun(labels=[r for r in results if isinstance(r, Label)],

@@ -2,7 +2,8 @@
 
 A pair is escalated when the cheap judge's grade is next to the relevance cut (grade relevant_from - 1
 or relevant_from, where a wrong step flips relevant/not relevant; on by default), or when its label
-carries a self-consistency figure (`sample_agreement`, from --samples) below `below`. The final label is
+carries a self-consistency figure (`sample_agreement`, from --samples) below `below`, or a grade distribution
+(--grade-probs) whose entropy is above `above` bits (--escalate-above-entropy; judges.grade_probs). The final label is
 the expensive judge's where it was asked (`escalated` True), else the cheap judge's (`escalated` False);
 `judge_grades` holds both grades where both exist. Both judges go through the verdict store, so a rerun
 sends nothing and changing the rule pays only for newly selected pairs.
@@ -18,34 +19,46 @@ the cached cheap labels that the rule selects, plus every pair the cheap judge h
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from labeller.errors import BadInputError
+from labeller.judges.grade_probs import ENTROPY_SPREAD
 from labeller.labelling.jury_models import EscalationStats, JuryRun, JuryStats
 from labeller.labelling.models import LabelOptions
 from labeller.labelling.panel import by_pair, finish, job_inputs, prepare, run_one, spent, stopped, total, total_stats
 from labeller.records import GRADE_MAX, Label
 
 NEAR_CUT = "the grade is next to the relevance cut"
+SPREAD = "grade entropy"
+MAX_ENTROPY = math.log2(GRADE_MAX)
 
 
-def check_rule(*, relevant_from: int, below: float | None, near_cut: bool) -> None:
+def check_rule(*, relevant_from: int, below: float | None, near_cut: bool, above: float | None = None) -> None:
     if not 2 <= relevant_from <= GRADE_MAX:
         raise BadInputError(f"--relevant-from {relevant_from} is not a grade from 2 to {GRADE_MAX}",
                             field="relevant_from")
     if below is not None and not 0 < below <= 1:
         raise BadInputError(f"--escalate-below {below} is out of range; expected a share of samples above 0 and "
                             "at most 1 (e.g. 0.8)", field="escalate_below")
-    if below is None and not near_cut:
-        raise BadInputError("--no-escalate-near-cut without --escalate-below would escalate nothing; give "
-                            "--escalate-below (with --samples) or keep the near-the-cut rule")
+    if above is not None and not 0 <= above < MAX_ENTROPY:
+        raise BadInputError(f"--escalate-above-entropy {above} is out of range; expected bits from 0 to below "
+                            f"{MAX_ENTROPY:.3f} (log2 of 5 grades), e.g. {ENTROPY_SPREAD}", field="escalate_above_entropy")
+    if below is None and not near_cut and above is None:
+        raise BadInputError("--no-escalate-near-cut without --escalate-below or --escalate-above-entropy would "
+                            "escalate nothing; give --escalate-below (with --samples), --escalate-above-entropy "
+                            "(with --grade-probs) or keep the near-the-cut rule")
 
 
-def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: bool) -> str | None:
+def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: bool,
+           above: float | None = None) -> str | None:
     """Why this cheap label goes to the expensive judge, or None."""
     agreement = getattr(label, "sample_agreement", None)  # set by --samples; absent on single-sample labels
     if below is not None and agreement is not None and agreement < below:
         return f"sample agreement {agreement:.2f} < {below:g}"
+    entropy = getattr(label, "grade_entropy", None)  # set by --grade-probs where the judge gives log-probabilities
+    if above is not None and entropy is not None and entropy > above:
+        return f"{SPREAD}: {entropy:.2f} bits > {above:g}"
     if near_cut and label.grade in (relevant_from - 1, relevant_from):
         return NEAR_CUT
     return None
@@ -54,16 +67,16 @@ def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: b
 def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str | Path = "labels.jsonl",
                          options: LabelOptions | None = None, gold_path: str | Path | None = None,
                          gold_scale: str | None = None, relevant_from: int = 3, below: float | None = None,
-                         near_cut: bool = True,
+                         near_cut: bool = True, above: float | None = None,
                          **inputs) -> JuryRun:
     """Label every pair with the cheap judge, the selected ones with the expensive judge; write the final
     labels (--out), both judges' own labels (`.judges` file) and failures; raise like label_job."""
-    check_rule(relevant_from=relevant_from, below=below, near_cut=near_cut)
+    check_rule(relevant_from=relevant_from, below=below, near_cut=near_cut, above=above)
     options = options or LabelOptions()
     data, (cheap, expensive) = prepare(specs=[cheap_spec, expensive_spec], out_path=out_path, options=options,
                                        gold_path=gold_path, gold_scale=gold_scale, sampled=1, **job_inputs(inputs))
     esc = EscalationStats(cheap=cheap.name, expensive=expensive.name, relevant_from=relevant_from, near_cut=near_cut,
-                          below=below)
+                          below=below, above=above)
     stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
                       warnings=data.skipped,
                       escalation=esc)
@@ -71,7 +84,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
     stats.judges[cheap.name] = first.stats
     cheap_labels = by_pair(first.labels)
     why = {key: r for key, lab in cheap_labels.items()
-           if (r := reason(lab, relevant_from=relevant_from, below=below, near_cut=near_cut))}
+           if (r := reason(lab, relevant_from=relevant_from, below=below, near_cut=near_cut, above=above))}
     selected = [p for p in data.pairs if (p.query_id, p.doc_id) in why]
     if options.dry_run:  # every pair the cheap judge has not graded may turn out to need escalating
         unknown = [p for p in data.pairs if (p.query_id, p.doc_id) not in cheap_labels]
@@ -84,6 +97,9 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
     if below is not None and not any(getattr(lab, "sample_agreement", None) is not None for lab in first.labels):
         esc.notes.append("--escalate-below had no effect: the cheap labels carry no sample agreement "
                          "(label with --samples N)")
+    if above is not None and not any(getattr(lab, "grade_entropy", None) is not None for lab in first.labels):
+        esc.notes.append("--escalate-above-entropy had no effect: the cheap labels carry no grade probabilities "
+                         "(label with --grade-probs, with a judge that gives token log-probabilities)")
     result = JuryRun(stats=stats, failures=list(first.failures))
     second = None
     if selected and not stopped(first):
@@ -114,7 +130,8 @@ def _count(esc: EscalationStats, why: dict, escalated: int, graded: int) -> None
     esc.escalated, esc.graded = escalated, graded
     esc.share = round(escalated / graded, 6) if graded else 0.0
     esc.for_near_cut = sum(1 for r in why.values() if r == NEAR_CUT)
-    esc.for_low_agreement = len(why) - esc.for_near_cut
+    esc.for_spread = sum(1 for r in why.values() if r.startswith(SPREAD))
+    esc.for_low_agreement = len(why) - esc.for_near_cut - esc.for_spread
 
 
 def _costs(esc: EscalationStats, cheap: list[Label], expensive: list[Label]) -> None:

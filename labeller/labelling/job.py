@@ -80,6 +80,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                               output_mode=output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature)
+    _refuse_batch(options)
     queries = read_queries(queries_path)
     corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
     pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
@@ -87,7 +88,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
 
     if options.dry_run:
         run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
-        run.stats.warnings = skipped
+        run.stats.warnings = [*skipped, *run.stats.warnings]
         return run
     with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
         writer = RowWriter(out_path)
@@ -102,7 +103,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
         sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
         with verdicts_kept(cache_spec):
             run.out_path = str(writer.close())
-    run.stats.warnings = skipped
+    run.stats.warnings = [*skipped, *run.stats.warnings]
     with verdicts_kept(cache_spec):
         failures_file = failures_path_for(out_path)
         if run.failures:
@@ -118,6 +119,7 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
               lines: bool = False) -> LabelRun:
     """One judge over loaded, checked pairs through the store (the batch API with options.batch); nothing
     written but verdicts. label_job's core, shared by juries and escalation (labelling/jury.py)."""
+    _refuse_batch(options)
     if options.batch:  # the batch path: labeller.labelling.batched (a judge with no batch API fails here)
         from labeller.batch import batch_client
 
@@ -145,6 +147,13 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
             with tempfile.TemporaryDirectory() as empty:
                 return run_labelling(lambda sender: _label(empty, sender), judge, empty)
     return run_labelling(lambda sender: _label(cache_spec, sender, sink=sink), judge, cache_spec)
+
+
+def _refuse_batch(options: LabelOptions) -> None:
+    """The batch path (labelling.batched) neither asks for log-probabilities nor samples in rounds."""
+    if options.batch and (options.grade_probs or options.adaptive):
+        raise BadInputError("--grade-probs and --samples auto do not take --batch yet; run them without --batch",
+                            field="batch")
 
 
 def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:

@@ -25,6 +25,8 @@ class EscalationStats(BaseModel):
     share: float = 0.0  # of the pairs the cheap judge graded
     for_near_cut: int = 0
     for_low_agreement: int = 0
+    above: float | None = None  # grade entropy (bits) over which a pair was escalated (--grade-probs labels only)
+    for_spread: int = 0
     worst_case: int = 0  # dry run: pairs the cheap judge has not graded yet, all counted as escalated
     # What the labels used cost when their verdicts were bought (cached or not), so a rerun still shows
     # the price of escalating; None when a model has no known price.

@@ -26,6 +26,13 @@ class LabelOptions(BaseModel):
     # (checked with a clear message by labelling.samples.check_sampling, not here)
     samples: int = 1
     aggregate: str = "median"
+    # --samples auto:N: `samples` is the maximum N; more samples only where the first disagree or the grade's
+    # distribution is spread (labeller.labelling.adaptive)
+    adaptive: bool = False
+    # --grade-probs: ask an OpenAI-compatible judge for token log-probabilities (top_logprobs alternatives per
+    # token) and read the grade's distribution from them (labeller.judges.grade_probs)
+    grade_probs: bool = False
+    top_logprobs: int = Field(default=10, ge=1, le=20)
 
 
 class BatchSummary(BaseModel):
@@ -69,6 +76,8 @@ class LabelStats(BaseModel):
     estimate_notes: list[str] = Field(default_factory=list)  # how the estimate was made, assumptions included
     batch: BatchSummary | None = None  # --batch runs only
     warnings: list[str] = Field(default_factory=list)  # inputs skipped (a run's unknown queries), said on stderr
+    # --samples auto:N (labelling.adaptive): pairs by the number of samples asked, {"1": pairs, "2": ...}
+    sample_counts: dict[str, int] | None = None
 
 
 class LabelRun(BaseModel):

@@ -113,8 +113,8 @@ def run_one(data: Slice, judge: Judge, pairs: list[Pair], budget_used: float, on
     options = data.options
     if options.max_cost is not None:
         options = options.model_copy(update={"max_cost": max(options.max_cost - budget_used, 0.0)})
-    if once:
-        options = options.model_copy(update={"samples": 1})
+    if once:  # the arbiter's verdicts are the ones a plain run of it caches
+        options = options.model_copy(update={"samples": 1, "adaptive": False, "grade_probs": False})
     return run_judge(pairs, data.queries, data.corpus, judge, data.rubric, data.prices, options, data.cache_spec)
 
 

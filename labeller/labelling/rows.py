@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from labeller.judges.grade_probs import prob_columns
 from labeller.records import Label, LabelFailure
 from labeller.store.cached_row import CACHED_ROW, COPIED_FIELDS, LABEL_DEFAULTS, OWN_FIELDS, ROW_TEMPLATE
 
@@ -56,6 +57,9 @@ def label_row(query_id: str, doc_id: str, record: dict[str, Any], from_cache: bo
     row.update(zip(OWN_FIELDS, (query_id, doc_id, verdict["grade"], verdict["justification"])))
     row.update(zip(COPIED_FIELDS, copied))
     row["from_cache"] = from_cache
+    probs = record.get("grade_probs")
+    if probs:  # --grade-probs: the distribution stored with the verdict (judges.grade_probs)
+        row.update(prob_columns(probs))
     return row
 
 

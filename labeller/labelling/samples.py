@@ -136,14 +136,19 @@ def collapse(expansion: Expansion, results: Sequence[Label | LabelFailure | None
         return [r for r in results if r is not None]
     out: list[Label | LabelFailure] = []
     for start in range(0, len(results), n):
-        chunk = results[start:start + n]
-        labels = [r for r in chunk if isinstance(r, Label)]
-        if labels:
-            out.append(combine(labels, n, rule))
-        for k, failure in enumerate(chunk):
-            if isinstance(failure, LabelFailure):
-                kept = (f"the label uses the {len(labels)} that succeeded" if labels
-                        else "no sample succeeded, so the pair has no label")
-                out.append(failure.model_copy(update={
-                    "reason": f"sample {k + 1} of {n} ({kept}): {failure.reason}"}))
+        out.extend(collapse_pair(results[start:start + n], n, rule))
+    return out
+
+
+def collapse_pair(chunk: Sequence[Label | LabelFailure | None], n: int, rule: str) -> list[Label | LabelFailure]:
+    """One pair's n sample results (in sample order) → its Label (if a sample succeeded) and one LabelFailure
+    per failed sample."""
+    labels = [r for r in chunk if isinstance(r, Label)]
+    out: list[Label | LabelFailure] = [combine(labels, n, rule)] if labels else []
+    for k, failure in enumerate(chunk):
+        if isinstance(failure, LabelFailure):
+            kept = (f"the label uses the {len(labels)} that succeeded" if labels
+                    else "no sample succeeded, so the pair has no label")
+            out.append(failure.model_copy(update={
+                "reason": f"sample {k + 1} of {n} ({kept}): {failure.reason}"}))
     return out

@@ -8,7 +8,7 @@ from labeller.errors import BadInputError
 
 
 def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None, below: float | None = None,
-              near_cut: bool = True, relevant_from: int = 3, gold_path: str | Path | None = None,
+              near_cut: bool = True, above: float | None = None, relevant_from: int = 3, gold_path: str | Path | None = None,
               gold_scale: str | None = None,
               keep_labels: bool = True):
     """label_job for one judge (unchanged), label_jury_job for several, label_escalation_job with escalate_to.
@@ -22,7 +22,9 @@ def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None
         from labeller.labelling.escalation import label_escalation_job
 
         return label_escalation_job(cheap_spec=judges[0], expensive_spec=escalate_to, below=below, near_cut=near_cut,
-                                    relevant_from=relevant_from, gold_path=gold_path, gold_scale=gold_scale, **inputs)
+                                    above=above, relevant_from=relevant_from, gold_path=gold_path, gold_scale=gold_scale, **inputs)
+    if above is not None:
+        raise BadInputError("--escalate-above-entropy applies to an escalation: give --escalate-to EXPENSIVE_JUDGE too")
     if below is not None:
         raise BadInputError("--escalate-below applies to an escalation: give --escalate-to EXPENSIVE_JUDGE too")
     if not judges:

@@ -78,6 +78,9 @@ class LabelConfig(Section):
     poll_interval: float = Field(30.0, gt=0)  # seconds between polls of a batch in flight
     samples: Count = 1  # self-consistency (--samples): verdicts per pair, collapsed by `aggregate`
     aggregate: Literal["median", "majority"] = "median"
+    samples_auto: bool = False  # --samples auto:N with N = samples: more only where the first are unsure
+    grade_probs: bool = False  # --grade-probs: each grade's probability from the judge's token log-probabilities
+    top_logprobs: int = Field(10, ge=1, le=20)  # --top-logprobs
 
 
 class OutputConfig(Section):

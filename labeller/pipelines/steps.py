@@ -50,7 +50,9 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
     """Label a pairs file with the configured judge, through the shared cache."""
     options = LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost, dry_run=dry_run,
                            batch=cfg.label.batch, poll_interval=cfg.label.poll_interval,
-                           samples=cfg.label.samples, aggregate=cfg.label.aggregate)
+                           samples=cfg.label.samples, aggregate=cfg.label.aggregate,
+                           adaptive=cfg.label.samples_auto, grade_probs=cfg.label.grade_probs,
+                           top_logprobs=cfg.label.top_logprobs)
     try:
         return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
                          judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,

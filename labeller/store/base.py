@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from labeller.errors import BadInputError, StoreError
 from labeller.records import LabelFailure, Verdict
@@ -70,6 +70,16 @@ class CachedVerdict(BaseModel):
     # read as None.
     served_model: str | None = None
     system_fingerprint: str | None = None
+    # --grade-probs: the grade's distribution from the same request (judges.grade_probs). Left out of the stored
+    # JSON when None, so a verdict stored without it is byte for byte what it was.
+    grade_probs: dict[str, float] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_probs(self, handler: Any) -> dict[str, Any]:
+        record = handler(self)
+        if record.get("grade_probs", 0) is None:
+            del record["grade_probs"]
+        return record
 
 
 class BatchRecord(BaseModel):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import orjson
 
-from labeller.records import JURY_COLUMNS, Label
+from labeller.records import OPTIONAL_COLUMNS, Label
 from labeller.store.base import CachedVerdict
 from labeller.store.projection import Projection
 
@@ -21,11 +21,12 @@ LABEL_FIELDS = tuple(Label.model_fields)
 LABEL_DEFAULTS = {name: field.default for name, field in Label.model_fields.items() if not field.is_required()}
 OWN_FIELDS = ("query_id", "doc_id", "grade", "justification")  # the pair's and the verdict's; the rest from the record
 # What a stored verdict records about itself (provenance, tokens, cost, served model) and a label copies.
-COPIED_FIELDS = tuple(name for name in LABEL_FIELDS
-                      if name not in OWN_FIELDS and name != "from_cache" and name in CachedVerdict.model_fields)
-# A row as Label.model_dump() gives it for one judge's verdict: the jury columns are left out when unset
+COPIED_FIELDS = tuple(name for name in LABEL_FIELDS if name not in OWN_FIELDS and name != "from_cache"
+                      and name not in OPTIONAL_COLUMNS and name in CachedVerdict.model_fields)
+# A row as Label.model_dump() gives it for one judge's verdict: the jury and grade-probability columns are left
+# out when unset (a verdict with grade probabilities gets them from labelling.rows.label_row)
 # (records.Label's serializer), the sample columns are None until labelling.samples collapses samples.
-ROW_TEMPLATE = {name: LABEL_DEFAULTS.get(name) for name in LABEL_FIELDS if name not in JURY_COLUMNS}
+ROW_TEMPLATE = {name: LABEL_DEFAULTS.get(name) for name in LABEL_FIELDS if name not in OPTIONAL_COLUMNS}
 
 CACHED_ROW = Projection(
     fields=tuple((name, ("verdict", name) if name in OWN_FIELDS else (name,) if name in COPIED_FIELDS else

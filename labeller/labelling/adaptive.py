@@ -1,0 +1,143 @@
+"""Grade probabilities in a run (`--grade-probs`) and adaptive self-consistency (`--samples auto:N`).
+
+--grade-probs asks the judge for token log-probabilities (Judge.ask_grade_probs); a judge that cannot give them
+(Anthropic, a forced tool call, OpenAI's reasoning models) says why once, in the run's warnings, and the run goes
+on without them. A server that takes the request but sends none back (one that ignores `logprobs`) is counted
+and said once too.
+
+--samples auto:N asks each pair in rounds, sample k in round k, each sample keyed as `--samples N` keys it
+(sample 0 as a run without samples), so a rerun pays nothing and `--samples N` reuses them:
+- after the first sample, a pair is settled when its grade distribution is known and its entropy is at most
+  judges.grade_probs.ENTROPY_SPREAD (0.5 bits); a pair without one (no --grade-probs, or the server gave none)
+  or with a spread one gets a second sample;
+- after k >= 2 samples, a pair is settled when its k grades agree; otherwise it gets one more, up to N;
+- a pair whose sample failed is not asked again (it is labelled from the samples that succeeded, as --samples does).
+The label is collapsed from the samples asked as --samples collapses them (`samples` says how many were asked);
+the stats count pairs by samples asked (`sample_counts`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from labeller.errors import BadInputError
+from labeller.judges.base import Judge
+from labeller.judges.grade_probs import ENTROPY_SPREAD, grade_entropy
+from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.labelling.samples import collapse_pair
+from labeller.prices import PriceTable, load_prices
+from labeller.records import Doc, Label, LabelFailure, Pair, Query
+from labeller.rubric import Rubric
+from labeller.store.base import VerdictStore
+
+NOTE = "--grade-probs: "
+_SUMMED = ("requested", "new", "cached", "failed", "skipped", "skipped_by_budget", "requests", "input_tokens",
+           "output_tokens", "cached_input_tokens", "unconfirmed_attempts")
+_SUMMED_OR_NONE = ("cost_usd", "unconfirmed_cost_usd", "estimated_input_tokens", "estimated_output_tokens",
+                   "estimated_cost_usd", "estimated_cached_input_tokens")
+
+
+AUTO_MAX_SAMPLES = 5  # `--samples auto` without a maximum
+
+
+def parse_samples(text: str | int) -> tuple[int, bool]:
+    """`--samples` as given: N, or auto[:N] (adaptive, at most N samples a pair) -> (N, adaptive)."""
+    value = str(text).strip()
+    head, sep, tail = value.partition(":")
+    try:
+        if head == "auto":
+            return (int(tail) if sep else AUTO_MAX_SAMPLES), True
+        if not sep:
+            return int(value), False
+    except ValueError:
+        pass
+    raise BadInputError(f"--samples '{value}' is not a number of samples; expected N (e.g. 3) or auto:N "
+                        f"(e.g. auto:5: more samples only where the first are unsure, at most N)", field="samples")
+
+
+def ask_grade_probs(judge: Judge, options: LabelOptions) -> list[str]:
+    """Ask the judge for token log-probabilities (--grade-probs); the note to say once if it cannot."""
+    if not options.grade_probs:
+        return []
+    reason = judge.ask_grade_probs(options.top_logprobs)
+    if reason is None:
+        return []
+    fallback = "; --samples auto falls back to samples" if options.adaptive else ""
+    return [f"{NOTE}{reason}, so the labels carry no grade probabilities{fallback}"]
+
+
+def no_probs_note(missing: int, new: int, options: LabelOptions) -> str:
+    fallback = "; --samples auto asked those pairs a second sample" if options.adaptive else ""
+    return (f"{NOTE}{missing} of {new} new verdicts came back without token log-probabilities at the grade (the "
+            f"server ignores `logprobs`, or the grade's token was not among them); they carry none{fallback}")
+
+
+def needs_more(results: Sequence[Label | LabelFailure | None]) -> bool:
+    """The rule in the module docstring, given one pair's sample results so far."""
+    if any(not isinstance(r, Label) for r in results):
+        return False
+    if len(results) == 1:
+        probs = results[0].grade_probs  # type: ignore[union-attr]
+        return probs is None or grade_entropy(probs) > ENTROPY_SPREAD
+    return len({r.grade for r in results if isinstance(r, Label)}) > 1
+
+
+async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
+                         rubric: Rubric, cache: VerdictStore, options: LabelOptions, notes: list[str], *,
+                         prices: PriceTable | None = None) -> LabelRun:
+    """--samples auto:N over the pairs (labelling.engine.label_pairs hands it on); labels in pair order."""
+    from labeller.labelling.engine import _Run  # the engine imports this module
+    from labeller.tasks.relevance import RelevanceTask
+
+    started = time.monotonic()
+    price = (prices or load_prices()).lookup(judge.provider, judge.model)
+    asked: list[list[Label | LabelFailure | None]] = [[] for _ in pairs]
+    pending = list(range(len(pairs)))
+    rounds: list[LabelStats] = []
+    for k in range(options.samples):
+        spent = sum((s.cost_usd or 0.0) + (s.unconfirmed_cost_usd or 0.0) for s in rounds)  # as --max-cost counts
+        one = options.model_copy(update={"samples": 1, "max_cost": None if options.max_cost is None
+                                         else max(options.max_cost - spent, 0.0)})
+        task = RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
+        kept: list[dict[str, Any]] = []
+        run = _Run(task, judge, cache, one, price, kept.extend)
+        stats = await run.finish(time.monotonic())
+        rounds.append(stats)
+        for i, result in zip(pending, run.done.in_position_order(kept)):
+            asked[i].append(result)
+        if stats.dry_run or stats.stopped_by or stats.budget_stopped:
+            break
+        pending = [i for i in pending if k + 1 < options.samples and needs_more(asked[i])]
+        if not pending:
+            break
+    results = [r for chunk in asked for r in collapse_pair([s for s in chunk if s is not None], len(chunk),
+                                                          options.aggregate)]
+    stats = _merged(rounds, options, notes, Counter(len(chunk) for chunk in asked))
+    stats.elapsed_s = round(time.monotonic() - started, 3)
+    return LabelRun(labels=[r for r in results if isinstance(r, Label)],
+                    failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
+
+
+def _merged(rounds: list[LabelStats], options: LabelOptions, notes: list[str], counts: Counter) -> LabelStats:
+    """One LabelStats for the rounds: counts and spending summed (they count samples), the first round's
+    estimate notes, the grade-probability note of the first round only (later rounds ask the pairs again)."""
+    first = rounds[0]
+    merged = first.model_copy(deep=True)
+    for name in _SUMMED:
+        setattr(merged, name, sum(getattr(s, name) for s in rounds))
+    for name in _SUMMED_OR_NONE:
+        values = [getattr(s, name) for s in rounds]
+        setattr(merged, name, None if any(v is None for v in values) else round(sum(values), 6))
+    merged.budget_stopped = any(s.budget_stopped for s in rounds)
+    merged.stopped_by = next((s.stopped_by for s in rounds if s.stopped_by), None)
+    later = [w for s in rounds[1:] for w in s.warnings if not w.startswith(NOTE)]
+    merged.warnings = [*notes, *first.warnings, *later]
+    merged.samples = options.samples
+    merged.sample_counts = {str(n): counts[n] for n in sorted(counts)}
+    if merged.dry_run and options.samples > 1:
+        merged.estimate_notes.append(f"--samples auto:{options.samples}: the first sample of each pair is priced; "
+                                     f"a pair the judge is unsure of may take up to {options.samples - 1} more")
+    return merged
