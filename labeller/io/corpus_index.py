@@ -36,6 +36,8 @@ class IndexedCorpus(Records):
     from the file when asked. The file is mapped (a corpus replaced while a run reads it is still read whole); a
     row that no longer names its id (the file was rewritten in place) is an error, never a wrong text."""
 
+    numbered = True  # `rows` maps each id to its number, in file order (io.inputs.Numbering uses them as they are)
+
     def __init__(self, path: Path) -> None:
         self.path = path
         span: list[int] = [0, 0]
