@@ -63,9 +63,13 @@ def _split(row: str | tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     return (row, {}) if isinstance(row, str) else row
 
 
-def read_queries(path: str | Path) -> dict[str, Query]:
-    """Query rows need `query_id` and `text`; other columns become fields a rubric may show."""
+def read_queries(path: str | Path, *, lean: bool = False) -> dict[str, Query] | Records:
+    """Query rows need `query_id` and `text`; other columns become fields a rubric may show.
+    lean=True gives a read-only mapping that builds each query's model when asked (Records): a third of the
+    memory of a Query model each (a large slice may have a query for every ten pairs)."""
     rows = _texts(Path(path), "query_id")
+    if lean:
+        return Records(Query, "query_id", rows)
     return {k: Query(query_id=k, text=t, fields=f) for k, row in rows.items() for t, f in [_split(row)]}
 
 
