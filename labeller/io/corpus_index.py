@@ -23,6 +23,7 @@ import orjson
 
 from labeller.errors import BadInputError
 from labeller.io.columns import renamed
+from labeller.io.id_index import IdIndex
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
 from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
 from labeller.records import Doc
@@ -42,15 +43,18 @@ class IndexedCorpus(Records):
         self.path = path
         span: list[int] = [0, 0]
         starts, ends = array("q"), array("q")
-        rows: dict[str, int] = {}
+        rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str] = {}
         read = _written(os.stat(path))
-        for line, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
-            if key in rows:
-                raise duplicate(path, "doc_id", key, line)
-            rows[key] = len(starts)
+        for _, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
+            rows.append(key)
             starts.append(span[0])
             ends.append(span[1])
+        if twice := rows.freeze():  # the first id given twice (by its later row), found once all are read
+            later = twice[0][1]
+            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path), "corpus"), path,
+                                                                           "doc_id")) if n == later)
+            raise duplicate(path, "doc_id", rows.names[later], line)
         super().__init__(Doc, "doc_id", rows)
         self.starts, self.ends = starts, ends
         with open(path, "rb") as handle:
@@ -74,7 +78,10 @@ class IndexedCorpus(Records):
         json.dumps writes a row): those bytes of the file are the text as JSON writes it, and hold nothing JSON
         escapes (a quote, a backslash or a control character would each have needed an escape). None for any
         other row (text_and_fields() reads it). The line was checked as JSON when the file was indexed."""
-        number = self.rows[key]
+        return self.text_bytes_at(self.rows[key])
+
+    def text_bytes_at(self, number: int) -> bytes | None:
+        """text_bytes() of the document numbered `number` (io.inputs.IdColumn holds pairs' documents so)."""
         line = self._mapped(self.starts[number], self.ends[number])
         if b"\\" in line or self.plan:
             return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from itertools import repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -136,9 +137,19 @@ class Numbering:
 
     def __init__(self, records: Mapping[str, Any]) -> None:
         rows = records.rows if isinstance(records, Records) else records
-        self.names = list(rows)
-        # an IndexedCorpus already numbers its ids in its own order: its rows are these very numbers
-        self.number_of = rows if getattr(records, "numbered", False) else {name: n for n, name in enumerate(self.names)}
+        if getattr(records, "numbered", False):  # an IndexedCorpus numbers its ids itself (io.id_index)
+            self.names, self.number_of = rows.names, rows
+        else:
+            self.names = list(rows)
+            self.number_of = {name: n for n, name in enumerate(self.names)}
+
+    def numbers(self, ids: list[str]) -> Any:
+        """The number of each id as a numpy array of int64, -1 where an id is not numbered here."""
+        import numpy as np
+
+        if hasattr(self.number_of, "numbers"):
+            return self.number_of.numbers(ids)
+        return np.fromiter(map(self.number_of.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
 
     def column(self, ids: Iterable[str]) -> IdColumn:
         return IdColumn(self.names, array("i", map(self.number_of.__getitem__, ids)))

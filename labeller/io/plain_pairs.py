@@ -12,7 +12,6 @@ line by line: skipped.
 from __future__ import annotations
 
 from array import array
-from itertools import repeat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,10 +54,8 @@ def plain_pairs(path: Path, query_known: Callable[[str], bool] | None, doc_known
             batch_docs = docs.to_pylist()
             indices = encoded.indices.to_numpy()
             if numbering:  # an id the queries or the corpus do not number (unknown, or blank) is left to read_pairs
-                query_numbers = np.fromiter(map(numbering[0].number_of.get, names, repeat(-1)), np.int64,
-                                            len(names))[indices]
-                doc_numbers = np.fromiter(map(numbering[1].number_of.get, batch_docs, repeat(-1)), np.int64,
-                                          len(batch_docs))
+                query_numbers = numbering[0].numbers(names)[indices]
+                doc_numbers = numbering[1].numbers(batch_docs)
                 if (query_numbers < 0).any() or (doc_numbers < 0).any():
                     return None
                 seen.frombytes(((query_numbers << 32) | doc_numbers).tobytes())
