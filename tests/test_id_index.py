@@ -68,3 +68,17 @@ def test_pairs_read_against_an_indexed_corpus_name_its_ids(tmp_path):
     assert list(read.doc_ids) == [f"d{49 - i}" for i in range(50)]
     assert list(read.query_ids) == [f"q{i % 2 + 1}" for i in range(50)]
     assert read.doc_ids[3:5] == ["d46", "d45"] and read[4].doc_id == "d45"
+
+
+def test_a_jsonl_queries_file_read_lean_gives_the_queries_read_whole(tmp_path):
+    from labeller.io.inputs import read_queries
+
+    rows = [{"query_id": "q1", "text": "blanch spinach"}, {"query_id": "q2", "text": "pay", "lang": "en"},
+            {"query_id": "é", "text": "tab\there \"quoted\""}]
+    path = _jsonl(tmp_path / "q.jsonl", rows)
+    lean, whole = read_queries(path, lean=True), read_queries(path)
+    assert list(lean) == list(whole) and all(lean[key] == whole[key] for key in whole)
+    assert "q9" not in lean and Numbering(lean).numbers(["q2", "q9"]).tolist() == [1, -1]
+    _jsonl(path, rows + [{"query_id": "q1", "text": "again"}])
+    with pytest.raises(BadInputError, match="duplicate query_id 'q1'"):
+        read_queries(path, lean=True)

@@ -26,7 +26,7 @@ from labeller.io.columns import renamed
 from labeller.io.id_index import IdIndex
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
 from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
-from labeller.records import Doc
+from labeller.records import Doc, Query
 
 _RELEASE = getattr(mmap, "MADV_DONTNEED", None)  # not on Windows
 _READS_MAPPED = 4096  # rows read between two releases of the mapped pages (at most ~16 MB of them resident)
@@ -39,30 +39,32 @@ class IndexedCorpus(Records):
 
     numbered = True  # `rows` maps each id to its number, in file order (io.inputs.Numbering uses them as they are)
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, model: type[Doc] | type[Query] = Doc, id_field: str = "doc_id") -> None:
+        # the same index serves a large queries file (model=Query, id_field="query_id")
         self.path = path
+        role = self.role = "corpus" if id_field == "doc_id" else "queries"
         span: list[int] = [0, 0]
         starts, ends = array("q"), array("q")
         rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str] = {}
         read = _written(os.stat(path))
-        for _, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
+        for _, key, _, _ in entries(renamed(_read_jsonl(path, span), role, keep=self.plan), path, id_field):
             rows.append(key)
             starts.append(span[0])
             ends.append(span[1])
         if twice := rows.freeze():  # the first id given twice (by its later row), found once all are read
             later = twice[0][1]
-            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path), "corpus"), path,
-                                                                           "doc_id")) if n == later)
-            raise duplicate(path, "doc_id", rows.names[later], line)
-        super().__init__(Doc, "doc_id", rows)
+            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path), role), path,
+                                                                           id_field)) if n == later)
+            raise duplicate(path, id_field, rows.names[later], line)
+        super().__init__(model, id_field, rows)
         self.starts, self.ends = starts, ends
         with open(path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             self._written = _written(os.fstat(handle.fileno()))
         weakref.finalize(self, self._map.close)
         if self._written != read:
-            raise _changed(path)
+            raise _changed(path, what=role)
         self._reads = 0
 
     def _mapped(self, start: int, end: int) -> bytes:
@@ -103,7 +105,7 @@ class IndexedCorpus(Records):
         except OSError:  # moved away or deleted: the mapped file is still the old one
             return
         if now.st_ino == self._written[0] and _written(now) != self._written:
-            raise _changed(self.path)
+            raise _changed(self.path, what=self.role)
 
     def text_and_fields(self, key: str) -> tuple[str, dict[str, Any]]:
         number = self.rows[key]
@@ -117,18 +119,19 @@ class IndexedCorpus(Records):
             row = loads(raw.decode("utf-8-sig" if not start else "utf-8"))  # as _read_jsonl read it the first time
         if self.plan:
             row = {self.plan.get(k, k): v for k, v in row.items()}
-        if len(row) == 2 and row.get("doc_id") == key and type(text := row.get("text")) is str:
+        if len(row) == 2 and row.get(self.id_field) == key and type(text := row.get("text")) is str:
             return text, NO_FIELDS  # the usual row, as it was checked when the file was indexed
-        for _, found, text, fields in entries([(number + 1, row)], self.path, "doc_id"):
+        for _, found, text, fields in entries([(number + 1, row)], self.path, self.id_field):
             if found == key:
                 return text, fields or NO_FIELDS
-        raise _changed(self.path, f": the row of document '{key}' now holds another document")
+        kind = "document" if self.id_field == "doc_id" else "query"
+        raise _changed(self.path, f": the row of {kind} '{key}' now holds another {kind}", self.role)
 
 
 def _written(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _changed(path: Path, how: str = "") -> BadInputError:
-    return BadInputError(f"the corpus changed while labeller was reading it{how}; run again on a file left as it is",
+def _changed(path: Path, how: str = "", what: str = "corpus") -> BadInputError:
+    return BadInputError(f"the {what} changed while labeller was reading it{how}; run again on a file left as it is",
                          path=str(path))

@@ -66,8 +66,13 @@ def _split(row: str | tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 
 def read_queries(path: str | Path, *, lean: bool = False) -> dict[str, Query] | Records:
     """Query rows need `query_id` and `text`; other columns become fields a rubric may show.
-    lean=True gives a read-only mapping that builds each query's model when asked (Records): a third of the
-    memory of a Query model each (a large slice may have a query for every ten pairs)."""
+    lean=True gives a read-only mapping that builds each query's model when asked: a JSONL file kept as where
+    each row is (io.corpus_index, ~45 bytes a query), any other as each row's text (Records, a third of the
+    memory of a Query model each); a large slice may have a query for every ten pairs."""
+    if lean and table_format(path) == "jsonl" and Path(path).is_file():
+        from labeller.io.corpus_index import IndexedCorpus
+
+        return IndexedCorpus(Path(path), Query, "query_id")  # where each row is, as for a large corpus
     rows = _texts(Path(path), "query_id")
     if lean:
         return Records(Query, "query_id", rows)
