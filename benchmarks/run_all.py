@@ -8,6 +8,9 @@ peak RSS (os.wait4's rusage of that very child).
   cached rerun      `labeller label --judge offline:lexical` with every verdict already stored (written
                     straight into the store: fill_stores), on the directory store and on PostgreSQL, vs
                     a bare script reading the three inputs and writing a row per pair
+  memory            peak memory of the cached rerun against pairs (--memory-pairs, default 1M, 5M, 10M) and
+                    its slope, optionally beside another labeller's source (--memory-before DIR):
+                    benchmarks/memory_slope.py
   label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
                     OpenAI server (tests/fakeapi.py) at each --latencies value, into a fresh directory
                     store and a fresh PostgreSQL database; the bare loop on the SDK's default httpx
@@ -19,6 +22,7 @@ fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-pos
     python benchmarks/run_all.py --quick                  # small sizes, a few minutes
     python benchmarks/run_all.py                          # 10,000 x 1,000 evaluation, 200k cached pairs
     python benchmarks/run_all.py --cached-pairs 1000000 --write-readme
+    python benchmarks/run_all.py --only memory --memory-pairs 250000,500000,1000000
 
 Synthetic data go to a temp dir and are removed afterwards. Ratios: time is labeller / reference
 (lower is better); labelling is labeller's throughput / the bare loop's (higher is better).
@@ -42,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from memory_slope import bench_memory, memory_table  # noqa: E402
 from synthetic_eval import write_eval_data  # noqa: E402
 from throughput import requests_so_far, start_fakeapi, write_inputs, write_prompts  # noqa: E402
 
@@ -305,6 +310,9 @@ def main() -> None:
     parser.add_argument("--bare-transport", choices=("httpx", "aiohttp"), default="httpx",
                         help="the bare loop's HTTP transport: the SDK's default, or the aiohttp one labeller uses")
     parser.add_argument("--only", default="evaluate,cached,label", help="which parts to run")
+    parser.add_argument("--memory-pairs", default="1000000,5000000,10000000",
+                        help="--only memory: cached reruns of these many pairs, comma-separated")
+    parser.add_argument("--memory-before", type=Path, help="--only memory: also run this labeller source tree")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL rows")
     parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
     args = parser.parse_args()
@@ -312,6 +320,16 @@ def main() -> None:
         args.eval_queries, args.cached_pairs, args.label_pairs = 500, 20_000, 300
     parts = set(args.only.split(","))
     rows: list[dict] = []
+    command = "python benchmarks/run_all.py " + " ".join(a for a in sys.argv[1:] if a != "--write-readme")
+    if "memory" in parts:  # a table of its own: one run a size, no reference process
+        with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
+            memory = bench_memory(Path(tmp), [int(n) for n in args.memory_pairs.split(",")], measure, fill_stores,
+                                  write_inputs, args.memory_before)
+        print("\n" + memory_table(memory, command.strip(), machine()))
+        print(json.dumps(memory))
+        parts.discard("memory")
+        if not parts:
+            return
     with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
         if "evaluate" in parts:
             rows += bench_evaluate(Path(tmp), args.eval_queries, args.eval_depth, args.repeat)
@@ -321,7 +339,6 @@ def main() -> None:
             rows += with_postgres(args, lambda url: bench_labelling(
                 Path(tmp), args.label_pairs, [int(c) for c in args.concurrency.split(",")],
                 [float(x) for x in args.latencies.split(",")], args.repeat, url, args.bare_transport))
-    command = "python benchmarks/run_all.py " + " ".join(a for a in sys.argv[1:] if a != "--write-readme")
     text = table(rows, command.strip())
     print("\n" + text)
     print(json.dumps(rows))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from labeller.errors import BadInputError
-from labeller.io.inputs import read_pairs
+from labeller.io.inputs import Numbering, read_pairs
 from labeller.io.plain_pairs import plain_pairs
 
 KNOWN_QUERIES = {"q1", "q2", "é", "q\u2028", 'q"\\'}
@@ -69,7 +69,14 @@ def test_a_plain_file_is_read_by_pyarrow_with_the_values_json_gives(tmp_path, na
     assert taken is not None, "this file is plain: the fast path must take it"
     assert taken == _by_json(path)
     pairs = read_pairs(path, dict.fromkeys(KNOWN_QUERIES), dict.fromkeys(KNOWN_DOCS), lean=True)
-    assert (pairs.query_ids, pairs.doc_ids) == _by_json(path)
+    assert (list(pairs.query_ids), list(pairs.doc_ids)) == _by_json(path)
+    numbered = plain_pairs(path, KNOWN_QUERIES.__contains__, KNOWN_DOCS.__contains__, _numbering())
+    assert numbered is not None and tuple(map(list, numbered)) == _by_json(path)
+
+
+def _numbering(queries=KNOWN_QUERIES, docs=KNOWN_DOCS):
+    """The queries' and corpus's numberings a labelling run reads its pairs against (ids as 4-byte numbers)."""
+    return Numbering(dict.fromkeys(sorted(queries))), Numbering(dict.fromkeys(sorted(docs)))
 
 
 @pytest.mark.parametrize("name", sorted(LEFT))
@@ -94,7 +101,8 @@ def test_what_is_left_keeps_its_error_and_line(tmp_path):
 def test_a_pair_twice_is_still_folded_to_its_first_line(tmp_path):
     path = _write(tmp_path, LEFT["a pair twice"])
     pairs = read_pairs(path, dict.fromkeys(KNOWN_QUERIES), dict.fromkeys(KNOWN_DOCS), lean=True)
-    assert (pairs.query_ids, pairs.doc_ids) == (["q1", "q2"], ["d1", "d1"])
+    assert (list(pairs.query_ids), list(pairs.doc_ids)) == (["q1", "q2"], ["d1", "d1"])
+    assert plain_pairs(path, None, None, _numbering()) is None  # numbered, a duplicate is found exactly
 
 
 def test_a_large_file_is_taken(tmp_path):
@@ -103,6 +111,12 @@ def test_a_large_file_is_taken(tmp_path):
     path = _write(tmp_path, "".join(f'{{"query_id":"q{i % 97}","doc_id":"d{i % 200_000}"}}\n' for i in range(n)))
     taken = plain_pairs(path, None, None)
     assert taken is not None and taken == _by_json(path)
+    numbering = _numbering({f"q{i}" for i in range(97)}, {f"d{i}" for i in range(200_000)})
+    numbered = plain_pairs(path, None, None, numbering)
+    assert numbered is not None and tuple(map(list, numbered)) == taken
+    assert numbered[1].numbers.itemsize == 4  # ids as numbers into the corpus's own: 4 bytes a pair
+    twice = _write(tmp_path, path.read_text() + '{"query_id":"q5","doc_id":"d5"}\n')  # pair 5 again, at the end
+    assert plain_pairs(twice, None, None, numbering) is None
 
 
 @pytest.mark.parametrize("threshold, imported", [(None, False), (0, True)])
@@ -116,7 +130,7 @@ def test_pyarrow_is_imported_only_for_a_large_pairs_file(tmp_path, threshold, im
     code = ("import sys, labeller.io.inputs as inputs\n"
             f"if {threshold!r} is not None:\n    inputs.PYARROW_PAIRS_FROM = {threshold!r}\n"
             f"pairs = inputs.read_pairs(sys.argv[1], lean=True)\n"
-            "print('pyarrow.json' in sys.modules, pairs.query_ids, pairs.doc_ids)\n")
+            "print('pyarrow.json' in sys.modules, list(pairs.query_ids), list(pairs.doc_ids))\n")
     result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     query_ids, doc_ids = _by_json(path)

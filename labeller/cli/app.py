@@ -41,7 +41,7 @@ def _root(version: Annotated[bool, typer.Option("--version", "-V", callback=_sho
     """Graded LLM relevance labels you can trust: label, agree, evaluate, run pipelines."""
 
 
-cache_app = typer.Typer(help="Inspect, export and copy the verdict store.", no_args_is_help=True)
+cache_app = typer.Typer(help="Inspect, export, import and copy the verdict store.", no_args_is_help=True)
 # Every --cache option: a directory or a postgresql:// URL; unset means $LABELLER_CACHE, else .labeller-cache.
 STORE_HELP = ("Verdict store: a directory, or a postgresql://user@host:port/db URL shared by a team "
               "(default: $LABELLER_CACHE, else .labeller-cache).")

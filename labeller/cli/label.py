@@ -1,4 +1,4 @@
-"""`labeller label` and `labeller cache stats|export`: argument parsing and a summary on stderr."""
+"""`labeller label` and `labeller cache stats|export|import`: argument parsing and a summary on stderr."""
 
 from __future__ import annotations
 
@@ -213,6 +213,21 @@ def cache_export(
     with open_store(spec, create=False) as store:
         count = store.export(out)
     print(f"exported {count} verdicts to {out}", file=sys.stderr)
+
+
+@cache_app.command("import")
+def cache_import(
+    source: Annotated[Path, typer.Argument(help="A file `labeller cache export` wrote (.jsonl, .csv or .parquet), "
+                                                "from this store or another.")],
+    cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
+) -> None:
+    """Store every verdict of an export file; all rows are checked before any is stored, and verdicts the store
+    already holds are left alone, so it can be rerun."""
+    from labeller.store.importing import import_verdicts
+
+    result = import_verdicts(source, cache)
+    print(f"imported {result.imported} verdicts from {result.source} into {result.target} "
+          f"({result.already} already there, {result.read} read)", file=sys.stderr)
 
 
 @cache_app.command("copy")

@@ -23,9 +23,10 @@ import orjson
 
 from labeller.errors import BadInputError
 from labeller.io.columns import apply_plan, renamed
+from labeller.io.id_index import IdIndex
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
 from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
-from labeller.records import Doc
+from labeller.records import Doc, Query
 
 _RELEASE = getattr(mmap, "MADV_DONTNEED", None)  # not on Windows
 _READS_MAPPED = 4096  # rows read between two releases of the mapped pages (at most ~16 MB of them resident)
@@ -36,27 +37,34 @@ class IndexedCorpus(Records):
     from the file when asked. The file is mapped (a corpus replaced while a run reads it is still read whole); a
     row that no longer names its id (the file was rewritten in place) is an error, never a wrong text."""
 
-    def __init__(self, path: Path) -> None:
+    numbered = True  # `rows` maps each id to its number, in file order (io.inputs.Numbering uses them as they are)
+
+    def __init__(self, path: Path, model: type[Doc] | type[Query] = Doc, id_field: str = "doc_id") -> None:
+        # the same index serves a large queries file (model=Query, id_field="query_id")
         self.path = path
+        role = self.role = "corpus" if id_field == "doc_id" else "queries"
         span: list[int] = [0, 0]
         starts, ends = array("q"), array("q")
-        rows: dict[str, int] = {}
+        rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
-        for line, key, _, _ in entries(renamed(_read_jsonl(path, span), "corpus", keep=self.plan), path, "doc_id"):
-            if key in rows:
-                raise duplicate(path, "doc_id", key, line)
-            rows[key] = len(starts)
+        for _, key, _, _ in entries(renamed(_read_jsonl(path, span), role, keep=self.plan), path, id_field):
+            rows.append(key)
             starts.append(span[0])
             ends.append(span[1])
-        super().__init__(Doc, "doc_id", rows)
+        if twice := rows.freeze():  # the first id given twice (by its later row), found once all are read
+            later = twice[0][1]
+            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path), role), path,
+                                                                           id_field)) if n == later)
+            raise duplicate(path, id_field, rows.names[later], line)
+        super().__init__(model, id_field, rows)
         self.starts, self.ends = starts, ends
         with open(path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             self._written = _written(os.fstat(handle.fileno()))
         weakref.finalize(self, self._map.close)
         if self._written != read:
-            raise _changed(path)
+            raise _changed(path, what=role)
         self._reads = 0
 
     def _mapped(self, start: int, end: int) -> bytes:
@@ -72,7 +80,10 @@ class IndexedCorpus(Records):
         json.dumps writes a row): those bytes of the file are the text as JSON writes it, and hold nothing JSON
         escapes (a quote, a backslash or a control character would each have needed an escape). None for any
         other row (text_and_fields() reads it). The line was checked as JSON when the file was indexed."""
-        number = self.rows[key]
+        return self.text_bytes_at(self.rows[key])
+
+    def text_bytes_at(self, number: int) -> bytes | None:
+        """text_bytes() of the document numbered `number` (io.inputs.IdColumn holds pairs' documents so)."""
         line = self._mapped(self.starts[number], self.ends[number])
         if b"\\" in line or self.plan:
             return None
@@ -94,7 +105,7 @@ class IndexedCorpus(Records):
         except OSError:  # moved away or deleted: the mapped file is still the old one
             return
         if now.st_ino == self._written[0] and _written(now) != self._written:
-            raise _changed(self.path)
+            raise _changed(self.path, what=self.role)
 
     def text_and_fields(self, key: str) -> tuple[str, dict[str, Any]]:
         number = self.rows[key]
@@ -108,18 +119,19 @@ class IndexedCorpus(Records):
             row = loads(raw.decode("utf-8-sig" if not start else "utf-8"))  # as _read_jsonl read it the first time
         if self.plan:
             row = apply_plan(self.plan, row)
-        if len(row) == 2 and row.get("doc_id") == key and type(text := row.get("text")) is str:
+        if len(row) == 2 and row.get(self.id_field) == key and type(text := row.get("text")) is str:
             return text, NO_FIELDS  # the usual row, as it was checked when the file was indexed
-        for _, found, text, fields in entries([(number + 1, row)], self.path, "doc_id"):
+        for _, found, text, fields in entries([(number + 1, row)], self.path, self.id_field):
             if found == key:
                 return text, fields or NO_FIELDS
-        raise _changed(self.path, f": the row of document '{key}' now holds another document")
+        kind = "document" if self.id_field == "doc_id" else "query"
+        raise _changed(self.path, f": the row of {kind} '{key}' now holds another {kind}", self.role)
 
 
 def _written(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _changed(path: Path, how: str = "") -> BadInputError:
-    return BadInputError(f"the corpus changed while labeller was reading it{how}; run again on a file left as it is",
+def _changed(path: Path, how: str = "", what: str = "corpus") -> BadInputError:
+    return BadInputError(f"the {what} changed while labeller was reading it{how}; run again on a file left as it is",
                          path=str(path))

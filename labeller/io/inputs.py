@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+from itertools import repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -62,9 +64,18 @@ def _split(row: str | tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     return (row, {}) if isinstance(row, str) else row
 
 
-def read_queries(path: str | Path) -> dict[str, Query]:
-    """Query rows need `query_id` and `text`; other columns become fields a rubric may show."""
+def read_queries(path: str | Path, *, lean: bool = False) -> dict[str, Query] | Records:
+    """Query rows need `query_id` and `text`; other columns become fields a rubric may show.
+    lean=True gives a read-only mapping that builds each query's model when asked: a JSONL file kept as where
+    each row is (io.corpus_index, ~45 bytes a query), any other as each row's text (Records, a third of the
+    memory of a Query model each); a large slice may have a query for every ten pairs."""
+    if lean and table_format(path) == "jsonl" and Path(path).is_file():
+        from labeller.io.corpus_index import IndexedCorpus
+
+        return IndexedCorpus(Path(path), Query, "query_id")  # where each row is, as for a large corpus
     rows = _texts(Path(path), "query_id")
+    if lean:
+        return Records(Query, "query_id", rows)
     return {k: Query(query_id=k, text=t, fields=f) for k, row in rows.items() for t, f in [_split(row)]}
 
 
@@ -104,6 +115,49 @@ class Records(Mapping):
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+class IdColumn(Sequence):
+    """A column of ids as numbers into one list of distinct names (array of 4-byte ints): the ids of a million
+    pairs in 4 MB instead of a string, or a pointer to one, per pair. An index gives the id, a slice a list."""
+
+    def __init__(self, names: Sequence[str], numbers: array) -> None:
+        self.names, self.numbers = names, numbers
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return list(map(self.names.__getitem__, self.numbers[index]))
+        return self.names[self.numbers[index]]
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self.names.__getitem__, self.numbers)
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+
+class Numbering:
+    """Numbers for the ids of a mapping (queries, a corpus), in its order, and back: what IdColumn points into.
+    The names are the mapping's own key strings (one pointer each), the numbers a dict's of them."""
+
+    def __init__(self, records: Mapping[str, Any]) -> None:
+        rows = records.rows if isinstance(records, Records) else records
+        if getattr(records, "numbered", False):  # an IndexedCorpus numbers its ids itself (io.id_index)
+            self.names, self.number_of = rows.names, rows
+        else:
+            self.names = list(rows)
+            self.number_of = {name: n for n, name in enumerate(self.names)}
+
+    def numbers(self, ids: list[str]) -> Any:
+        """The number of each id as a numpy array of int64, -1 where an id is not numbered here."""
+        import numpy as np
+
+        if hasattr(self.number_of, "numbers"):
+            return self.number_of.numbers(ids)
+        return np.fromiter(map(self.number_of.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
+
+    def column(self, ids: Iterable[str]) -> IdColumn:
+        return IdColumn(self.names, array("i", map(self.number_of.__getitem__, ids)))
 
 
 class PairList(Sequence):
@@ -170,7 +224,7 @@ def pair_ids(pairs: Sequence[Pair]) -> tuple[Sequence[str], Sequence[str]]:
 PYARROW_PAIRS_FROM = 4 << 20  # bytes
 
 
-def _plain_pairs(path: Path, query_known, doc_known) -> tuple[list[str], list[str]] | None:
+def _plain_pairs(path: Path, query_known, doc_known, numbering) -> tuple[Sequence[str], Sequence[str]] | None:
     try:
         if path.stat().st_size < PYARROW_PAIRS_FROM:
             return None
@@ -178,17 +232,19 @@ def _plain_pairs(path: Path, query_known, doc_known) -> tuple[list[str], list[st
         return None
     from labeller.io.plain_pairs import plain_pairs
 
-    return plain_pairs(path, query_known, doc_known)
+    return plain_pairs(path, query_known, doc_known, numbering)
 
 
 def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
                corpus: Mapping[str, Doc] | None = None, *, lean: bool = False) -> list[Pair] | PairList:
     """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded.
-    lean=True gives a PairList."""
+    lean=True gives a PairList, whose ids are numbers into the queries' and corpus's own when both are given
+    (io.inputs.IdColumn: 8 bytes a pair, where a string per pair took ~75)."""
     path = Path(path)
     query_known, doc_known = _membership(queries), _membership(corpus)
     known_in = (queries, corpus) if queries is not None and corpus is not None else None
-    plain = _plain_pairs(path, query_known, doc_known) if table_format(path) == "jsonl" else None
+    numbering = (Numbering(queries), Numbering(corpus)) if lean and known_in is not None else None
+    plain = _plain_pairs(path, query_known, doc_known, numbering) if table_format(path) == "jsonl" else None
     if plain is not None:  # the usual large file, read by pyarrow; anything else line by line, with its errors
         pairs = PairList(*plain, known_in)
         return pairs if lean else list(pairs)
@@ -218,6 +274,9 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
             seen[did] = {paired, qid}
         query_ids.append(interned.setdefault(qid, qid))
         doc_ids.append(did)
+    del seen, interned
+    if numbering:  # as numbers into the queries' and corpus's ids: 8 bytes a pair
+        return PairList(numbering[0].column(query_ids), numbering[1].column(doc_ids), known_in)
     pairs = PairList(query_ids, doc_ids, known_in)
     return pairs if lean else list(pairs)
 

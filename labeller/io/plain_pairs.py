@@ -11,8 +11,10 @@ line by line: skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,33 +23,82 @@ import pyarrow.json as pa_json
 
 _COLUMNS = ["doc_id", "query_id"]  # sorted
 _BLOCK = 1 << 24  # bytes per count of the file's lines
+_READ_BLOCK = 1 << 22  # bytes of the file parsed at a time: its rows become Python lists before the next block is read
 # The C library's allocator, which the rest of the process reuses, not pyarrow's own pool (mimalloc).
 _POOL = pa.system_memory_pool()
 
 
-def plain_pairs(path: Path, query_known: Callable[[str], bool] | None,
-                doc_known: Callable[[str], bool] | None) -> tuple[list[str], list[str]] | None:
-    """(query ids, doc ids) in file order, each query id one string however many pairs name it; or None."""
+def plain_pairs(path: Path, query_known: Callable[[str], bool] | None, doc_known: Callable[[str], bool] | None,
+                numbering: tuple[Any, Any] | None = None) -> tuple[Sequence[str], Sequence[str]] | None:
+    """(query ids, doc ids) in file order, each query id one string however many pairs name it; or None.
+    Given the queries' and the corpus's numberings (io.inputs.Numbering), the ids come as IdColumns into them.
+
+    The file is parsed a block at a time (_tables), each block's ids turned into Python
+    values before the next is read: reading the whole file as one table held it, its parse and a string per
+    pair at once. Duplicate pairs are found from one 64-bit value a pair (8 bytes each): the two numbers
+    together when numbered (exact), else a hash, where any value seen twice, a duplicate or (rarely) a collision,
+    leaves the file to the line-by-line reading, which folds duplicates exactly."""
+    query_ids: Any = array("i") if numbering else []
+    doc_ids: Any = array("i") if numbering else []
+    interned: dict[str, str] = {}
+    seen = array("q")
     try:  # one thread: pyarrow's threads' own malloc arenas kept ~30 MB more for a million pairs
-        table = pa_json.read_json(path, read_options=pa_json.ReadOptions(use_threads=False), memory_pool=_POOL)
-    except (pa.ArrowException, OSError, ValueError):
+        for batch in _tables(path):
+            if sorted(batch.schema.names) != _COLUMNS:
+                return None
+            queries, docs = (batch.column(name).combine_chunks(memory_pool=_POOL) for name in ("query_id", "doc_id"))
+            if not all(pa.types.is_string(column.type) and column.null_count == 0 for column in (queries, docs)):
+                return None
+            encoded = pc.dictionary_encode(queries, memory_pool=_POOL)
+            names = encoded.dictionary.to_pylist()
+            batch_docs = docs.to_pylist()
+            indices = encoded.indices.to_numpy()
+            if numbering:  # an id the queries or the corpus do not number (unknown, or blank) is left to read_pairs
+                query_numbers = numbering[0].numbers(names)[indices]
+                doc_numbers = numbering[1].numbers(batch_docs)
+                if (query_numbers < 0).any() or (doc_numbers < 0).any():
+                    return None
+                seen.frombytes(((query_numbers << 32) | doc_numbers).tobytes())
+                query_ids.frombytes(query_numbers.astype(np.int32).tobytes())
+                doc_ids.frombytes(doc_numbers.astype(np.int32).tobytes())
+                continue
+            if not _all_named(names, query_known) or not _all_named(batch_docs, doc_known):
+                return None
+            names = [interned.setdefault(name, name) for name in names]
+            batch_queries = np.array(names, dtype=object)[indices].tolist()
+            seen.extend(map(hash, zip(batch_queries, batch_docs)))
+            query_ids += batch_queries
+            doc_ids += batch_docs
+    except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError):
         return None
-    if sorted(table.column_names) != _COLUMNS or not _one_object_a_line(path, table.num_rows):
+    if not doc_ids or not _one_object_a_line(path, len(doc_ids)):
         return None  # pyarrow skips blank lines, and reads a line of two objects as two rows
-    queries, docs = table.column("query_id"), table.column("doc_id")
-    if not all(pa.types.is_string(column.type) and column.null_count == 0 for column in (queries, docs)):
-        return None
-    try:
-        encoded = pc.dictionary_encode(queries.combine_chunks(memory_pool=_POOL), memory_pool=_POOL)
-        query_names = encoded.dictionary.to_pylist()
-        doc_ids = docs.to_pylist()
-    except (pa.ArrowException, UnicodeDecodeError, ValueError):
-        return None
-    if not _all_named(query_names, query_known) or not _all_named(doc_ids, doc_known):
-        return None
-    if pc.count_distinct(docs).as_py() != len(doc_ids) and _has_duplicate_pairs(encoded.indices, docs):
+    values = np.sort(np.frombuffer(seen, dtype=np.int64))  # np.unique's hash table: 6x the time of a sort
+    del seen
+    if (values[1:] == values[:-1]).any():
         return None  # folded line by line, which also keeps each pair's first line
-    return np.array(query_names, dtype=object)[encoded.indices.to_numpy()].tolist(), doc_ids
+    if numbering:
+        from labeller.io.inputs import IdColumn
+
+        return IdColumn(numbering[0].names, query_ids), IdColumn(numbering[1].names, doc_ids)
+    return query_ids, doc_ids
+
+
+def _tables(path: Path) -> Iterator[pa.Table]:
+    """The file as tables of whole lines, _READ_BLOCK bytes or so at a time. Not pyarrow's streaming reader: it
+    reads ahead as fast as the disk goes, and held the whole file (~80 MB for 2M pairs) while the blocks were
+    being turned into Python values."""
+    options = pa_json.ReadOptions(use_threads=False)
+    with path.open("rb") as handle:
+        rest = b""
+        while block := handle.read(_READ_BLOCK):
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            rest, block = block[cut:], block[:cut]
+            if block:
+                yield pa_json.read_json(pa.py_buffer(block), read_options=options, memory_pool=_POOL)
+        if rest.strip():
+            yield pa_json.read_json(pa.py_buffer(rest), read_options=options, memory_pool=_POOL)
 
 
 def _one_object_a_line(path: Path, rows: int) -> bool:
@@ -70,8 +121,3 @@ def _all_named(ids: list[str], known: Callable[[str], bool] | None) -> bool:
     if not all(map(str.strip, ids)):
         return False
     return known is None or all(map(known, ids))
-
-
-def _has_duplicate_pairs(query_positions: pa.Array, docs: pa.ChunkedArray) -> bool:
-    pairs = pa.table({"query": query_positions, "doc": docs.combine_chunks(memory_pool=_POOL)})
-    return pairs.group_by(["query", "doc"]).aggregate([]).num_rows != pairs.num_rows

@@ -81,7 +81,7 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
     check_sampling(judge, options.samples, options.aggregate, temperature)
     _refuse_batch(options)
-    queries = read_queries(queries_path)
+    queries = read_queries(queries_path, lean=True)  # each Query built when asked (a slice may have a million)
     corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
     pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)

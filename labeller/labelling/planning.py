@@ -43,6 +43,12 @@ class PairKeys:
         self.around = rubric.around_doc_text()
         self.text_bytes = getattr(corpus, "text_bytes", None) if self.around else None
         self.check_unchanged = getattr(corpus, "check_unchanged", None) if self.text_bytes else None
+        # The pairs' documents as numbers into this very corpus (io.inputs.IdColumn over an IndexedCorpus's ids):
+        # their names, to read a document by its number
+        self.text_bytes_at = getattr(corpus, "text_bytes_at", None) if self.text_bytes else None
+        corpus_names = getattr(getattr(corpus, "rows", None), "names", None)
+        self.by_number = (corpus_names if self.text_bytes_at is not None and corpus_names is not None
+                          and getattr(doc_ids, "names", None) is corpus_names else None)
 
     def keyer_of(self, sample: int) -> tuple[UserKeyer, bytes]:
         """The sample's keyer, and what it hashes after a document's text (around_doc_text)."""
@@ -79,18 +85,22 @@ class PairKeys:
         """by_rest() where the user text is the query's part, then `before` + escape(text) + `after` (the
         query's state covers `before` too): from the text's bytes where the corpus has them."""
         heads, rubric, queries, doc_of, sample_of = self.heads, self.rubric, self.queries, self.doc_of, self.sample_of
-        text_bytes = self.text_bytes or (lambda did: None)
         before, after = self.around
+        names = self.by_number
+        if names is not None:  # each document by its number: no lookup of its id per pair (io.id_index)
+            docs, text_bytes = self.doc_ids.numbers[lo:hi], self.text_bytes_at
+        else:
+            docs, text_bytes = self.doc_ids[lo:hi], self.text_bytes or (lambda did: None)
         keys = []
-        for i, qid, did in zip(range(lo, hi), self.query_ids[lo:hi], self.doc_ids[lo:hi]):
+        for i, qid, doc in zip(range(lo, hi), self.query_ids[lo:hi], docs):
             sample = sample_of(i)
             keyer, ending = self.keyer_of(sample)
             head = heads.get((qid, sample))
             if head is None:
                 head = heads[qid, sample] = keyer.start(rubric.user_head(rubric.query_block(queries[qid])) + before)
-            body = text_bytes(did)
+            body = text_bytes(doc)
             if body is None or not keyer.exact:
-                keys.append(keyer.key(head, escape(doc_of(did)[0]) + after))
+                keys.append(keyer.key(head, escape(doc_of(doc if names is None else names[doc])[0]) + after))
             else:
                 keys.append(keyer.key_of_body(head, escape_utf8(body), ending))
         return keys

@@ -5,6 +5,7 @@
     labeller/store/postgres.py   a shared PostgreSQL database (psycopg 3)
     labeller/store/registry.py   open_store(spec): a URL scheme or a directory, to its backend
     labeller/store/copy.py       copy_store(src, dst): move verdicts between stores, idempotently
+    labeller/store/importing.py  import_verdicts(file, dst): a `cache export` file into a store, idempotently
 """
 
 from labeller.store.base import (BUSY, DONE, IN_BATCH, LEASE_TTL, MINE, BatchRecord, CachedVerdict, StoreStats,

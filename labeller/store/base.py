@@ -302,7 +302,7 @@ def export_row(rec: CachedVerdict) -> dict[str, Any]:
         row.update(grade=rec.verdict.grade, justification=rec.verdict.justification)
     else:  # another task's reply (labeller.tasks): its justification, and the whole reply as JSON
         row.update(grade=None, justification=rec.verdict.get("justification", ""),
-                   reply=json.dumps(rec.verdict, sort_keys=True, ensure_ascii=False))
+                   reply=json.dumps(rec.verdict, ensure_ascii=False))  # as stored: `cache import` keeps its order
     row["settings"] = json.dumps(rec.settings, sort_keys=True)
     return row
 

@@ -32,17 +32,18 @@ def copy_store(src: str | Path, dst: str | Path) -> CopyResult:
         for record in source.records():
             pending.append(record)
             if len(pending) >= COPY_CHUNK:
-                copied += _copy(pending, target)
+                copied += copy_new(pending, target)
                 read += len(pending)
                 pending = []
         if pending:
-            copied += _copy(pending, target)
+            copied += copy_new(pending, target)
             read += len(pending)
         return CopyResult(source=source.location, target=target.location, read=read, copied=copied,
                           already=read - copied)
 
 
-def _copy(records, target) -> int:
+def copy_new(records, target) -> int:
+    """Store those of `records` the target does not hold yet; how many that was."""
     have = target.get_many(r.cache_key for r in records)
     new = [r for r in records if r.cache_key not in have]
     if new:
