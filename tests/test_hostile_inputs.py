@@ -1224,6 +1224,9 @@ CASES: list[Case] = [
     Case("answers-judge-export-not-a-url", ["answers", "judge", "--queries", "queries.jsonl", "--answers", "a.jsonl",
                                             "--contexts", "c.jsonl", "--report", "rep", "--export", "prometheus"],
          stderr="is not BACKEND=URL", outputs=("rep",)),
+    # --batch runs the claim tasks through the provider's batch API: a judge with none is refused, nothing written
+    Case("answers-judge-batch-offline-judge", [*ANSWERS, "--batch", "--cache", "c", "--report", "rep"],
+         stderr="--batch needs a provider with a batch API", outputs=("rep",), mutable=("c",), setup=_answers),
 ]
 
 
