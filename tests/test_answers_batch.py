@@ -112,3 +112,17 @@ def test_a_damaged_result_line_is_a_counted_failure_and_a_rerun_buys_only_it(api
     assert {a["query_id"]: a["attribution"] for a in json.loads(out)["answers"]} == {q: p[4] for q, p in PLANTED.items()}
     assert list(api.batched.values()).count(2) == 2 and max(api.batched.values()) == 2  # only the two re-sent
     assert sync_requests(api) == 0
+
+
+def test_a_jury_over_both_batch_apis_and_a_dry_run_that_sends_nothing(api, tmp_path, capsys):
+    files = write_inputs(tmp_path / "in")
+    common = args(files, "--judge", JUDGES["openai"], "--jury", JUDGES["anthropic"], "--cache", tmp_path / "cache",
+                  "--json", "--batch", "--poll-interval", "0.05")
+    code, out, _ = cli(capsys, *common, "--dry-run")
+    assert code == 0 and api.total == 0
+    code, out, err = cli(capsys, *common)
+    assert code == 0, err
+    report = json.loads(out)
+    assert {a["query_id"]: a["attribution"] for a in report["answers"]} == {q: p[4] for q, p in PLANTED.items()}
+    assert api.counts["/v1/batches"] == 2 and api.counts["/v1/messages/batches"] == 1  # splits, then each judge
+    assert sum(api.batched.values()) == SPLITS + 2 * CLAIMS and sync_requests(api) == 0
