@@ -22,6 +22,13 @@ SYNC_PATHS = ("/v1/chat/completions", "/v1/messages")
 SPLITS, CLAIMS = 7, 6  # seven answers split; six claims judged (q3 and q7 abstain with none)
 
 
+EXPECTED = {q: p[4] for q, p in PLANTED.items()}
+
+
+def classes(report: dict) -> dict[str, str]:
+    return {a["query_id"]: a["attribution"] for a in report["answers"]}
+
+
 def sync_requests(api: FakeAPI) -> int:
     return sum(api.counts[p] for p in SYNC_PATHS)
 
@@ -45,7 +52,7 @@ def test_batch_gives_every_planted_class_and_a_rerun_sends_nothing(api, tmp_path
     code, out, err = cli(capsys, *common, "--batch", "--poll-interval", "0.05")
     assert code == 0, err
     report = json.loads(out)
-    assert {a["query_id"]: a["attribution"] for a in report["answers"]} == {q: p[4] for q, p in PLANTED.items()}
+    assert classes(report) == EXPECTED
     by_q = {a["query_id"]: a for a in report["answers"]}
     assert [c["verdict"] for c in by_q["q2"]["claims"]] == ["supported", "not_supported"]
     assert by_q["q6"]["contradicted"] == 1 and by_q["q7"]["claims"] == []
@@ -89,7 +96,7 @@ def test_killed_while_polling_then_rerun_without_batch_pays_nothing_twice(api, t
     api.batch_delay = 0.0
     code, out, err = cli(capsys, *common)  # without --batch: the open batch of splits is collected first
     assert code == 0, err
-    assert {a["query_id"]: a["attribution"] for a in json.loads(out)["answers"]} == {q: p[4] for q, p in PLANTED.items()}
+    assert classes(json.loads(out)) == EXPECTED
     assert sum(api.batched.values()) == SPLITS and set(api.batched.values()) == {1}  # no split sent twice
     assert sync_requests(api) == CLAIMS and creates(api) == 1  # only the claims, never batched, were bought
     sent = api.total
@@ -109,7 +116,7 @@ def test_a_damaged_result_line_is_a_counted_failure_and_a_rerun_buys_only_it(api
     api.batch_damage = 0
     code, out, err = cli(capsys, *common)
     assert code == 0, err
-    assert {a["query_id"]: a["attribution"] for a in json.loads(out)["answers"]} == {q: p[4] for q, p in PLANTED.items()}
+    assert classes(json.loads(out)) == EXPECTED
     assert list(api.batched.values()).count(2) == 2 and max(api.batched.values()) == 2  # only the two re-sent
     assert sync_requests(api) == 0
 
@@ -123,6 +130,6 @@ def test_a_jury_over_both_batch_apis_and_a_dry_run_that_sends_nothing(api, tmp_p
     code, out, err = cli(capsys, *common)
     assert code == 0, err
     report = json.loads(out)
-    assert {a["query_id"]: a["attribution"] for a in report["answers"]} == {q: p[4] for q, p in PLANTED.items()}
+    assert classes(report) == EXPECTED
     assert api.counts["/v1/batches"] == 2 and api.counts["/v1/messages/batches"] == 1  # splits, then each judge
     assert sum(api.batched.values()) == SPLITS + 2 * CLAIMS and sync_requests(api) == 0

@@ -125,7 +125,7 @@ async def judge_task_batched(work: Task, judge: Judge, store: VerdictStore, opti
     await run.run()
     if options.dry_run:
         return [], run.stats
-    rows = [rec if not isinstance(rec, CachedVerdict) else work.row(pair.query_id, pair.doc_id, rec.model_dump(), cached)
+    rows = [work.row(pair.query_id, pair.doc_id, rec.model_dump(), cached) if isinstance(rec, CachedVerdict) else rec
             for pair, (rec, cached) in zip(run.pairs, settle(run))]
     return rows, run.stats
 
@@ -137,9 +137,7 @@ async def finish_open_task_batches(task: Task, judge: Judge, store: VerdictStore
     of this provider is recorded."""
     if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
         return None
-    run = BatchRun(task, judge, store, options, prices)
-    await run.run(submit=False)
-    return run.summary
+    return await _collect_open(BatchRun(task, judge, store, options, prices))
 
 
 async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
@@ -149,7 +147,10 @@ async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], 
     if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
         return None
     work = expand(pairs, options.samples)
-    run = relevance_run(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(),
-                        work.sample_of)
+    return await _collect_open(relevance_run(work.items, queries, corpus, judge, rubric, store, options,
+                                             prices or load_prices(), work.sample_of))
+
+
+async def _collect_open(run: BatchRun) -> BatchSummary:
     await run.run(submit=False)
     return run.summary
