@@ -208,6 +208,33 @@ def test_batch_results_malformed_or_naming_a_passage_not_shown_are_counted_failu
     assert sorted(api.batched.values()) == [1, 1, 2, 2]  # only the two that failed were sent again
 
 
+def test_an_interrupted_batch_is_collected_whole_by_a_run_over_part_of_it(api, tmp_path):
+    """A --batch run stopped while polling leaves its batch open in the store; a run without --batch over two of its
+    four claims collects the whole batch (the other two checked against the claim schema), so nothing is bought
+    again, now or by the full run after it."""
+    api.batch_delay = 30.0
+    rubric = load_claim_rubric()
+
+    async def interrupted(store):
+        made = openai_judge(api)()
+        try:
+            await asyncio.wait_for(judge_task(ClaimVerdictTask(claims(), rubric), made, store, BATCH), timeout=1.0)
+        finally:
+            await made.aclose()
+
+    with open_store(tmp_path / "cache") as store:
+        with pytest.raises(asyncio.TimeoutError):
+            asyncio.run(interrupted(store))
+        assert len(store.open_batches("openai")) == 1 and sum(api.batched.values()) == 4
+        api.batch_delay = 0.0
+        part = run(ClaimVerdictTask(claims()[:2], rubric), openai_judge(api), store)
+        assert [r["verdict"]["verdict"] for r in part.rows] == ["supported", "contradicted"] and not part.failures
+        assert store.open_batches("openai") == [] and sum(api.counts[p] for p in SYNC_PATHS) == 0
+        whole = run(ClaimVerdictTask(claims(), rubric), openai_judge(api), store)
+    assert [r["verdict"]["verdict"] for r in whole.rows] == [v for v, _ in PLANTED.values()]
+    assert all(r["from_cache"] for r in whole.rows) and sum(api.counts[p] for p in SYNC_PATHS) == 0
+
+
 def test_batch_is_refused_for_a_judge_with_no_batch_api(tmp_path):
     with open_store(tmp_path / "cache") as store, pytest.raises(ConfigError, match="--batch"):
         run(ClaimVerdictTask(claims(), load_claim_rubric()), lambda: make_judge("offline:lexical"), store, BATCH)
