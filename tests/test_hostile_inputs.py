@@ -1238,6 +1238,9 @@ CASES: list[Case] = [
          stderr="at temperature 0", outputs=("out.jsonl", ".labeller-cache")),
     Case("label-grade-probs-with-batch", [*LABEL_OUT, *OPENAI, "--grade-probs", "--batch"],
          stderr="--grade-probs and --samples auto do not take --batch yet", outputs=("out.jsonl", ".labeller-cache")),
+    # --batch runs the claim tasks through the provider's batch API: a judge with none is refused, nothing written
+    Case("answers-judge-batch-offline-judge", [*ANSWERS, "--batch", "--cache", "c", "--report", "rep"],
+         stderr="--batch needs a provider with a batch API", outputs=("rep",), mutable=("c",), setup=_answers),
 ]
 
 

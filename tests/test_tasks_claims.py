@@ -164,11 +164,80 @@ def test_samples_dry_run_and_budget_for_claims(api, tmp_path):
     assert capped.stats.budget_stopped and capped.stats.skipped > 0 and len(capped.rows) < 4
 
 
-def test_batch_is_refused_for_claims_before_anything_is_sent(api, tmp_path):
+BATCH = FAST.model_copy(update={"batch": True, "poll_interval": 0.05})
+SYNC_PATHS = ("/v1/chat/completions", "/v1/messages")
+
+
+def judges(api, provider):
+    if provider == "openai":
+        return openai_judge(api)
+    return lambda: make_judge("anthropic:claude-haiku-4-5", base_url=api.url, api_key=KEY)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_claim_verdicts_through_the_batch_api_then_a_sync_rerun_sends_nothing(api, tmp_path, provider):
+    """--batch for the claim task: every claim its planted verdict, no synchronous request, one batch line per
+    claim; the batch and sync paths key alike, so a rerun without --batch (and one with it) sends nothing."""
+    judge = judges(api, provider)
+    with open_store(tmp_path / "cache") as store:
+        got = run(ClaimVerdictTask(claims(), load_claim_rubric()), judge, store, BATCH)
+        assert not got.failures and got.stats.batch is not None and got.stats.batch.submitted == 1
+        assert {r["item_id"]: (r["verdict"]["verdict"], r["verdict"]["supporting"] + r["verdict"]["contradicting"])
+                for r in got.rows} == {cid: (v, ids) for cid, (v, ids) in PLANTED.items()}
+        assert not any(r["from_cache"] for r in got.rows) and got.stats.new == 4
+        assert sum(api.counts[p] for p in SYNC_PATHS) == 0 and sorted(api.batched.values()) == [1, 1, 1, 1]
+        sent = api.total
+        again = run(ClaimVerdictTask(claims(), load_claim_rubric()), judge, store)  # without --batch
+        assert api.total == sent and all(r["from_cache"] for r in again.rows)
+        assert [r["verdict"] for r in again.rows] == [r["verdict"] for r in got.rows]
+        run(ClaimVerdictTask(claims(), load_claim_rubric()), judge, store, BATCH)
+        assert api.total == sent
+
+
+def test_batch_results_malformed_or_naming_a_passage_not_shown_are_counted_failures(api, tmp_path):
+    api.poison["q1#2"] = "stray"  # names a passage it was not shown: the prompt's context checks the batch reply
+    api.poison["q1#3"] = "malformed"
+    with open_store(tmp_path / "cache") as store:
+        got = run(ClaimVerdictTask(claims(), load_claim_rubric()), openai_judge(api), store, BATCH)
+        assert sorted(f.doc_id for f in got.failures) == ["q1#2", "q1#3"] and got.stats.failed == 2
+        assert all(f.reason.startswith("malformed reply") for f in got.failures), [f.reason for f in got.failures]
+        assert sorted(r["item_id"] for r in got.rows) == ["q1#1", "q1#4"]
+        api.poison.clear()
+        rerun = run(ClaimVerdictTask(claims(), load_claim_rubric()), openai_judge(api), store, BATCH)
+    assert not rerun.failures and len(rerun.rows) == 4
+    assert sorted(api.batched.values()) == [1, 1, 2, 2]  # only the two that failed were sent again
+
+
+def test_an_interrupted_batch_is_collected_whole_by_a_run_over_part_of_it(api, tmp_path):
+    """A --batch run stopped while polling leaves its batch open in the store; a run without --batch over two of its
+    four claims collects the whole batch (the other two checked against the claim schema), so nothing is bought
+    again, now or by the full run after it."""
+    api.batch_delay = 30.0
+    rubric = load_claim_rubric()
+
+    async def interrupted(store):
+        made = openai_judge(api)()
+        try:
+            await asyncio.wait_for(judge_task(ClaimVerdictTask(claims(), rubric), made, store, BATCH), timeout=1.0)
+        finally:
+            await made.aclose()
+
+    with open_store(tmp_path / "cache") as store:
+        with pytest.raises(asyncio.TimeoutError):
+            asyncio.run(interrupted(store))
+        assert len(store.open_batches("openai")) == 1 and sum(api.batched.values()) == 4
+        api.batch_delay = 0.0
+        part = run(ClaimVerdictTask(claims()[:2], rubric), openai_judge(api), store)
+        assert [r["verdict"]["verdict"] for r in part.rows] == ["supported", "contradicted"] and not part.failures
+        assert store.open_batches("openai") == [] and sum(api.counts[p] for p in SYNC_PATHS) == 0
+        whole = run(ClaimVerdictTask(claims(), rubric), openai_judge(api), store)
+    assert [r["verdict"]["verdict"] for r in whole.rows] == [v for v, _ in PLANTED.values()]
+    assert all(r["from_cache"] for r in whole.rows) and sum(api.counts[p] for p in SYNC_PATHS) == 0
+
+
+def test_batch_is_refused_for_a_judge_with_no_batch_api(tmp_path):
     with open_store(tmp_path / "cache") as store, pytest.raises(ConfigError, match="--batch"):
-        run(ClaimVerdictTask(claims(), load_claim_rubric()), openai_judge(api), store,
-            FAST.model_copy(update={"batch": True}))
-    assert api.total == 0
+        run(ClaimVerdictTask(claims(), load_claim_rubric()), lambda: make_judge("offline:lexical"), store, BATCH)
 
 
 def test_offline_judge_splits_and_judges_without_a_key(tmp_path):

@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 from anthropic.types.messages import MessageBatchIndividualResponse
 
-from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, result_row
+from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, PromptOf, result_row
 from labeller.judges.anthropic import KEY_VARIABLE
 from labeller.judges.base import MalformedReplyError
 from labeller.rubric import JudgePrompt
@@ -57,31 +57,31 @@ class AnthropicBatches(BatchClient):
         with self._errors("a message batch"):
             return self._status(await self.client.messages.batches.retrieve(batch_id))
 
-    async def results(self, batch_id: str) -> AsyncIterator[Outcome]:
+    async def results(self, batch_id: str, prompt_of: PromptOf = None) -> AsyncIterator[Outcome]:
         # Read line by line rather than through the SDK's decoder, whose json.loads would stop the whole
         # batch (every run after it, too) at the first damaged line; such a line is counted, as for OpenAI.
         with self._errors("message batch results"):
             async with self.client.messages.batches.with_streaming_response.results(batch_id) as response:
                 async for line in response.iter_lines():
                     if line.strip():
-                        yield self._line_outcome(line)
+                        yield self._line_outcome(line, prompt_of)
 
-    def _line_outcome(self, line: str) -> Outcome:
+    def _line_outcome(self, line: str, prompt_of: PromptOf = None) -> Outcome:
         row = result_row(line)
         if row is None:
             return Outcome(custom_id="", reason=DAMAGED)
         item = MessageBatchIndividualResponse.construct(**row)  # as the SDK builds it: unknown fields kept
         try:
-            return self._outcome(item)
+            return self._outcome(item, prompt_of(item.custom_id) if prompt_of else None)
         except (AttributeError, TypeError):  # valid JSON in another shape (no result, no error detail)
             return Outcome(custom_id=item.custom_id, reason="malformed reply: the batch result is not a message "
                                                             "batch result")
 
-    def _outcome(self, item: Any) -> Outcome:
+    def _outcome(self, item: Any, prompt: JudgePrompt | None = None) -> Outcome:
         result = item.result
         if result.type == "succeeded":
             try:
-                return Outcome(custom_id=item.custom_id, reply=self.judge.read_message(result.message))
+                return Outcome(custom_id=item.custom_id, reply=self.judge.read_message(result.message, prompt))
             except MalformedReplyError as exc:
                 return Outcome(custom_id=item.custom_id, reason=exc.reason, input_tokens=exc.input_tokens,
                                output_tokens=exc.output_tokens)

@@ -20,6 +20,9 @@ from labeller.judges.base import JudgeReply
 from labeller.rubric import JudgePrompt
 
 
+PromptOf = Callable[[str], "JudgePrompt | None"] | None  # custom_id -> the prompt it was sent with
+
+
 class BatchLimits(BaseModel):
     """What one batch may hold. Parameters, so tests can use small ones."""
 
@@ -102,8 +105,10 @@ class BatchClient(ABC):
     async def status(self, batch_id: str) -> BatchStatus: ...
 
     @abstractmethod
-    def results(self, batch_id: str) -> AsyncIterator[Outcome]:
-        """Every result of an ended batch, as it is read (requests never run come as outcomes with a reason)."""
+    def results(self, batch_id: str, prompt_of: PromptOf = None) -> AsyncIterator[Outcome]:
+        """Every result of an ended batch, as it is read (requests never run come as outcomes with a reason).
+        prompt_of(custom_id) is the prompt sent, whose reply spec and context check the reply (None, or a
+        prompt_of giving None: the relevance verdict)."""
 
     @abstractmethod
     async def cancel(self, batch_id: str) -> BatchStatus: ...

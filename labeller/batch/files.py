@@ -30,8 +30,9 @@ def encode_lines(entries: list[dict[str, Any]]) -> bytes:
     return b"".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for e in entries)
 
 
-def output_outcome(row: dict[str, Any], judge: Any, service: str = "OpenAI") -> Outcome:
-    """The outcome of one output line; `judge` reads a chat completion body (OpenAIJudge.read_body)."""
+def output_outcome(row: dict[str, Any], judge: Any, service: str = "OpenAI", prompt: Any = None) -> Outcome:
+    """The outcome of one output line; `judge` reads a chat completion body (OpenAIJudge.read_body) against
+    the prompt's reply spec and context (None: the relevance verdict)."""
     custom_id = str(row.get("custom_id"))
     error = row.get("error")
     if error:
@@ -50,7 +51,7 @@ def output_outcome(row: dict[str, Any], judge: Any, service: str = "OpenAI") -> 
         detail = body.get("error", {}).get("message") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
         return Outcome(custom_id=custom_id, reason=f"HTTP {status} from {service} in the batch" + (f": {detail}"[:300] if detail else ""))
     try:
-        return Outcome(custom_id=custom_id, reply=judge.read_body(body))
+        return Outcome(custom_id=custom_id, reply=judge.read_body(body, prompt))
     except MalformedReplyError as exc:
         return Outcome(custom_id=custom_id, reason=exc.reason, input_tokens=exc.input_tokens,
                        output_tokens=exc.output_tokens)

@@ -12,7 +12,7 @@ from typing import Any
 
 import openai
 
-from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, result_row
+from labeller.batch.base import DAMAGED, BatchClient, BatchLimits, BatchStatus, Outcome, PromptOf, result_row
 from labeller.batch.files import CHAT_ENDPOINT, encode_lines, input_line, output_outcome
 from labeller.judges.openai import KEY_VARIABLE, OpenAIJudge
 from labeller.rubric import JudgePrompt
@@ -55,7 +55,7 @@ class OpenAIBatches(BatchClient):
         with self._errors("a batch"):
             return self._status(await self.client.batches.retrieve(batch_id))
 
-    async def results(self, batch_id: str) -> AsyncIterator[Outcome]:
+    async def results(self, batch_id: str, prompt_of: PromptOf = None) -> AsyncIterator[Outcome]:
         with self._errors("a batch"):
             batch = await self.client.batches.retrieve(batch_id)
         for file_id in (batch.output_file_id, batch.error_file_id):
@@ -65,7 +65,7 @@ class OpenAIBatches(BatchClient):
                 async with self.client.files.with_streaming_response.content(file_id) as response:
                     async for line in response.iter_lines():
                         if line.strip():
-                            yield _outcome(line, self.judge)
+                            yield _outcome(line, self.judge, prompt_of)
 
     async def cancel(self, batch_id: str) -> BatchStatus:
         with self._errors("a batch"):
@@ -77,6 +77,8 @@ class OpenAIBatches(BatchClient):
         return [self._status(b) for b in page.data]
 
 
-def _outcome(line: str, judge: OpenAIJudge) -> Outcome:
+def _outcome(line: str, judge: OpenAIJudge, prompt_of: PromptOf) -> Outcome:
     row = result_row(line)
-    return Outcome(custom_id="", reason=DAMAGED) if row is None else output_outcome(row, judge)
+    if row is None:
+        return Outcome(custom_id="", reason=DAMAGED)
+    return output_outcome(row, judge, prompt=prompt_of(row["custom_id"]) if prompt_of else None)

@@ -64,6 +64,10 @@ def judge(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate requests, tokens and cost; "
                                                             "send nothing.")] = False,
     samples: Annotated[int, typer.Option(help="Verdicts per claim (majority; needs --temperature > 0).")] = 1,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the splits and claims through the provider's batch "
+                                                        "API (half price, results within 24 h).")] = False,
+    poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch "
+                                                                "in flight.")] = 30.0,
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature (OpenAI-compatible).")] = None,
     output_mode: Annotated[Optional[str], typer.Option(help="json_schema, json_object, tool or text.")] = None,
     cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
@@ -87,7 +91,7 @@ def judge(
              base_url=base_url, timeout=timeout, temperature=temperature, output_mode=output_mode,
              prices=None if prices is None else str(prices)),
         dict(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm, tokens_per_minute=tpm,
-             dry_run=dry_run, samples=samples),
+             dry_run=dry_run, samples=samples, batch=batch, poll_interval=poll_interval),
         dict(min_groundedness=min_groundedness, max_unsupported_generation_rate=max_unsupported,
              max_missing_evidence_rate=max_missing, max_ignored_context_rate=max_ignored,
              max_contradicted=max_contradicted, min_fact_recall=min_fact_recall, max_forbidden_hits=max_forbidden,

@@ -23,6 +23,7 @@ from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import read_rows, table_format, write_rows
 from labeller.judges.base import TransientError
 from labeller.judges.registry import make_judge
+from labeller.labelling.batch_results import relevance_run
 from labeller.labelling.batched import WRITE_CHUNK, BatchRun
 from labeller.labelling.job import load_pairs
 from labeller.labelling.models import LabelOptions
@@ -94,7 +95,7 @@ def _plan(*, queries_path, corpus_path, pairs_path=None, run_path=None, depth=No
     if skipped:  # `label --run` skips these with a warning; a batch file has nowhere to say it, so it stops
         raise BadInputError(f"{skipped[0]}; a batch file is written for the inputs' own ids: give a run or pairs "
                             "over them", field="run")
-    run = BatchRun(pairs, queries, corpus, judge, rubric_obj, store, LabelOptions(batch=True), prices)
+    run = relevance_run(pairs, queries, corpus, judge, rubric_obj, store, LabelOptions(batch=True), prices)
     run.served = asyncio.run(_served_identity(judge))  # a local server's /v1/models entry, as `label` asks it
     return run, run.plan()
 

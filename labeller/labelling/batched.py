@@ -1,9 +1,11 @@
-"""label_pairs_batched: the --batch path. Store lookups, then provider batches for what is missing.
+"""BatchRun: the --batch path of any task (labeller.tasks). Store lookups, then provider batches for what is missing.
 
-The flow of one run:
+The task gives each item's prompt (render, carrying its reply spec), its cache key (keys: the very keys the
+synchronous engine computes, through cache_key.judge_fields) and what the store keeps of a reply (stored);
+the entry points and the results by position are in labelling.batch_results. The flow of one run:
 
-1. Render every pair and compute its cache key exactly as the synchronous path does (same prompt,
-   settings and key), so a verdict is interchangeable whichever way it was bought. Pairs in the
+1. Render every item and compute its cache key exactly as the synchronous path does (same prompt,
+   settings and key), so a verdict is interchangeable whichever way it was bought. Items in the
    store are answered from it.
 2. Open batches recorded in the store that cover pending keys (a run killed while polling, or
    another process's batch) are polled to the end instead of being submitted again.
@@ -24,22 +26,20 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
-from collections.abc import Sequence
 from typing import Any
 
-from labeller.batch import CLIENTS, BatchClient, BatchLimits, Outcome, batch_client, split
+from labeller.batch import BatchClient, BatchLimits, Outcome, batch_client, split
 from labeller.batch.base import DAMAGED
-from labeller.cache_key import cache_key, judge_fields
-from labeller.errors import BadInputError, ConfigError, JudgeError, redact
-from labeller.judges.base import SCHEMA_VERSION, Judge, RejectedRequestError, TransientError
-from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
-from labeller.labelling.samples import Expansion, collapse, expand
-from labeller.prices import EXPECTED_OUTPUT_TOKENS, PriceTable, estimate_tokens, load_prices
-from labeller.records import Doc, Label, LabelFailure, Pair, Query
+from labeller.errors import ConfigError, JudgeError, redact
+from labeller.judges.base import Judge, RejectedRequestError, TransientError
+from labeller.labelling.models import BatchSummary, LabelOptions, LabelStats
+from labeller.prices import EXPECTED_OUTPUT_TOKENS, PriceTable, estimate_tokens
+from labeller.records import LabelFailure
 from labeller.retry import call_with_retry
-from labeller.rubric import JudgePrompt, Rubric
-from labeller.store.base import DONE, IN_BATCH, MINE, BatchRecord, CachedVerdict, VerdictStore, chunks, new_owner, now_iso
+from labeller.rubric import JudgePrompt
+from labeller.store.base import (DONE, IN_BATCH, LOOKUP_CHUNK, MINE, BatchRecord, CachedVerdict, VerdictStore,
+                                 new_owner, now_iso)
+from labeller.tasks.base import Task
 
 WRITE_CHUNK = 500  # results per store transaction while a batch is read
 MAX_POLL_FAILURES = 10  # consecutive failed polls before the run stops (its batches stay recorded)
@@ -52,11 +52,12 @@ def _secrets() -> list[str | None]:
 
 
 class BatchRun:
-    def __init__(self, pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                 rubric: Rubric, store: VerdictStore, options: LabelOptions, prices: PriceTable,
-                 sample_of=lambda position: 0) -> None:
-        self.pairs, self.queries, self.corpus, self.rubric = pairs, queries, corpus, rubric
-        self.sample_of = sample_of  # position -> sample index (--samples: each sample is a request of its own)
+    """One --batch run of a task (labeller.tasks): its items' keys planned, missing ones sent in provider
+    batches, results read into the store. Results by position: labelling.batch_results."""
+
+    def __init__(self, task: Task, judge: Judge, store: VerdictStore, options: LabelOptions,
+                 prices: PriceTable) -> None:
+        self.task, self.pairs = task, task.items  # an item is a Pair: (query_id, item id)
         self.judge, self.store, self.options, self.prices = judge, store, options, prices
         limits = None
         if options.batch_max_requests or options.batch_max_bytes:
@@ -64,7 +65,7 @@ class BatchRun:
             limits = BatchLimits(max_requests=options.batch_max_requests or base.max_requests,
                                  max_bytes=options.batch_max_bytes or base.max_bytes)
         self.client: BatchClient = batch_client(judge, limits)
-        self.settings = judge.decoding_settings()
+        self.settings = task.settings(judge)
         self.served: str | None = None  # judge.served_identity(), asked before plan(): part of every key
         self.price = prices.lookup(judge.provider, judge.model)
         self.owner = new_owner()
@@ -75,27 +76,30 @@ class BatchRun:
         self.tokens: dict[str, tuple[int, int, int]] = {}
         self.polling: dict[str, BatchRecord] = {}
         self.summary = BatchSummary()
-        self.stats = LabelStats(requested=len(pairs), dry_run=options.dry_run, batch=self.summary)
+        self.stats = LabelStats(requested=len(self.pairs), dry_run=options.dry_run, batch=self.summary)
         self.reserved = 0.0  # estimated batch cost of what this run submitted
         self.last_line = ""
 
     # -- planning -------------------------------------------------------------------------------
     def prompt(self, key: str) -> JudgePrompt:
-        pair = self.pairs[self.by_key[key][0]]
-        return self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
+        return self.task.render(self.by_key[key][0])
+
+    def prompt_of(self, key: str) -> JudgePrompt | None:
+        """The prompt a result is checked against: its own when this run holds the key; for a key of another
+        process's batch, the task's reply spec without the prompt's context (relevance: None, the verdict)."""
+        if key in self.by_key:
+            return self.task.render(self.by_key[key][0])
+        return None if self.task.reply is None else JudgePrompt(system="", user="", reply=self.task.reply)
 
     def plan(self) -> set[str]:
-        for i, pair in enumerate(self.pairs):
-            if pair.query_id not in self.queries or pair.doc_id not in self.corpus:
-                missing = "query" if pair.query_id not in self.queries else "document"
-                raise BadInputError(f"pair ({pair.query_id}, {pair.doc_id}) names an unknown {missing}")
-            prompt = self.rubric.render(self.queries[pair.query_id], self.corpus[pair.doc_id])
-            key = cache_key(**judge_fields(self.judge, self.settings, self.served), prompt=prompt,
-                            sample=self.sample_of(i))
-            self.by_key.setdefault(key, []).append(i)
+        """Every item's key (task.keys: the very keys the synchronous path computes); the keys the store lacks."""
+        keys_of = self.task.keys(self.judge, self.settings, self.served)
         pending = set()
-        for keys in chunks(self.by_key):
-            found = self.store.get_many(keys)
+        for lo in range(0, len(self.pairs), LOOKUP_CHUNK):
+            keys = keys_of(lo, min(lo + LOOKUP_CHUNK, len(self.pairs)))
+            for i, key in enumerate(keys, start=lo):
+                self.by_key.setdefault(key, []).append(i)
+            found = self.store.get_many(list(dict.fromkeys(keys)))
             self.cached.update(found)
             pending.update(k for k in keys if k not in found)
         return pending
@@ -116,7 +120,7 @@ class BatchRun:
     def fail(self, key: str, reason: str, attempts: int = 1) -> None:
         pair = self.pairs[self.by_key[key][0]]
         failure = LabelFailure(query_id=pair.query_id, doc_id=pair.doc_id, judge=self.judge.name,
-                               rubric=self.rubric.name, rubric_version=self.rubric.version, cache_key=key,
+                               rubric=self.task.rubric_name, rubric_version=self.task.rubric_version, cache_key=key,
                                reason=redact(reason, _secrets()), attempts=attempts, created_at=now_iso())
         self.store.record_failure(failure)
         self.done[key] = failure
@@ -125,8 +129,11 @@ class BatchRun:
         """What any process needs to store this batch's verdicts, even one run with other inputs."""
         pairs = {key: [self.pairs[self.by_key[key][0]].query_id, self.pairs[self.by_key[key][0]].doc_id]
                  for key in keys}
-        return {"judge": self.judge.name, "model": self.judge.model, "settings": self.settings,
-                "rubric": self.rubric.name, "rubric_version": self.rubric.version, "pairs": pairs}
+        meta = {"judge": self.judge.name, "model": self.judge.model, "settings": self.settings,
+                "rubric": self.task.rubric_name, "rubric_version": self.task.rubric_version, "pairs": pairs}
+        if self.task.reply is not None:  # another task's batch (relevance records stay as they always were)
+            meta["task"] = self.task.name
+        return meta
 
     def within_budget(self, keys: list[str]) -> list[str]:
         budget = self.options.max_cost
@@ -184,8 +191,9 @@ class BatchRun:
 
     def not_sent(self, key: str, reason: str) -> LabelFailure:
         pair = self.pairs[self.by_key[key][0]]
-        return LabelFailure(query_id=pair.query_id, doc_id=pair.doc_id, judge=self.judge.name, rubric=self.rubric.name,
-                            rubric_version=self.rubric.version, cache_key=key, reason=f"not sent: {reason}",
+        return LabelFailure(query_id=pair.query_id, doc_id=pair.doc_id, judge=self.judge.name,
+                            rubric=self.task.rubric_name, rubric_version=self.task.rubric_version, cache_key=key,
+                            reason=f"not sent: {reason}",
                             attempts=0, created_at=now_iso())
 
     # -- polling and results --------------------------------------------------------------------
@@ -220,7 +228,7 @@ class BatchRun:
         seen: set[str] = set()
         buffer: list[CachedVerdict] = []
         damaged = 0
-        async for outcome in self.client.results(record.batch_id):
+        async for outcome in self.client.results(record.batch_id, self.prompt_of):
             damaged += outcome.reason == DAMAGED
             if outcome.custom_id not in keys or outcome.custom_id in seen:
                 continue  # a line for another batch's request, or a duplicate line: never a second verdict
@@ -248,11 +256,11 @@ class BatchRun:
         cost = None if price is None else price.cost(reply.input_tokens, reply.output_tokens,
                                                      reply.cached_input_tokens, batch=True)
         query_id, doc_id = meta.get("pairs", {}).get(key) or ["", ""]
-        return CachedVerdict(cache_key=key, query_id=query_id, doc_id=doc_id, verdict=reply.verdict,
+        return CachedVerdict(cache_key=key, query_id=query_id, doc_id=doc_id, verdict=self.task.stored(reply.verdict),
                              judge=meta.get("judge", self.judge.name), provider=record.provider,
                              model=meta.get("model", self.judge.model), settings=meta.get("settings", self.settings),
-                             schema_version=SCHEMA_VERSION, rubric=meta.get("rubric", self.rubric.name),
-                             rubric_version=meta.get("rubric_version", self.rubric.version),
+                             schema_version=self.task.schema_version, rubric=meta.get("rubric", self.task.rubric_name),
+                             rubric_version=meta.get("rubric_version", self.task.rubric_version),
                              input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                              cached_input_tokens=reply.cached_input_tokens, cost_usd=cost, attempts=1,
                              created_at=now_iso(), served_model=reply.served_model,
@@ -337,93 +345,3 @@ class BatchRun:
         if line != self.last_line:
             print(line, file=sys.stderr, flush=True)
             self.last_line = line
-
-    def finish(self, work: Expansion, aggregate: str) -> LabelRun:
-        """One result per work item, collapsed to one label per pair (labelling.samples)."""
-        results: list[Label | LabelFailure | None] = []
-        stats = self.stats
-        key_of = self.key_of()
-        for i, pair in enumerate(self.pairs):
-            key = key_of[i]
-            bought = self.done.get(key)
-            rec = self.cached.get(key) if bought is None else bought
-            if isinstance(rec, CachedVerdict):
-                first = bought is not None and self.by_key[key][0] == i
-                results.append(_label(pair, rec, from_cache=not first))
-                stats.new += first
-                stats.cached += not first
-            elif isinstance(rec, LabelFailure):
-                results.append(rec.model_copy(update=dict(query_id=pair.query_id, doc_id=pair.doc_id)))
-                if rec.reason.startswith("not sent:"):
-                    stats.skipped += 1
-                    stats.skipped_by_budget += stats.budget_stopped and "--max-cost" in rec.reason
-                else:
-                    stats.failed += 1
-            else:
-                results.append(None)
-        bought_verdicts = [v for v in self.done.values() if isinstance(v, CachedVerdict)]
-        for rec in bought_verdicts:
-            stats.input_tokens += rec.input_tokens or 0
-            stats.output_tokens += rec.output_tokens or 0
-            stats.cached_input_tokens += rec.cached_input_tokens or 0
-        for tokens_in, tokens_out, _ in self.tokens.values():
-            stats.input_tokens += tokens_in
-            stats.output_tokens += tokens_out
-        costs = [rec.cost_usd for rec in bought_verdicts] + list(self.spent.values())
-        stats.cost_usd = None if self.price is None and costs else round(sum(c or 0.0 for c in costs), 6)
-        stats.samples = work.n
-        collapsed = collapse(work, results, aggregate)
-        return LabelRun(labels=[r for r in collapsed if isinstance(r, Label)],
-                        failures=[r for r in collapsed if isinstance(r, LabelFailure)], stats=stats)
-
-    def key_of(self) -> list[str]:
-        """The cache key of each pair, by position."""
-        out = [""] * len(self.pairs)
-        for key, positions in self.by_key.items():
-            for i in positions:
-                out[i] = key
-        return out
-
-
-def _label(pair: Pair, rec: CachedVerdict, from_cache: bool) -> Label:
-    return Label(query_id=pair.query_id, doc_id=pair.doc_id, grade=rec.verdict.grade,
-                 justification=rec.verdict.justification, judge=rec.judge, provider=rec.provider, model=rec.model,
-                 rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
-                 input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
-                 cached_input_tokens=rec.cached_input_tokens, cost_usd=rec.cost_usd, latency_s=rec.latency_s,
-                 created_at=rec.created_at, from_cache=from_cache, served_model=rec.served_model,
-                 system_fingerprint=rec.system_fingerprint)
-
-
-async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                              rubric: Rubric, store: VerdictStore, options: LabelOptions | None = None, *,
-                              prices: PriceTable | None = None) -> LabelRun:
-    """Label every pair through the provider's batch API: from the store when it can.
-
-    Every pair ends as a Label or a LabelFailure, in input order. Does not close the judge.
-    """
-    options = options or LabelOptions(batch=True)
-    started = time.monotonic()
-    work = expand(pairs, options.samples)  # --samples N: N requests per pair in the batches, one key each
-    run = BatchRun(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(), work.sample_of)
-    await run.run()
-    if options.dry_run:
-        run.stats.samples = work.n
-        return LabelRun(stats=run.stats)
-    result = run.finish(work, options.aggregate)
-    result.stats.elapsed_s = round(time.monotonic() - started, 3)
-    return result
-
-
-async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
-                              rubric: Rubric, store: VerdictStore, options: LabelOptions, *,
-                              prices: PriceTable | None = None) -> BatchSummary | None:
-    """Before a run without --batch: poll to the end the open batches that cover its pairs (a --batch
-    run killed while polling), so their pairs come from those batches instead of being paid again.
-    None when no open batch of this provider is recorded."""
-    if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
-        return None
-    work = expand(pairs, options.samples)
-    run = BatchRun(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(), work.sample_of)
-    await run.run(submit=False)
-    return run.summary

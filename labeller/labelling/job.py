@@ -126,7 +126,7 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
         batch_client(judge)
 
     async def _label(spec: str | Path, sender: Judge, create: bool = True, sink=None) -> LabelRun:
-        from labeller.labelling.batched import finish_open_batches, label_pairs_batched
+        from labeller.labelling.batch_results import finish_open_batches, label_pairs_batched
 
         try:
             with open_store(spec, create=create) as store:

@@ -19,7 +19,7 @@
   own (its cache key, "sample k of N" in the reason), so the run reports it and a rerun retries only it.
   A pair with no successful sample has no label: never a grade made up from nothing.
 - --batch: the expanded (pair, sample) items go into the provider batches like pairs do, each under its
-  own cache key (which is also its batch custom_id), and are collapsed the same way (labelling.batched).
+  own cache key (which is also its batch custom_id), and are collapsed the same way (labelling.batch_results).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ limits, dry run and --samples as relevance labelling (labelling.engine), with th
 
 --samples N asks each item N times (sample k > 0 hashed into its key) and collapses the samples that succeeded
 with the task's aggregate(); every failed sample is a LabelFailure of its own. --batch is relevance-only for
-now (labelling.batched renders pairs): asked for another task it is refused before anything is sent.
+--batch sends the task's misses through the provider's batch API (labelling.batched: the same keys, store,
+leases, budget and failure counting); without it, open batches of a killed --batch run that cover the task's
+items are polled to the end first, so nothing is paid twice.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from labeller.errors import ConfigError
 from labeller.judges.base import Judge
+from labeller.labelling.batch_results import finish_open_task_batches, judge_task_batched
 from labeller.labelling.engine import _Run
 from labeller.labelling.models import LabelOptions, LabelStats
 from labeller.labelling.samples import check_sampling
@@ -37,11 +39,22 @@ async def judge_task(task: Task, judge: Judge, store: VerdictStore, options: Lab
     the judge."""
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
-    if options.batch:
-        raise ConfigError(f"--batch does not take the {task.name} task yet; run it without --batch", field="batch")
+    prices = prices or load_prices()
     started = time.monotonic()
-    price = (prices or load_prices()).lookup(judge.provider, judge.model)
     work = task.with_samples(options.samples) if options.samples > 1 else task
+    if options.batch:
+        from labeller.batch import batch_client
+
+        batch_client(judge)  # a judge with no batch API (offline:lexical) is refused before anything is read
+        results, stats = await judge_task_batched(work, judge, store, options, prices)
+        stats.samples = work.n
+        if stats.dry_run:
+            return TaskRun(stats=stats)
+        stats.elapsed_s = round(time.monotonic() - started, 3)
+        return _collapse(work, results, stats)
+    if not options.dry_run:  # items in a killed --batch run's batches are collected, not bought again
+        await finish_open_task_batches(work, judge, store, options, prices)
+    price = prices.lookup(judge.provider, judge.model)
     kept: list[dict[str, Any]] = []
     run = _Run(work, judge, store, options, price, kept.extend)
     stats = await run.finish(started)
