@@ -77,9 +77,16 @@ class Label(Record):
     grade_probs: dict[str, float] | None = None
     expected_grade: float | None = Field(None, ge=GRADE_MIN, le=GRADE_MAX)
     grade_entropy: float | None = Field(None, ge=0)
+    # Where grade_probs came from: the judge's token log-probabilities, or (a judge that gives none, with
+    # --grade-probs) the shares of the pair's sample grades (labeller.labelling.grading).
+    grade_probs_source: Literal["logprobs", "samples"] | None = None
+    # How the run graded each pair, when not one plain request ("grade-probs logprobs top 10; samples auto:5
+    # median"): part of the label set's identity (labeller.io.gold.label_identities), like the judge's name.
+    grading: str | None = None
 
     @field_validator("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate", "judge_grades",
-                     "escalated", "grade_probs", "expected_grade", "grade_entropy", mode="before")
+                     "escalated", "grade_probs", "expected_grade", "grade_entropy", "grade_probs_source", "grading",
+                     mode="before")
     @classmethod
     def _table_cell(cls, value: Any) -> Any:
         """A label file read back from CSV or Parquet. A CSV cell is text: an empty one means "not set", and
@@ -108,8 +115,8 @@ class Label(Record):
 
 
 JURY_COLUMNS = ("judge_grades", "escalated")
-GRADE_PROB_COLUMNS = ("grade_probs", "expected_grade", "grade_entropy")
-OPTIONAL_COLUMNS = JURY_COLUMNS + GRADE_PROB_COLUMNS  # left out of a row where unset: older outputs stay as they were
+GRADE_PROB_COLUMNS = ("grade_probs", "expected_grade", "grade_entropy", "grade_probs_source")
+OPTIONAL_COLUMNS = JURY_COLUMNS + GRADE_PROB_COLUMNS + ("grading",)  # left out of a row where unset: older outputs stay as they were
 
 
 class LabelFailure(Record):

@@ -164,7 +164,15 @@ def test_a_judge_without_logprobs_says_so_once(inputs, monkeypatch, judge, mode,
         assert all("logprobs" not in r.body for r in api.requests)
     notes = [w for w in run.stats.warnings if w.startswith("--grade-probs")]
     assert len(notes) == 1 and said in notes[0] and "falls back to samples" in notes[0]
-    assert all(label.grade_probs is None and label.samples >= 2 for label in run.labels)
+    # auto:3 without log-probabilities: a second sample for every pair, a third where the two disagree; the
+    # distribution is the shares of the planted sample grades
+    by_doc = {label.doc_id: label for label in run.labels}
+    assert {doc: label.sample_grades for doc, label in by_doc.items()} == {
+        "sure": [3, 3], "leaning": [4, 4], "split_agree": [2, 2], "spread": [3, 2, 3], "split_late": [2, 1, 1]}
+    assert by_doc["spread"].grade_probs == {"1": 0.0, "2": 0.333333, "3": 0.666667, "4": 0.0, "5": 0.0}
+    assert by_doc["sure"].grade_probs == {"1": 0.0, "2": 0.0, "3": 1.0, "4": 0.0, "5": 0.0}
+    assert all(label.grade_probs_source == "samples" for label in run.labels)
+    assert {label.grading for label in run.labels} == {"grade-probs from samples; samples auto:3 median"}
 
 
 def test_openai_reasoning_models_are_not_sent_logprobs(monkeypatch):

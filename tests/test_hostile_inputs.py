@@ -1236,8 +1236,9 @@ CASES: list[Case] = [
          outputs=("out.jsonl", ".labeller-cache")),
     Case("label-samples-auto-at-temperature-zero", [*LABEL_OUT, *OPENAI, "--samples", "auto:4"],
          stderr="at temperature 0", outputs=("out.jsonl", ".labeller-cache")),
-    Case("label-grade-probs-with-batch", [*LABEL_OUT, *OPENAI, "--grade-probs", "--batch"],
-         stderr="--grade-probs and --samples auto do not take --batch yet", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-samples-auto-with-batch", [*LABEL_OUT, *OPENAI, "--samples", "auto:3", "--temperature", "0.7",
+                                           "--batch"],
+         stderr="--samples auto does not take --batch", outputs=("out.jsonl", ".labeller-cache")),
     # --batch runs the claim tasks through the provider's batch API: a judge with none is refused, nothing written
     Case("answers-judge-batch-offline-judge", [*ANSWERS, "--batch", "--cache", "c", "--report", "rep"],
          stderr="--batch needs a provider with a batch API", outputs=("rep",), mutable=("c",), setup=_answers),

@@ -79,6 +79,12 @@ def grade_entropy(probs: dict[str, float]) -> float:
     return round(abs(-sum(p * math.log2(p) for p in probs.values() if p > 0)), DIGITS)
 
 
-def prob_columns(probs: dict[str, float]) -> dict[str, Any]:
+def prob_columns(probs: dict[str, float], source: str = "logprobs") -> dict[str, Any]:
     """The label row's columns for a distribution (records.GRADE_PROB_COLUMNS)."""
-    return {"grade_probs": probs, "expected_grade": expected_grade(probs), "grade_entropy": grade_entropy(probs)}
+    return {"grade_probs": probs, "expected_grade": expected_grade(probs), "grade_entropy": grade_entropy(probs),
+            "grade_probs_source": source}
+
+
+def sample_distribution(grades: Sequence[int]) -> dict[str, float]:
+    """{"1": share, ..} of a pair's sample grades: the distribution where the judge gives no log-probabilities."""
+    return {grade: round(sum(str(g) == grade for g in grades) / len(grades), DIGITS) for grade in GRADES}

@@ -1,9 +1,9 @@
 """Grade probabilities in a run (`--grade-probs`) and adaptive self-consistency (`--samples auto:N`).
 
 --grade-probs asks the judge for token log-probabilities (Judge.ask_grade_probs); a judge that cannot give them
-(Anthropic, a forced tool call, OpenAI's reasoning models) says why once, in the run's warnings, and the run goes
-on without them. A server that takes the request but sends none back (one that ignores `logprobs`) is counted
-and said once too.
+(Anthropic, a forced tool call, OpenAI's reasoning models) says why once, in the run's warnings, and the run falls
+back to samples (labelling.grading). A server that takes the request but sends none back (one that ignores
+`logprobs`) is counted and said once too.
 
 --samples auto:N asks each pair in rounds, sample k in round k, each sample keyed as `--samples N` keys it
 (sample 0 as a run without samples), so a rerun pays nothing and `--samples N` reuses them:
@@ -56,17 +56,6 @@ def parse_samples(text: str | int) -> tuple[int, bool]:
         pass
     raise BadInputError(f"--samples '{value}' is not a number of samples; expected N (e.g. 3) or auto:N "
                         f"(e.g. auto:5: more samples only where the first are unsure, at most N)", field="samples")
-
-
-def ask_grade_probs(judge: Judge, options: LabelOptions) -> list[str]:
-    """Ask the judge for token log-probabilities (--grade-probs); the note to say once if it cannot."""
-    if not options.grade_probs:
-        return []
-    reason = judge.ask_grade_probs(options.top_logprobs)
-    if reason is None:
-        return []
-    fallback = "; --samples auto falls back to samples" if options.adaptive else ""
-    return [f"{NOTE}{reason}, so the labels carry no grade probabilities{fallback}"]
 
 
 def no_probs_note(missing: int, new: int, options: LabelOptions) -> str:

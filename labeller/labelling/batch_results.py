@@ -13,7 +13,9 @@ from typing import Any
 from labeller.batch import CLIENTS
 from labeller.errors import BadInputError
 from labeller.judges.base import Judge
+from labeller.judges.grade_probs import prob_columns
 from labeller.labelling.batched import BatchRun
+from labeller.labelling.grading import plan_grading
 from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
 from labeller.labelling.samples import collapse, expand
 from labeller.prices import PriceTable, load_prices
@@ -66,7 +68,8 @@ def settle(run: BatchRun) -> list[Settled]:
 
 
 def _label(pair: Pair, rec: CachedVerdict, from_cache: bool) -> Label:
-    return Label(query_id=pair.query_id, doc_id=pair.doc_id, grade=rec.verdict.grade,
+    probs = prob_columns(rec.grade_probs) if rec.grade_probs else {}  # --grade-probs: read from the batch's line
+    return Label(**probs, query_id=pair.query_id, doc_id=pair.doc_id, grade=rec.verdict.grade,
                  justification=rec.verdict.justification, judge=rec.judge, provider=rec.provider, model=rec.model,
                  rubric=rec.rubric, rubric_version=rec.rubric_version, cache_key=rec.cache_key,
                  input_tokens=rec.input_tokens, output_tokens=rec.output_tokens,
@@ -99,10 +102,13 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     """
     options = options or LabelOptions(batch=True)
     started = time.monotonic()
+    grading = plan_grading(judge, options)  # --grade-probs: logprobs in each line's body, or samples (Anthropic)
+    options = grading.options
     work = expand(pairs, options.samples)  # --samples N: N requests per pair in the batches, one key each
     run = relevance_run(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(),
                         work.sample_of)
     await run.run()
+    run.stats.warnings[:0] = grading.notes
     if options.dry_run:
         run.stats.samples = work.n
         return LabelRun(stats=run.stats)
@@ -112,8 +118,8 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     run.stats.samples = work.n
     collapsed = collapse(work, results, options.aggregate)
     run.stats.elapsed_s = round(time.monotonic() - started, 3)
-    return LabelRun(labels=[r for r in collapsed if isinstance(r, Label)],
-                    failures=[r for r in collapsed if isinstance(r, LabelFailure)], stats=run.stats)
+    return grading.finish(LabelRun(labels=[r for r in collapsed if isinstance(r, Label)],
+                                   failures=[r for r in collapsed if isinstance(r, LabelFailure)], stats=run.stats))
 
 
 async def judge_task_batched(work: Task, judge: Judge, store: VerdictStore, options: LabelOptions,
@@ -146,6 +152,7 @@ async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], 
     """finish_open_task_batches for relevance pairs."""
     if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
         return None
+    options = plan_grading(judge, options).options  # the keys the run will ask for (--grade-probs' settings in them)
     work = expand(pairs, options.samples)
     return await _collect_open(relevance_run(work.items, queries, corpus, judge, rubric, store, options,
                                              prices or load_prices(), work.sample_of))

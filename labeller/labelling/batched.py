@@ -264,7 +264,7 @@ class BatchRun:
                              input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                              cached_input_tokens=reply.cached_input_tokens, cost_usd=cost, attempts=1,
                              created_at=now_iso(), served_model=reply.served_model,
-                             system_fingerprint=reply.system_fingerprint)
+                             system_fingerprint=reply.system_fingerprint, grade_probs=reply.grade_probs)
 
     def save(self, records: list[CachedVerdict]) -> None:
         if records:

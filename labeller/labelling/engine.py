@@ -15,8 +15,9 @@ from labeller.io.tables import load_own
 from labeller.judges.base import Judge, JudgeReply
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import BudgetReached, MeteredJudge, Spending
-from labeller.labelling.adaptive import ask_grade_probs, label_adaptive, no_probs_note
+from labeller.labelling.adaptive import label_adaptive, no_probs_note
 from labeller.labelling.estimate import estimate_requests
+from labeller.labelling.grading import plan_grading
 from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
 from labeller.labelling.planning import Found, looked_up
@@ -436,11 +437,11 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     """
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
-    notes = ask_grade_probs(judge, options)  # --grade-probs: why this judge gives none, if it does not
-    if notes:  # said once; the run goes on as one without --grade-probs
-        options = options.model_copy(update={"grade_probs": False})
+    grading = plan_grading(judge, options)  # --grade-probs: log-probabilities, or samples where the judge gives none
+    options, notes, sink = grading.options, grading.notes, grading.sink(sink)
     if options.adaptive:
-        return await label_adaptive(pairs, queries, corpus, judge, rubric, cache, options, notes, prices=prices)
+        return grading.finish(await label_adaptive(pairs, queries, corpus, judge, rubric, cache, options, notes,
+                                                   prices=prices))
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
     work = expand(pairs, options.samples)  # --samples N: each pair N times, one verdict per sample
@@ -454,6 +455,6 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     stats.warnings[:0] = notes
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
-        return LabelRun(labels=[r for r in results if isinstance(r, Label)],
-                        failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
-    return LabelRun(labels=labels_from_rows(kept), failures=run.done.failures, stats=stats)
+        return grading.finish(LabelRun(labels=[r for r in results if isinstance(r, Label)],
+                                       failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats))
+    return grading.finish(LabelRun(labels=labels_from_rows(kept), failures=run.done.failures, stats=stats))

@@ -150,9 +150,11 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
 
 
 def _refuse_batch(options: LabelOptions) -> None:
-    """The batch path (labelling.batched) neither asks for log-probabilities nor samples in rounds."""
-    if options.batch and (options.grade_probs or options.adaptive):
-        raise BadInputError("--grade-probs and --samples auto do not take --batch yet; run them without --batch",
+    """The batch path (labelling.batched) does not sample in rounds: each round would be a batch of its own, a
+    day's wait apiece. (--grade-probs goes through batches: the request body asks for log-probabilities.)"""
+    if options.batch and options.adaptive:
+        raise BadInputError("--samples auto does not take --batch (each round of samples would be a batch of its "
+                            "own, up to a day each); give a fixed --samples N with --batch, or run without --batch",
                             field="batch")
 
 
