@@ -172,7 +172,7 @@ def test_a_judge_without_logprobs_says_so_once(inputs, monkeypatch, judge, mode,
     assert by_doc["spread"].grade_probs == {"1": 0.0, "2": 0.333333, "3": 0.666667, "4": 0.0, "5": 0.0}
     assert by_doc["sure"].grade_probs == {"1": 0.0, "2": 0.0, "3": 1.0, "4": 0.0, "5": 0.0}
     assert all(label.grade_probs_source == "samples" for label in run.labels)
-    assert {label.grading for label in run.labels} == {"grade-probs from samples; samples auto:3 median"}
+    assert {label.grading for label in run.labels} == {"grade-probs from samples; samples auto"}
 
 
 def test_openai_reasoning_models_are_not_sent_logprobs(monkeypatch):

@@ -1242,6 +1242,12 @@ CASES: list[Case] = [
     # --batch runs the claim tasks through the provider's batch API: a judge with none is refused, nothing written
     Case("answers-judge-batch-offline-judge", [*ANSWERS, "--batch", "--cache", "c", "--report", "rep"],
          stderr="--batch needs a provider with a batch API", outputs=("rep",), mutable=("c",), setup=_answers),
+    # How labels were made is part of a figure's identity: a saved baseline on plain labels against log-prob ones
+    Case("evaluate-saved-baseline-from-another-grading",
+         ["evaluate", "--run", "run.trec", "--baseline", "saved.json", "--labels", "labels.jsonl"],
+         setup=lambda d: (_saved_result(d, "q1", "q2"), write_jsonl(d / "labels.jsonl", [
+             {**r, "grading": "grade-probs logprobs top 10"} for r in LABELS])),
+         stderr="grade-probs logprobs top 10: a metric from one judge"),
 ]
 
 

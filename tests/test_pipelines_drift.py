@@ -117,7 +117,8 @@ def test_a_temperature_change_is_a_judge_change_and_a_samples_change_is_not(tmp_
     out = tmp_path / "reg"
     run(out, OLD)
     warmer = run(out, OLD, "judge.temperature=0.7", "label.samples=3")
-    assert warmer.judge_drift["status"] == "checked" and warmer.judge_drift["changed"] == ["settings"]
+    # sampled labels are aggregates, not one verdict: how a label is made is named too (labelling.grading)
+    assert warmer.judge_drift["status"] == "checked" and warmer.judge_drift["changed"] == ["settings", "grading"]
     assert '"temperature": 0.7' in json.loads((out / "drift.json").read_text())["judge"]["settings"]
     more = run(out, OLD, "judge.temperature=0.7", "label.samples=5", "label.aggregate=majority")
     assert more.judge_drift["status"] == "unchanged"

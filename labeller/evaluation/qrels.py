@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from labeller.evaluation.columnar import has_duplicate_pair, read_spaced, string_hash
-from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, label_identities, read_grades, settled_grades
+from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, label_identities, label_identity, read_grades, settled_grades
 from labeller.io.trec import is_ranx_json, is_table, parse_scale
 from labeller.records import GRADE_MIN, Label
 
@@ -56,8 +56,8 @@ class Judgments:
             if label.doc_id not in docs:
                 docs[label.doc_id] = label.grade
                 added[(label.query_id, label.doc_id)] = label.grade
-        judges = list(dict.fromkeys([*self.judges, *(label.judge + (f" · rubric {label.rubric} {label.rubric_version}"
-                                                                    if label.rubric else "") for label in labels
+        judges = list(dict.fromkeys([*self.judges, *(label_identity(label.judge, label.rubric, label.rubric_version,
+                                                                    label.grading) for label in labels
                                                      if (label.query_id, label.doc_id) in added)]))
         return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics)
 

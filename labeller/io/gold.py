@@ -57,6 +57,7 @@ class Graded(Record):
     adjudicated: bool = False  # a gold row settled after the blind pass (outcome "adjudicated")
     rubric: str = ""  # labeller's own label rows: the rubric and version the judge graded under
     rubric_version: str = ""
+    grading: str = ""  # labeller's own label rows: how the run graded (Label.grading; "" for one plain request)
 
 
 class Clipped(Record):
@@ -223,7 +224,8 @@ def _validate(kind: Kind, native: bool, row: dict[str, Any], path: Path, line: i
                                expected=f"a {what} row with {', '.join(model.model_fields)}") from None
     if isinstance(record, Label):
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
-                      note=record.justification, line=line, rubric=record.rubric, rubric_version=record.rubric_version)
+                      note=record.justification, line=line, rubric=record.rubric, rubric_version=record.rubric_version,
+                      grading=record.grading or "")
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
                   note=record.note, line=line, adjudicated=record.outcome == "adjudicated")
 
@@ -261,9 +263,15 @@ def label_identities(graded: GradeFile) -> list[str]:
         return []
     seen: dict[str, None] = {}
     for row in graded.rows:
-        rubric = " ".join(part for part in (row.rubric, row.rubric_version) if part)
-        seen.setdefault(f"{row.annotator} · rubric {rubric}" if rubric else row.annotator, None)
+        seen.setdefault(label_identity(row.annotator, row.rubric, row.rubric_version, row.grading), None)
     return list(seen)
+
+
+def label_identity(judge: str, rubric: str = "", rubric_version: str = "", grading: str | None = "") -> str:
+    """Who made a label and how: "openai:gpt-4.1 · rubric general v3 · grade-probs logprobs top 10" (the grading
+    part only where the run was not one plain request a pair: labelling.grading)."""
+    rubric_part = " ".join(part for part in (rubric, rubric_version) if part)
+    return " · ".join([judge, *([f"rubric {rubric_part}"] if rubric_part else []), *([grading] if grading else [])])
 
 
 def consensus_grade(grades: list[int]) -> int:

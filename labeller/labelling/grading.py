@@ -11,9 +11,11 @@
 - A judge that cannot sample (temperature 0: every sample would give the same grade) cannot fall back: the run
   says so and its labels carry no distribution (give --temperature above 0).
 - Every label of a run that is not one plain request per pair names how it was graded in `grading`
-  (grading_label): "grade-probs logprobs top 10", "grade-probs from samples; samples 5 median", "samples auto:5
-  median". It is part of the label set's identity (io.gold.label_identities): a figure from a log-probability
-  run is not silently compared with one from a sampling run.
+  (grading_label): "grade-probs logprobs top 10", "grade-probs from samples; samples", "samples auto". It is part
+  of the label set's identity (io.gold.label_identities, the pipelines' judge drift): a figure from a
+  log-probability run is not silently compared with one from a sampling run. The number of samples and their
+  aggregate are in the row's own columns and not in `grading`: more samples estimate the same judge's grade
+  better, and a changed N would otherwise make every figure incomparable.
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ def grading_label(options: LabelOptions, source: str | None) -> str | None:
     elif source == "samples":
         parts.append("grade-probs from samples")
     if options.adaptive:
-        parts.append(f"samples auto:{options.samples} {options.aggregate}")
+        parts.append("samples auto")
     elif options.samples > 1:
-        parts.append(f"samples {options.samples} {options.aggregate}")
+        parts.append("samples")
     return "; ".join(parts) or None
 
 

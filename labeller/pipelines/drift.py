@@ -14,9 +14,13 @@ The reference moves to the new judge when it passes (or with `drift.accept = tru
 keeps the old reference, so the gate keeps failing until someone looks and accepts it.
 
 `[judge] temperature` is a decoding setting, so changing it is a judge change (`settings`) and is checked.
-`[label] samples` and `aggregate` are not part of the identity: each sample is a request to the same judge,
-and more samples only estimate that judge's grade better; a check after raising N would measure sampling
-noise, not a changed judge. (The stored and re-asked grades are the aggregates the run labelled with.)
+How a label is made is part of the identity too (`grading`, labelling.grading): `[label] grade_probs` and
+`top_logprobs` (sent as decoding settings, so also a `settings` change), grade probabilities read from samples
+where the judge gives no log-probabilities, and whether labels are sampled (`samples` > 1) or adaptive
+(`samples_auto`): a figure from a log-probability run is not silently compared with one from a sampling run.
+The number of samples and `aggregate` are not: each sample is a request to the same judge, and more samples
+only estimate that judge's grade better; a check after raising N would measure sampling noise, not a changed
+judge. (The stored and re-asked grades are the aggregates the run labelled with.)
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from labeller.io.validation import validation_error
 from labeller.records import GRADE_MAX, GRADE_MIN, Label, Record
 
 FORMAT = "labeller-drift-sample/1"
-IDENTITY_FIELDS = ("provider", "model", "base_url", "settings", "rubric", "rubric_version", "rubric_hash", "served")
+IDENTITY_FIELDS = ("provider", "model", "base_url", "settings", "rubric", "rubric_version", "rubric_hash", "served",
+                   "grading")
 
 
 class JudgeIdentity(Record):
@@ -50,6 +55,14 @@ class JudgeIdentity(Record):
     rubric_version: str
     rubric_hash: str  # sha256 of the rendered system prompt: an edit without a version bump still shows
     served: str | None = None  # a local server's /v1/models entry: another GGUF behind the same name is a change
+    # how a label is made (labelling.grading: grade probabilities from log-probabilities or from samples, sampled
+    # or adaptive labels); "" for one plain request a pair, as a sample stored before this field was
+    grading: str = ""
+
+    def with_grading(self, judge: str) -> str:
+        """A judge's name with how labels are made, where that is not one plain request a pair (the history's
+        judge column: a value recorded from a log-probability run is not read as one from a sampling run)."""
+        return " · ".join([judge, *([self.grading] if self.grading else [])])
 
 
 class SampleVerdict(Record):
@@ -100,13 +113,22 @@ def write_sample(path: Path, sample: DriftSample) -> None:
 
 
 def judge_identity(spec: str, base_url: str | None, rubric: str, temperature: float | None = None,
-                   output_mode: str | None = None) -> JudgeIdentity:
+                   output_mode: str | None = None, label=None) -> JudgeIdentity:
+    """`label`: the pipeline's [label] section, whose --grade-probs and sampling settings say how a label is made
+    (they change the decoding settings sent, and the `grading`)."""
     from labeller.judges.registry import make_judge
+    from labeller.labelling.grading import plan_grading
+    from labeller.labelling.models import LabelOptions
     from labeller.rubric import load_rubric
 
     loaded = load_rubric(rubric)
     judge = make_judge(spec, base_url=base_url, api_key="identity-only-sends-nothing", temperature=temperature or 0.0,
                        output_mode=output_mode)
+    grading = None
+    if label is not None:  # asks the judge for log-probabilities as the run does: they join its settings
+        grading = plan_grading(judge, LabelOptions(samples=label.samples, aggregate=label.aggregate,
+                                                   adaptive=label.samples_auto, grade_probs=label.grade_probs,
+                                                   top_logprobs=label.top_logprobs)).label
 
     async def served() -> str | None:  # what the labels' cache keys hold too (nothing for a provider's own API)
         try:
@@ -120,7 +142,7 @@ def judge_identity(spec: str, base_url: str | None, rubric: str, temperature: fl
     return JudgeIdentity(provider=judge.provider, model=judge.model, base_url=shown_url, settings=settings,
                          rubric=loaded.name, rubric_version=loaded.version,
                          rubric_hash=hashlib.sha256(loaded.system_prompt().encode("utf-8")).hexdigest(),
-                         served=served_as)
+                         served=served_as, grading=grading or "")
 
 
 def _order(label: Label) -> str:
@@ -165,7 +187,8 @@ def summary_line(check: DriftCheck, fail: bool) -> str:
         return (f"Drift sample: {check.n} pairs of today's pool with this judge's verdicts stored as the reference "
                 "for later judge, model or rubric changes.")
     if check.status == "unchanged":
-        return "No drift check: the judge, model, decoding settings and rubric are those of the drift sample."
+        return ("No drift check: the judge, model, decoding settings, grading and rubric are those of the drift "
+                "sample.")
     figures = (f"quadratic kappa {_f(check.kappa_quadratic)}, exact agreement {_f(check.exact_agreement)} "
                f"on {check.n} sample pairs")
     change = ", ".join(_change(name, check) for name in check.changed)
@@ -181,6 +204,8 @@ def summary_line(check: DriftCheck, fail: bool) -> str:
 
 def _change(name: str, check: DriftCheck) -> str:
     old, new = getattr(check.old, name), getattr(check.new, name)
+    if name == "grading":  # a log-probability run against a sampling run is named, not hidden
+        return f"grading '{old or 'one request a pair'}' -> '{new or 'one request a pair'}'"
     return f"{name} {old} -> {new}" if name in ("provider", "model", "rubric", "rubric_version") else f"{name} changed"
 
 
@@ -195,7 +220,7 @@ def check_drift(cfg, out: Path, stored: DriftSample | None, pool: list[Label], n
 
     drift = cfg.drift
     identity = judge_identity(cfg.judge.spec, cfg.judge.base_url, cfg.judge.rubric, cfg.judge.temperature,
-                              cfg.judge.output_mode)
+                              cfg.judge.output_mode, cfg.label)
     if drift.sample == 0:
         return DriftCheck(status="off", min_kappa=drift.min_kappa, new=identity), 0
     if stored is None:

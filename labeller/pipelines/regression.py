@@ -86,7 +86,7 @@ def run_regression(cfg: PipelineConfig, config_path: str, promote: bool = False)
     outcomes = check_outcomes(cfg, outcome_table, baseline, today, judgments, config_path)  # None without [outcomes]
     base_scores = ev.runs.get(ev.baseline or "")
     rows = [HistoryRow(run_at=now.isoformat(), retriever=system_name(cfg), metric=s.name,
-                       value=ev.metrics.get(s.name), judge=cfg.judge.spec,
+                       value=ev.metrics.get(s.name), judge=drift.new.with_grading(cfg.judge.spec),
                        baseline_value=base_scores.metrics.get(s.name) if base_scores else None,
                        rubric_version=labelled.labels[0].rubric_version if labelled.labels else "",
                        regression=gate_failed, run_file=today_file, baseline_file=baseline_file,
