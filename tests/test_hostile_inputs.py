@@ -1248,6 +1248,10 @@ CASES: list[Case] = [
          setup=lambda d: (_saved_result(d, "q1", "q2"), write_jsonl(d / "labels.jsonl", [
              {**r, "grading": "grade-probs logprobs top 10"} for r in LABELS])),
          stderr="grade-probs logprobs top 10: a metric from one judge"),
+    # an entropy above log2(5) bits cannot come from five grades: it would put a pair in a wrong entropy band
+    Case("agree-labels-grade-entropy-impossible", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [{**LABELS[0], "grade_entropy": 9.0}, *LABELS[1:]]),
+         stderr="labels.jsonl:1: field 'grade_entropy'"),
 ]
 
 

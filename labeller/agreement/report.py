@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from labeller.agreement.disagreements import Disagreement, disagreements_csv, grouped
 from labeller.agreement.jury_report import html_section as judges_html
 from labeller.agreement.jury_report import markdown_lines as judges_markdown
+from labeller.agreement.uncertainty import heading as uncertainty_heading
 from labeller.agreement.uncertainty import html_section as uncertainty_html
 from labeller.agreement.uncertainty import markdown_lines as uncertainty_markdown
 from labeller.io.tables import write_text
@@ -84,6 +85,8 @@ def headline(result: AgreeResult) -> list[tuple[str, str]]:
                                   f"(by {result.min_diff}+ grades)"))
     if result.uncertainty:  # labels made with --samples (labeller.agreement.uncertainty)
         rows.append(("judge uncertainty", result.uncertainty.verdict))
+    if result.entropy:  # labels made with --grade-probs (labeller.agreement.entropy_bands)
+        rows.append(("grade entropy", result.entropy.verdict))
     return rows
 
 
@@ -138,7 +141,8 @@ def markdown_report(result: AgreeResult, entries: list[Disagreement]) -> str:
     out += [f"> warning: {w}" for w in result.warnings] + ([""] if result.warnings else [])
     if result.gate:
         out += ["## Prompt-change gate", ""] + _gate_lines(result) + [""]
-    out += uncertainty_markdown(result.uncertainty) + judges_markdown(result.judges)
+    out += uncertainty_markdown(result.uncertainty) + uncertainty_markdown(result.entropy)
+    out += judges_markdown(result.judges)
     out += ["## Confusion matrix (rows: human, columns: judge)", "",
             "| human \\ judge | " + " | ".join(map(str, result.confusion.grades)) + " |",
             "|---" * (len(result.confusion.grades) + 1) + "|"]
@@ -192,8 +196,9 @@ def html_report(result: AgreeResult, entries: list[Disagreement], queries: dict[
         chart = gate_change_chart(g) if g.difference is not None else Markup("")
         sections.append(("Prompt-change gate", body + chart
                          + Markup('<p><a href="#flipped">Pairs the change flipped</a></p>')))
-    if result.uncertainty:
-        sections.append(("Agreement by judge uncertainty (--samples)", uncertainty_html(result.uncertainty)))
+    for bands in (result.uncertainty, result.entropy):
+        if bands:
+            sections.append((uncertainty_heading(bands), uncertainty_html(bands)))
     if result.judges:  # a jury or escalation file
         sections.append(("Against gold, by judge", judges_html(result.judges)))
     grades = [str(g) for g in result.confusion.grades]

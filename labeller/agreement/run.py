@@ -6,6 +6,7 @@ from pathlib import Path
 
 from labeller.agreement.align import align
 from labeller.agreement.disagreements import find_disagreements
+from labeller.agreement.entropy_bands import entropy_bands, grade_entropies
 from labeller.agreement.gate import GATE_METRICS, GateResult, run_gate
 from labeller.agreement.jury import JudgeAgreement
 from labeller.agreement.leakage import LeakedExample, leaked_examples, leakage_warning
@@ -33,6 +34,7 @@ class AgreeResult(Agreement):
     reports: list[str] = []
     judges: list[JudgeAgreement] = []  # a jury or escalation file: each judge and the final labels against gold
     uncertainty: UncertaintyBands | None = None  # labels made with --samples: agreement by the judge's uncertainty
+    entropy: UncertaintyBands | None = None  # labels made with --grade-probs: agreement by grade entropy band
     scales: list[str] = []  # how a file's grades were shifted onto 1.. (0-3 qrels onto 1-4), one sentence each
 
     def to_frame(self):
@@ -122,7 +124,8 @@ def agree_files(labels: str | Path, gold: str | Path, *, baseline: str | Path | 
                          baseline=str(baseline) if baseline else None, gate=gate, leakage=leaked, warnings=warnings,
                          stale=stale, judges=judges,
                          scales=[n for n in (gold_file.shift_note("gold"), labels_file.shift_note("labels")) if n],
-                         uncertainty=uncertainty_bands(alignment, sample_agreements(labels), confidence))
+                         uncertainty=uncertainty_bands(alignment, sample_agreements(labels), confidence),
+                         entropy=entropy_bands(alignment, grade_entropies(labels), confidence))
     if report_dir is None:
         return result
     from labeller.agreement.report import write_reports

@@ -15,7 +15,9 @@ one-sided (uncertain pairs disagree more), from scipy.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
@@ -48,8 +50,11 @@ class Band(Model):
 
 
 class UncertaintyBands(Model):
-    pairs: int  # compared pairs whose label carries a sample agreement
-    without_samples: int  # compared pairs whose label has none (labelled without --samples)
+    # what the bands are by: "samples" (sample agreement, --samples) or "entropy" (grade entropy, --grade-probs:
+    # labeller.agreement.entropy_bands)
+    kind: Literal["samples", "entropy"] = "samples"
+    pairs: int  # compared pairs whose label carries a sample agreement (entropy: a grade distribution)
+    without_samples: int  # compared pairs whose label has none (labelled without --samples; or --grade-probs)
     bands: list[Band]
     certain_disagreement: float | None = None  # the unanimous band's disagreement rate
     uncertain_disagreement: float | None = None  # most + split
@@ -65,21 +70,27 @@ def band_of(agreement: float) -> str:
 
 def sample_agreements(path: str | Path) -> dict[tuple[str, str], float]:
     """(query_id, doc_id) -> sample_agreement for every row of a label table that has one (qrels have none)."""
+    return label_figures(path, "sample_agreement", 0.0, 1.0, "a share; expected a number from 0 to 1")
+
+
+def label_figures(path: str | Path, column: str, low: float, high: float,
+                  expected: str) -> dict[tuple[str, str], float]:
+    """(query_id, doc_id) -> the number in `column` for every row of a label table that has one (qrels, a ranx
+    file and a headed TSV have none); a value outside low..high is refused with its file, line and field."""
     out: dict[tuple[str, str], float] = {}
     path = Path(path)
     if ranx_json(path) is not None or not is_table(path) or is_headed_tsv(path):
         return out
     for line, row in read_rows(path, role="grades"):
-        value = row.get("sample_agreement")
+        value = row.get(column)
         if value is None or value == "":
             continue
         try:
             number = float(value)
         except (TypeError, ValueError):
             number = math.nan
-        if isinstance(value, bool) or not 0 <= number <= 1:
-            raise BadInputError(f"{value!r} is not a share; expected a number from 0 to 1", path=str(path),
-                                line=line, field="sample_agreement")
+        if isinstance(value, bool) or not low <= number <= high:
+            raise BadInputError(f"{value!r} is not {expected}", path=str(path), line=line, field=column)
         out[str(row.get("query_id")), str(row.get("doc_id"))] = number
     return out
 
@@ -102,29 +113,40 @@ def _band(name: str, description: str, gold: list[int], judge: list[int], grades
 def uncertainty_bands(alignment: Alignment, agreements: dict[tuple[str, str], float],
                       confidence: float = 0.95) -> UncertaintyBands | None:
     """Agreement per uncertainty band; None when no compared pair carries a sample agreement."""
+    return banded(alignment, agreements, band_of, BANDS, "samples", confidence,
+                  ("pairs whose samples differ", "unanimous pairs"))
+
+
+def banded(alignment: Alignment, values: dict[tuple[str, str], float], band: Callable[[float], str],
+           bands_defined: Sequence[tuple[str, str]], kind: str, confidence: float,
+           sides: tuple[str, str]) -> UncertaintyBands | None:
+    """Agreement per band of `values` (a pair's uncertainty figure, placed in a band by `band`); the first band
+    is the certain one, tested against the others together. None when no compared pair carries a value."""
     from scipy.stats import fisher_exact
 
-    members: dict[str, tuple[list[int], list[int]]] = {name: ([], []) for name, _ in BANDS}
+    members: dict[str, tuple[list[int], list[int]]] = {name: ([], []) for name, _ in bands_defined}
     without = 0
     for pair in alignment.pairs:
-        share = agreements.get((pair.query_id, pair.doc_id))
-        if share is None:
+        value = values.get((pair.query_id, pair.doc_id))
+        if value is None:
             without += 1
             continue
-        gold, judge = members[band_of(share)]
+        gold, judge = members[band(value)]
         gold.append(pair.gold)
         judge.append(pair.judge)
     if without == len(alignment.pairs):
         return None
-    bands = [_band(name, text, *members[name], alignment.grades, confidence) for name, text in BANDS]
-    certain = members["unanimous"]
-    uncertain = (members["most"][0] + members["split"][0], members["most"][1] + members["split"][1])
+    bands = [_band(name, text, *members[name], alignment.grades, confidence) for name, text in bands_defined]
+    first = bands_defined[0][0]
+    certain = members[first]
+    uncertain = ([g for name, _ in bands_defined[1:] for g in members[name][0]],
+                 [j for name, _ in bands_defined[1:] for j in members[name][1]])
     wrong = [sum(g != j for g, j in zip(*side)) for side in (uncertain, certain)]
     sizes = [len(uncertain[0]), len(certain[0])]
-    result = UncertaintyBands(pairs=len(alignment.pairs) - without, without_samples=without, bands=bands,
+    result = UncertaintyBands(kind=kind, pairs=len(alignment.pairs) - without, without_samples=without, bands=bands,
                               confidence=confidence, verdict="")
     if not all(sizes):
-        side = "unanimous" if not sizes[1] else "uncertain"
+        side = first if not sizes[1] else "uncertain"
         return result.model_copy(update={"verdict": f"Cannot tell whether uncertain pairs are where the judge "
                                                     f"disagrees with people: no pair is {side}."})
     rates = [w / s for w, s in zip(wrong, sizes)]
@@ -132,8 +154,8 @@ def uncertainty_bands(alignment: Alignment, agreements: dict[tuple[str, str], fl
     more = bool(p < 1 - confidence)
     said = ("Yes: the uncertain pairs are where the judge disagrees with people" if more else
             "Not shown: the uncertain pairs do not disagree with people significantly more")
-    verdict = (f"{said} (disagreement {rates[0]:.0%} of {sizes[0]} pairs whose samples differ vs {rates[1]:.0%} of "
-               f"{sizes[1]} unanimous pairs; Fisher's exact test, one-sided, p = {p:.3g}).")
+    verdict = (f"{said} (disagreement {rates[0]:.0%} of {sizes[0]} {sides[0]} vs {rates[1]:.0%} of "
+               f"{sizes[1]} {sides[1]}; Fisher's exact test, one-sided, p = {p:.3g}).")
     return result.model_copy(update={"certain_disagreement": rates[1], "uncertain_disagreement": rates[0],
                                      "p_value": float(p), "uncertain_disagree_more": more, "verdict": verdict})
 
@@ -155,26 +177,37 @@ HEADER = ["band", "samples", "pairs", "exact agreement", "within one", "kappa", 
           "disagreement with people"]
 
 
+def heading(bands: UncertaintyBands) -> str:
+    return ("Agreement by judge uncertainty (--samples)" if bands.kind == "samples" else
+            "Agreement by grade entropy (--grade-probs)")
+
+
+def _carried(bands: UncertaintyBands) -> str:
+    return "sample agreement" if bands.kind == "samples" else "grade distribution"
+
+
 def markdown_lines(bands: UncertaintyBands | None) -> list[str]:
     if bands is None:
         return []
-    out = ["## Agreement by judge uncertainty (--samples)", "", bands.verdict, "",
-           "| " + " | ".join(HEADER) + " |", "|---" * len(HEADER) + "|"]
+    header = HEADER if bands.kind == "samples" else ["band", "grade entropy", *HEADER[2:]]
+    out = [f"## {heading(bands)}", "", bands.verdict, "",
+           "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     out += ["| " + " | ".join(map(str, row)) + " |" for row in band_rows(bands)]
     if bands.without_samples:
-        out += ["", f"{bands.without_samples} compared pairs carry no sample agreement and are in no band."]
+        out += ["", f"{bands.without_samples} compared pairs carry no {_carried(bands)} and are in no band."]
     return out + [""]
 
 
 def html_section(bands: UncertaintyBands) -> Markup:
     from labeller.reports import Estimate, interval_chart, table
 
-    note = (f"<p>{bands.without_samples} compared pairs carry no sample agreement and are in no band.</p>"
+    note = (f"<p>{bands.without_samples} compared pairs carry no {_carried(bands)} and are in no band.</p>"
             if bands.without_samples else "")
     rates = [Estimate(figure=f"{b.name} ({b.n} pairs)", side="disagreement with people", value=b.disagreement_rate,
                       low=b.disagreement_low, high=b.disagreement_high) for b in bands.bands if b.n]
     chart = Markup(f'<p class="note">Share of each band\'s pairs where the judge\'s grade differs from the '
                    f"person's, with its {bands.confidence:.0%} Wilson interval.</p>") + interval_chart(
         rates, x_range=(0.0, 1.0))
-    return (Markup(f"<p><b>{escape(bands.verdict)}</b></p>") + chart + table(HEADER, band_rows(bands), (2,))
+    header = HEADER if bands.kind == "samples" else ["band", "grade entropy", *HEADER[2:]]
+    return (Markup(f"<p><b>{escape(bands.verdict)}</b></p>") + chart + table(header, band_rows(bands), (2,))
             + Markup(note))
