@@ -40,6 +40,8 @@ logprob 0 except the grade's. There, a marker `[[probs:p1,p2,p3,p4,p5]]` in the 
 distribution: the top_logprobs are " 1".." 5" at log(0.9 * p) (zeros left out) plus a non-grade token ' "' at
 log(0.1), the likeliest first, cut to the request's top_logprobs. Without a marker the grade is certain. With
 `logprobs=False` (the default: a server that ignores the parameter) `logprobs` is null.
+In a claim, `[[claimseq:v1,v2,...]]` plants the claim verdict of each request for the prompt the same way (each v
+a claim marker's body: `supported:d1`, `not_supported`, `contradicted:d2`).
 A marker `[[seq:g1,g2,...]]` plants the grade of the 1st, 2nd, ... request for that prompt (the last repeats):
 adaptive sampling tests know each sample's grade.
 
@@ -80,6 +82,7 @@ KINDS = ("ok", "429", "500", "529", "drop", "malformed", "range", "missing", "re
 PROBS_MARKER = re.compile(r"\[\[probs:([0-9.,]+)\]\]")
 SEQ_MARKER = re.compile(r"\[\[seq:([1-5](?:,[1-5])*)\]\]")
 TOKEN = re.compile(r"\s?\w+|\s?[^\w\s]+|\s+")
+CLAIM_SEQ_MARKER = re.compile(r"\[\[claimseq:([^\]]+)\]\]")
 CLAIM_MARKER = re.compile(r"\[\[(supported|contradicted|not_supported)((?::[^\]:]+)*)\]\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -472,6 +475,13 @@ class FakeAPI:
         """The planted reply of the task the prompt is: a claim verdict (a <claim> block), a claim split (an
         <answer> block), else a relevance verdict."""
         if "<claim>" in user:
+            planted = CLAIM_SEQ_MARKER.search(_block_text(user, "claim"))
+            if planted:  # [[claimseq:...]]: the verdict of the 1st, 2nd, ... request for this prompt (the last repeats)
+                with self._lock:
+                    nth = self.sampled[user]
+                    self.sampled[user] += 1
+                steps = planted.group(1).split(",")
+                user = user.replace(planted.group(0), f"[[{steps[min(nth, len(steps) - 1)]}]]")
             return claim_verdict(user, kind)
         if "<answer>" in user:
             return claim_split(user, kind)

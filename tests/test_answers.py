@@ -280,6 +280,19 @@ def test_samples_and_the_budget_through_the_command(api, tmp_path, capsys):
     assert 0 < api.total - sent < 7
 
 
+def test_samples_auto_asks_two_verdicts_a_claim_and_more_only_where_they_disagree(api, tmp_path, capsys):
+    """The planted verdicts are steady, so every claim's two samples agree and none gets a third (the counts of a
+    planted disagreement are in tests/test_claims_adaptive.py)."""
+    files = write_inputs(tmp_path / "in")
+    common = args(files, "--judge", "openai:gpt-4.1-mini", "--cache", tmp_path / "cache")
+    code, out, err = cli(capsys, *common, "--samples", "auto:4", "--temperature", "0.7", "--json")
+    assert code == 0, err
+    assert api.total == 7 + 6 * 2  # the split once per answer, two verdicts per claim
+    claims = [c for a in json.loads(out)["answers"] for c in a["claims"]]
+    assert all(len(c["sample_verdicts"]) == 2 for c in claims if c.get("sample_verdicts") is not None)
+    assert sum(c.get("sample_verdicts") is not None for c in claims) == 6
+
+
 def test_a_jury_and_escalation_judge_the_claims(api, tmp_path, capsys):
     """A jury of the fake LLM and the offline judge (a tie between them is not_supported), and escalation from the
     fake LLM to the offline judge (the direction only matters to cost: any judge can be either)."""

@@ -1252,6 +1252,8 @@ CASES: list[Case] = [
     Case("agree-labels-grade-entropy-impossible", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
          setup=lambda d: write_jsonl(d / "labels.jsonl", [{**LABELS[0], "grade_entropy": 9.0}, *LABELS[1:]]),
          stderr="labels.jsonl:1: field 'grade_entropy'"),
+    Case("answers-judge-samples-auto-garbled", [*ANSWERS, "--samples", "auto:many", "--cache", "c", "--report", "rep"],
+         stderr="--samples 'auto:many' is not a number of samples", outputs=("rep", "c"), setup=_answers),
 ]
 
 

@@ -50,8 +50,8 @@ async def judge_answers_claims(inputs: AnswerInputs, judge: Judge, store: Verdic
     judged = Judged()
     items = [SplitItem(query_id=a.query_id, question=inputs.questions[a.query_id], answer=a.answer)
              for a in inputs.answers if a.answer.strip()]  # an empty answer has no claim: nothing to ask
-    split = await judge_task(ClaimSplitTask(items, rubric), judge, store, options.model_copy(update={"samples": 1}),
-                             prices=prices)
+    split = await judge_task(ClaimSplitTask(items, rubric), judge, store,
+                             options.model_copy(update={"samples": 1, "adaptive": False}), prices=prices)
     judged.stats["split"], judged.failures = split.stats, list(split.failures)
     rows = split.rows
     if options.dry_run:  # what the store already holds of the splits tells which claims a real run would judge

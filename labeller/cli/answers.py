@@ -63,7 +63,8 @@ def judge(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate requests, tokens and cost; "
                                                             "send nothing.")] = False,
-    samples: Annotated[int, typer.Option(help="Verdicts per claim (majority; needs --temperature > 0).")] = 1,
+    samples: Annotated[str, typer.Option(help="Verdicts per claim (majority; needs --temperature > 0); auto:N: two "
+                                              "per claim, more only while they disagree, at most N.")] = "1",
     batch: Annotated[bool, typer.Option("--batch", help="Send the splits and claims through the provider's batch "
                                                         "API (half price, results within 24 h).")] = False,
     poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch "
@@ -83,7 +84,10 @@ def judge(
 ) -> None:
     from labeller.answers.job import AnswerFiles, answers_job
 
+    from labeller.labelling.adaptive import parse_samples
+
     exports = prepared_exports(export, export_experiment)
+    samples_max, adaptive = parse_samples(samples)
 
     options = _options(
         dict(judge=judge_spec, jury=jury or [], escalate_to=escalate_to,
@@ -91,7 +95,7 @@ def judge(
              base_url=base_url, timeout=timeout, temperature=temperature, output_mode=output_mode,
              prices=None if prices is None else str(prices)),
         dict(concurrency=concurrency, max_cost=max_cost, requests_per_minute=rpm, tokens_per_minute=tpm,
-             dry_run=dry_run, samples=samples, batch=batch, poll_interval=poll_interval),
+             dry_run=dry_run, samples=samples_max, adaptive=adaptive, batch=batch, poll_interval=poll_interval),
         dict(min_groundedness=min_groundedness, max_unsupported_generation_rate=max_unsupported,
              max_missing_evidence_rate=max_missing, max_ignored_context_rate=max_ignored,
              max_contradicted=max_contradicted, min_fact_recall=min_fact_recall, max_forbidden_hits=max_forbidden,

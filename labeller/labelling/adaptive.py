@@ -104,13 +104,13 @@ async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpu
             break
     results = [r for chunk in asked for r in collapse_pair([s for s in chunk if s is not None], len(chunk),
                                                           options.aggregate)]
-    stats = _merged(rounds, options, notes, Counter(len(chunk) for chunk in asked))
+    stats = merge_rounds(rounds, options, notes, Counter(len(chunk) for chunk in asked))
     stats.elapsed_s = round(time.monotonic() - started, 3)
     return LabelRun(labels=[r for r in results if isinstance(r, Label)],
                     failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
 
 
-def _merged(rounds: list[LabelStats], options: LabelOptions, notes: list[str], counts: Counter) -> LabelStats:
+def merge_rounds(rounds: list[LabelStats], options: LabelOptions, notes: list[str], counts: Counter) -> LabelStats:
     """One LabelStats for the rounds: counts and spending summed (they count samples), the first round's
     estimate notes, the grade-probability note of the first round only (later rounds ask the pairs again)."""
     first = rounds[0]

@@ -2,7 +2,8 @@
 limits, dry run and --samples as relevance labelling (labelling.engine), with the task's rows as plain dicts.
 
 --samples N asks each item N times (sample k > 0 hashed into its key) and collapses the samples that succeeded
-with the task's aggregate(); every failed sample is a LabelFailure of its own. --batch is relevance-only for
+with the task's aggregate(); every failed sample is a LabelFailure of its own. --samples auto:N asks more only
+where the first samples disagree (labelling.task_adaptive). --batch is relevance-only for
 --batch sends the task's misses through the provider's batch API (labelling.batched: the same keys, store,
 leases, budget and failure counting); without it, open batches of a killed --batch run that cover the task's
 items are polled to the end first, so nothing is paid twice.
@@ -20,6 +21,7 @@ from labeller.labelling.batch_results import finish_open_task_batches, judge_tas
 from labeller.labelling.engine import _Run
 from labeller.labelling.models import LabelOptions, LabelStats
 from labeller.labelling.samples import check_sampling
+from labeller.labelling.task_adaptive import judge_task_adaptive
 from labeller.prices import PriceTable, load_prices
 from labeller.records import LabelFailure
 from labeller.store.base import VerdictStore
@@ -40,6 +42,9 @@ async def judge_task(task: Task, judge: Judge, store: VerdictStore, options: Lab
     options = options or LabelOptions()
     check_sampling(judge, options.samples, options.aggregate)
     prices = prices or load_prices()
+    if options.adaptive:  # --samples auto:N: more samples only where the first disagree (labelling.task_adaptive)
+        rows, failures, stats = await judge_task_adaptive(task, judge, store, options, prices)
+        return TaskRun(rows=rows, failures=failures, stats=stats)
     started = time.monotonic()
     work = task.with_samples(options.samples) if options.samples > 1 else task
     if options.batch:

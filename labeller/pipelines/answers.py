@@ -21,9 +21,10 @@ def run_answers(cfg: PipelineConfig, config_path: str) -> PipelineResult:
     if cfg.inputs.answers is None:
         raise ConfigError("the answers pipeline needs inputs.answers: the generated answers to judge",
                           path=config_path, field="inputs.answers")
-    if cfg.label.grade_probs or cfg.label.samples_auto:  # the claim tasks have no grade to read a probability of
-        raise ConfigError("label.grade_probs and label.samples_auto apply to relevance labels, not the answers "
-                          "pipeline; remove them", path=config_path, field="label")
+    if cfg.label.grade_probs:  # the claim tasks have no grade to read a probability of
+        raise ConfigError("label.grade_probs applies to relevance labels, not the answers pipeline (samples_auto "
+                          "does: more verdicts only where a claim's first disagree); remove it", path=config_path,
+                          field="label")
     out = cfg.output.dir
     queries, corpus = load_inputs(cfg)
     questions = {qid: q.text for qid, q in queries.items()}
@@ -38,7 +39,7 @@ def run_answers(cfg: PipelineConfig, config_path: str) -> PipelineResult:
                             claim_rubric=None if cfg.answers.claim_rubric is None else str(cfg.answers.claim_rubric),
                             prices=None if cfg.judge.prices is None else str(cfg.judge.prices),
                             labelling=LabelOptions(concurrency=cfg.judge.concurrency, max_cost=cfg.judge.max_cost,
-                                                   samples=cfg.label.samples),
+                                                   samples=cfg.label.samples, adaptive=cfg.label.samples_auto),
                             thresholds=Thresholds(**gate))
     report = judge_answers(inputs, options)
     html = write_text(out / "answers.html", html_page(report))

@@ -9,7 +9,8 @@ document for relevance, a claim for a claim verdict, the answer for a claim spli
   and user text, sample); relevance keeps its incremental fast path (labelling.planning.PairKeys);
 - row(query_id, item_id, record, from_cache): the output row of an item answered by a stored record;
 - stored(reply): the reply as the store keeps it (relevance: the Verdict; others: its JSON object);
-- aggregate(rows): one row from the successful samples of an item (--samples N);
+- aggregate(rows): one row from the successful samples of an item (--samples N); sample_answer(row): what two
+  samples must share to agree (--samples auto);
 - combine(votes): a jury's row from each judge's row of an item; subset(indices): the task over some of its
   items (escalation). Strategies over any task: labelling/task_panel.py.
 """
@@ -89,6 +90,11 @@ class Task:
     def aggregate(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """One row from the successful samples of one item, in sample order (default: the first)."""
         return {**rows[0], "samples": self.n}
+
+    def sample_answer(self, row: dict[str, Any]) -> Any:
+        """What two samples of an item must share to agree (--samples auto: labelling.task_adaptive); None: the task
+        cannot be sampled adaptively."""
+        return None
 
     def combine(self, votes: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """A jury's row from each judge's row of one item, by judge name in the order asked (default: the first's)."""

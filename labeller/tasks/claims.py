@@ -236,6 +236,9 @@ class ClaimVerdictTask(_ClaimTask):
         return {**first, "samples": self.n, "sample_verdicts": verdicts,
                 "sample_agreement": round(verdicts.count(chosen) / len(verdicts), 6)}
 
+    def sample_answer(self, row: dict[str, Any]) -> Any:
+        return row["verdict"]["verdict"]  # samples agree on the verdict (their passages and wording may differ)
+
     def combine(self, votes: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """The jury's verdict: the majority of its judges' verdicts, a tie not_supported; each judge's beside it."""
         verdicts = {name: row["verdict"]["verdict"] for name, row in votes.items()}
