@@ -93,6 +93,8 @@ def test_distribution_expected_grade_and_entropy_are_the_planted_ones(inputs, mo
             assert spread.grade_probs == {"1": 0.0, "2": 0.333333, "3": 0.666667, "4": 0.0, "5": 0.0}
         written = rows_of(inputs / "labels.jsonl")
         assert [row["grade_probs"] for row in written] == [label.grade_probs for label in run.labels]
+        assert {(row["grade_probs_source"], row["grading"]) for row in written} == {
+            ("logprobs", f"grade-probs logprobs top {top}")}
         api.reset()
         again = run_label(inputs, api, monkeypatch, temperature=0.0, grade_probs=True, top_logprobs=top,
                           out="again.jsonl")

@@ -95,3 +95,32 @@ def test_a_judge_that_cannot_sample_says_it_has_no_distribution(inputs, monkeypa
     notes = [w for w in run.stats.warnings if w.startswith("--grade-probs")]
     assert len(notes) == 1 and "at temperature 0 every sample would give the same grade" in notes[0]
     assert all(label.grade_probs is None and label.grading is None for label in run.labels)
+
+
+def test_batched_samples_carry_the_first_samples_logprobs_and_the_planted_grades(inputs, monkeypatch):  # noqa: F811
+    with FakeAPI(logprobs=True) as api:
+        run = run_label(inputs, api, monkeypatch, grade_probs=True, samples=3, out="batched.jsonl", **BATCH)
+        assert sum(api.batched.values()) == 3 * len(PLANTED)
+    planted = _planted_samples(3)
+    for label in run.labels:
+        assert label.grade_probs == expected_probs(PLANTED[label.doc_id][0])  # read from the line's logprobs
+        assert label.grade_probs_source == "logprobs" and label.grading == "grade-probs logprobs top 10; samples"
+        assert sorted(label.sample_grades) == sorted(planted[label.doc_id])
+
+
+def test_escalation_on_entropy_uses_the_sampled_distribution_of_a_judge_without_logprobs(inputs, monkeypatch):  # noqa: F811
+    """An Anthropic first judge: its distributions come from five samples; spread (2, 3 twice and 4: 1.52 bits) and
+    split_late (1 four times, 2 once: 0.72 bits) go above 0.6 bits to the arbiter; the others are unanimous."""
+    from labeller.cli import main
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-grade-probs")
+    with FakeAPI(logprobs=True) as api, pytest.raises(SystemExit) as done:
+        main(["label", "--queries", str(inputs / "queries.jsonl"), "--corpus", str(inputs / "corpus.jsonl"),
+              "--pairs", str(inputs / "pairs.jsonl"), "--rubric", str(inputs / "rubric.md"), "--base-url", api.url,
+              "--cache", str(inputs / "cache"), "--out", str(inputs / "labels.jsonl"),
+              "--judge", "anthropic:claude-haiku-4-5", "--escalate-to", "anthropic:claude-big", "--grade-probs",
+              "--no-escalate-near-cut", "--escalate-above-entropy", "0.6"])
+    assert done.value.code in (0, None)
+    big = [r.body for r in api.requests if r.body.get("model") == "claude-big"]
+    rows = {row["doc_id"]: row for row in rows_of(inputs / "labels.jsonl")}
+    assert {doc for doc, row in rows.items() if row["escalated"]} == {"spread", "split_late"} and len(big) == 2
