@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from test_tasks_claims import FAST, KEY, PASSAGES, api, openai_judge, run  # noqa: F401 (api: a fixture)
+from test_tasks_claims import FAST, PASSAGES, api, openai_judge, run  # noqa: F401 (api: a fixture)
 
 from labeller.errors import BadInputError
 from labeller.store import open_store

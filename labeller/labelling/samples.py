@@ -145,10 +145,13 @@ def collapse_pair(chunk: Sequence[Label | LabelFailure | None], n: int, rule: st
     per failed sample."""
     labels = [r for r in chunk if isinstance(r, Label)]
     out: list[Label | LabelFailure] = [combine(labels, n, rule)] if labels else []
-    for k, failure in enumerate(chunk):
-        if isinstance(failure, LabelFailure):
-            kept = (f"the label uses the {len(labels)} that succeeded" if labels
-                    else "no sample succeeded, so the pair has no label")
-            out.append(failure.model_copy(update={
-                "reason": f"sample {k + 1} of {n} ({kept}): {failure.reason}"}))
-    return out
+    kept = (f"the label uses the {len(labels)} that succeeded" if labels
+            else "no sample succeeded, so the pair has no label")
+    return out + failed_samples(chunk, n, kept)
+
+
+def failed_samples(chunk: Sequence[object], n: int, kept: str) -> list[LabelFailure]:
+    """The failed samples of one item (in sample order), each reason saying which sample of n it was and what
+    the item `kept`."""
+    return [failure.model_copy(update={"reason": f"sample {k + 1} of {n} ({kept}): {failure.reason}"})
+            for k, failure in enumerate(chunk) if isinstance(failure, LabelFailure)]

@@ -19,6 +19,7 @@ from labeller.errors import BadInputError
 from labeller.judges.base import Judge
 from labeller.labelling.adaptive import merge_rounds
 from labeller.labelling.models import LabelOptions, LabelStats
+from labeller.labelling.samples import failed_samples
 from labeller.prices import PriceTable
 from labeller.records import LabelFailure
 from labeller.store.base import VerdictStore
@@ -84,10 +85,10 @@ def _collapsed(task: Task, asked: list[Asked]) -> tuple[list[dict[str, Any]], li
         answered = [r for r in chunk if isinstance(r, dict)]
         if answered:
             rows.append({**task.aggregate(answered), "samples": len(chunk)})
-        for k, failure in enumerate(chunk):
-            if isinstance(failure, LabelFailure):
-                kept = (f"the row uses the {len(answered)} that succeeded" if answered
-                        else "no sample succeeded, so the item has no verdict")
-                failures.append(failure.model_copy(update={
-                    "reason": f"sample {k + 1} of {len(chunk)} ({kept}): {failure.reason}"}))
+        failures += failed_samples(chunk, len(chunk), kept_of(answered))
     return rows, failures
+
+
+def kept_of(answered: list[dict[str, Any]]) -> str:
+    return (f"the row uses the {len(answered)} that succeeded" if answered
+            else "no sample succeeded, so the item has no verdict")

@@ -20,8 +20,8 @@ from labeller.judges.base import Judge
 from labeller.labelling.batch_results import finish_open_task_batches, judge_task_batched
 from labeller.labelling.engine import _Run
 from labeller.labelling.models import LabelOptions, LabelStats
-from labeller.labelling.samples import check_sampling
-from labeller.labelling.task_adaptive import judge_task_adaptive
+from labeller.labelling.samples import check_sampling, failed_samples
+from labeller.labelling.task_adaptive import judge_task_adaptive, kept_of
 from labeller.prices import PriceTable, load_prices
 from labeller.records import LabelFailure
 from labeller.store.base import VerdictStore
@@ -86,11 +86,8 @@ def _collapse(task: Task, results: list[Any], stats: LabelStats) -> TaskRun:
         answered = [r for r in chunk if isinstance(r, dict)]
         if answered:
             rows.append(answered[0] if n == 1 else task.aggregate(answered))
-        for k, failure in enumerate(chunk):
-            if isinstance(failure, LabelFailure):
-                if n > 1:
-                    kept = (f"the row uses the {len(answered)} that succeeded" if answered
-                            else "no sample succeeded, so the item has no verdict")
-                    failure = failure.model_copy(update={"reason": f"sample {k + 1} of {n} ({kept}): {failure.reason}"})
-                failures.append(failure)
+        if n > 1:
+            failures += failed_samples(chunk, n, kept_of(answered))
+        else:
+            failures += [r for r in chunk if isinstance(r, LabelFailure)]
     return TaskRun(rows=rows, failures=failures, stats=stats)
