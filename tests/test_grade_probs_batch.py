@@ -124,3 +124,14 @@ def test_escalation_on_entropy_uses_the_sampled_distribution_of_a_judge_without_
     big = [r.body for r in api.requests if r.body.get("model") == "claude-big"]
     rows = {row["doc_id"]: row for row in rows_of(inputs / "labels.jsonl")}
     assert {doc for doc, row in rows.items() if row["escalated"]} == {"spread", "split_late"} and len(big) == 2
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_dry_run_prices_the_fallbacks_samples_and_says_why(inputs, monkeypatch, batch):  # noqa: F811
+    with FakeAPI() as api:
+        dry = run_label(inputs, api, monkeypatch, judge="anthropic:claude-haiku-4-5", grade_probs=True, dry_run=True,
+                        **(BATCH if batch else {}))
+        assert api.total == 0
+    assert dry.stats.samples == FALLBACK_SAMPLES and dry.stats.new == FALLBACK_SAMPLES * len(PLANTED)
+    assert any("falls back to samples" in w for w in dry.stats.warnings)
+    assert not (inputs / "labels.jsonl").exists()
