@@ -80,8 +80,8 @@ class Label(Record):
     # Where grade_probs came from: the judge's token log-probabilities, or (a judge that gives none, with
     # --grade-probs) the shares of the pair's sample grades (labeller.labelling.grading).
     grade_probs_source: Literal["logprobs", "samples"] | None = None
-    # How the run graded each pair, when not one plain request ("grade-probs logprobs top 10; samples auto:5
-    # median"): part of the label set's identity (labeller.io.gold.label_identities), like the judge's name.
+    # How the run graded each pair, when not one plain request ("grade-probs logprobs top 10; samples auto"):
+    # part of the label set's identity (labeller.io.gold.label_identities), like the judge's name.
     grading: str | None = None
 
     @field_validator("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate", "judge_grades",
