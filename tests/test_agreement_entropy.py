@@ -118,3 +118,17 @@ def test_an_impossible_entropy_is_refused_with_where_it_is(planted, value):
     with pytest.raises(BadInputError, match="grade_entropy") as err:
         agree_files(planted / "bad.jsonl", planted / "gold.jsonl", resamples=20)
     assert "line 4" in str(err.value) or err.value.line == 4
+
+
+def test_a_fallback_runs_labels_get_both_the_entropy_and_the_sample_bands(inputs, monkeypatch):  # noqa: F811
+    """Anthropic gives no log-probabilities: five samples a pair, whose shares are the distribution. sure, leaning
+    and split_agree are unanimous (0 bits); split_late (1 x4, 2) is 0.72 bits, leaning; spread (3, 2, 3, 4, 2) is
+    1.52 bits."""
+    with FakeAPI() as api:
+        run = run_label(inputs, api, monkeypatch, judge="anthropic:claude-haiku-4-5", grade_probs=True)
+    _write(inputs / "gold.jsonl", [{"query_id": "q1", "doc_id": lb.doc_id, "grade": 3, "annotator": "a"}
+                                   for lb in run.labels])
+    result = agree_files(inputs / "labels.jsonl", inputs / "gold.jsonl", resamples=20)
+    assert [(b.name, b.n) for b in result.entropy.bands] == [("sure", 3), ("leaning", 1), ("spread", 1)]
+    # split_late: 4 of 5 give its median 1 (most); spread: 2 of 5 give its median 3 (split)
+    assert [(b.name, b.n) for b in result.uncertainty.bands] == [("unanimous", 3), ("most", 1), ("split", 1)]
