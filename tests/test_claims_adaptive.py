@@ -79,3 +79,13 @@ def test_refused_where_it_cannot_apply(api, tmp_path, update, words):
     with open_store(tmp_path / "cache") as store, pytest.raises(BadInputError, match=words):
         run(task, judge, store, options)
     assert api.total == 0
+
+
+def test_a_dry_run_prices_the_two_samples_every_claim_is_asked(api, tmp_path):
+    judge = openai_judge(api, temperature=0.7)
+    with open_store(tmp_path / "cache") as store:
+        dry = run(ClaimVerdictTask(_claims(), load_claim_rubric()), judge, store,
+                  FAST.model_copy(update={"samples": 5, "adaptive": True, "dry_run": True}))
+    assert api.total == 0 and dry.stats.new == 2 * len(SEQUENCES) and dry.stats.estimated_input_tokens > 0
+    assert any("the two samples every item is asked are priced" in n and "up to 3 more" in n
+               for n in dry.stats.estimate_notes)

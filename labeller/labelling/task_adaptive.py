@@ -6,7 +6,8 @@ keys them: a rerun pays nothing and --samples N reuses them); after k >= 2 sampl
 samples agree (task.sample_answer: for a claim, the verdict), else it gets one more, up to N. An item whose sample
 failed is not asked again: it is answered from the samples that succeeded. The row is collapsed as --samples
 collapses them (task.aggregate: the majority verdict) and says how many samples were asked (`samples`); the stats
-count items by samples asked (`sample_counts`). --batch is refused (each round would be a batch of its own).
+count items by samples asked (`sample_counts`). A dry run prices the two samples every item is asked. --batch is
+refused (each round would be a batch of its own).
 """
 
 from __future__ import annotations
@@ -67,13 +68,19 @@ async def judge_task_adaptive(task: Task, judge: Judge, store: VerdictStore, opt
         rounds.append(stats)
         for i, result in zip(pending, run.done.in_position_order(kept, build=lambda row: row)):
             asked[i].append(result)
-        if stats.dry_run or stats.stopped_by or stats.budget_stopped:
+        if stats.stopped_by or stats.budget_stopped or (stats.dry_run and k >= 1):
             break
+        if stats.dry_run:  # a dry run prices the two samples every item is asked
+            continue
         pending = [i for i in pending if k + 1 < options.samples and needs_more(task, asked[i])]
         if not pending:
             break
     rows, failures = _collapsed(task, asked)
     stats = merge_rounds(rounds, options, [], Counter(len(chunk) for chunk in asked))
+    if stats.dry_run and options.samples > 2:
+        stats.estimate_notes = [note for note in stats.estimate_notes if not note.startswith("--samples auto:")] + [
+            f"--samples auto:{options.samples}: the two samples every item is asked are priced; an item whose "
+            f"samples disagree may take up to {options.samples - 2} more"]
     stats.elapsed_s = round(time.monotonic() - started, 3)
     return rows, failures, stats
 
