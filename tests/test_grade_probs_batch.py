@@ -135,3 +135,12 @@ def test_a_dry_run_prices_the_fallbacks_samples_and_says_why(inputs, monkeypatch
     assert dry.stats.samples == FALLBACK_SAMPLES and dry.stats.new == FALLBACK_SAMPLES * len(PLANTED)
     assert any("falls back to samples" in w for w in dry.stats.warnings)
     assert not (inputs / "labels.jsonl").exists()
+
+
+def test_a_batch_whose_lines_carry_no_logprobs_is_noted(inputs, monkeypatch):  # noqa: F811
+    with FakeAPI(logprobs=False) as api:  # a server that takes `logprobs` and sends none back
+        run = run_label(inputs, api, monkeypatch, temperature=0.0, grade_probs=True, **BATCH)
+        assert sum(api.batched.values()) == len(PLANTED)
+    assert all(label.grade_probs is None for label in run.labels)
+    notes = [w for w in run.stats.warnings if "without token log-probabilities" in w]
+    assert len(notes) == 1 and f"{len(PLANTED)} of {len(PLANTED)} new verdicts" in notes[0]

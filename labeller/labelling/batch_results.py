@@ -14,6 +14,7 @@ from labeller.batch import CLIENTS
 from labeller.errors import BadInputError
 from labeller.judges.base import Judge
 from labeller.judges.grade_probs import prob_columns
+from labeller.labelling.adaptive import no_probs_note
 from labeller.labelling.batched import BatchRun
 from labeller.labelling.grading import plan_grading
 from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
@@ -116,6 +117,9 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     results = [rec if not isinstance(rec, CachedVerdict) else _label(pair, rec, from_cache)
                for pair, (rec, from_cache) in zip(run.pairs, settled)]
     run.stats.samples = work.n
+    missing = sum(isinstance(v, CachedVerdict) and v.grade_probs is None for v in run.done.values())
+    if grading.source == "logprobs" and missing:  # a server that takes `logprobs` and sends none back
+        run.stats.warnings.append(no_probs_note(missing, run.stats.new, options))
     collapsed = collapse(work, results, options.aggregate)
     run.stats.elapsed_s = round(time.monotonic() - started, 3)
     return grading.finish(LabelRun(labels=[r for r in collapsed if isinstance(r, Label)],
