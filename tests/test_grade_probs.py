@@ -308,8 +308,9 @@ def test_the_columns_read_back_from_csv_and_parquet(inputs, monkeypatch, ext):
     with FakeAPI(logprobs=True) as api:
         run = run_label(inputs, api, monkeypatch, temperature=0.0, grade_probs=True, out=f"labels.{ext}")
     back = read_labels(inputs / f"labels.{ext}")
-    assert [(lb.grade_probs, lb.expected_grade, lb.grade_entropy) for lb in back] == [
-        (lb.grade_probs, lb.expected_grade, lb.grade_entropy) for lb in run.labels]
+    columns = ("grade_probs", "expected_grade", "grade_entropy", "grade_probs_source", "grading")
+    assert [[getattr(lb, c) for c in columns] for lb in back] == [[getattr(lb, c) for c in columns] for lb in run.labels]
+    assert {lb.grade_probs_source for lb in back} == {"logprobs"}
 
 
 def test_a_dry_run_of_samples_auto_prices_the_first_sample_and_says_so(inputs, monkeypatch):
