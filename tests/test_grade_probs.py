@@ -149,10 +149,14 @@ def test_a_server_that_ignores_logprobs_is_noted_and_auto_falls_back_to_samples(
     with FakeAPI(logprobs=False) as api:
         run = run_label(inputs, api, monkeypatch, grade_probs=True, samples=3, adaptive=True)
         assert all(r.body["logprobs"] is True for r in api.requests)
-    assert all(label.grade_probs is None for label in run.labels)
-    # no distribution: every pair gets a second sample, and a third where the two disagree
+    # no distribution: every pair gets a second sample, and a third where the two disagree; the distribution is
+    # then the shares of its samples
     assert {label.doc_id: label.samples for label in run.labels} == {
         "sure": 2, "leaning": 2, "split_agree": 2, "spread": 3, "split_late": 3}
+    by_doc = {label.doc_id: label for label in run.labels}
+    assert by_doc["split_late"].grade_probs == {"1": 0.666667, "2": 0.333333, "3": 0.0, "4": 0.0, "5": 0.0}
+    assert by_doc["sure"].grade_probs == {"1": 0.0, "2": 0.0, "3": 1.0, "4": 0.0, "5": 0.0}
+    assert {label.grade_probs_source for label in run.labels} == {"samples"}
     notes = [w for w in run.stats.warnings if "log-probabilities" in w]
     assert len(notes) == 1 and "5 of 5 new verdicts" in notes[0] and "second sample" in notes[0]
 

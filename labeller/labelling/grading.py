@@ -10,6 +10,10 @@
   shares in steps of 0.2: coarser than log-probabilities, and paid five times.
 - A judge that cannot sample (temperature 0: every sample would give the same grade) cannot fall back: the run
   says so and its labels carry no distribution (give --temperature above 0).
+- A server that takes `logprobs` and sends none back is only known from its replies (counted and said once:
+  adaptive.no_probs_note). A pair of such a run that was sampled more than once (--samples N, or --samples auto,
+  which gives a pair without a distribution a second sample) takes the shares of its samples
+  (`grade_probs_source: "samples"`); a pair asked once carries none.
 - Every label of a run that is not one plain request per pair names how it was graded in `grading`
   (grading_label): "grade-probs logprobs top 10", "grade-probs from samples; samples", "samples auto". It is part
   of the label set's identity (io.gold.label_identities, the pipelines' judge drift): a figure from a
@@ -63,7 +67,10 @@ class Grading:
     def row(self, row: dict[str, Any]) -> dict[str, Any]:
         """A label row (Label.model_dump()'s shape) with its distribution from samples and its grading."""
         grades = row.get("sample_grades")
-        if self.source == "samples" and grades:
+        # a pair whose replies carried no log-probabilities (a server that ignores `logprobs`) but that was
+        # sampled more than once takes its samples' shares too
+        missing = self.source == "logprobs" and not row.get("grade_probs") and len(grades or []) > 1
+        if grades and (self.source == "samples" or missing):
             row.update(prob_columns(sample_distribution(grades), "samples"))
         if self.label:
             row["grading"] = self.label
