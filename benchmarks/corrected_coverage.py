@@ -97,6 +97,16 @@ class Tally:
         if estimate is not None:
             self.errors.setdefault(name, []).append(abs(estimate - truth))
 
+    def per_run(self, metrics: list[str], runs: list[str]) -> str:
+        """Coverage of every run on every metric (the issue's check is per run, not pooled)."""
+        out = []
+        for metric in metrics:
+            cells = [f"{run} {np.mean(self.hits[f'{metric}|{run}']):.0%}" for run in runs
+                     if self.hits.get(f"{metric}|{run}")]
+            if cells:
+                out.append(f"\n      {metric:14s} " + ", ".join(cells))
+        return "".join(out)
+
     def line(self, name: str) -> str:
         h, w, e = self.hits.get(name, []), self.widths.get(name, []), self.errors.get(name, [])
         if not h:
@@ -162,6 +172,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                         c = m.corrected
                         tally.add("corrected (judge error)", c.ci_low, c.ci_high, c.estimate, t)
                         tally.add(f"  {m.metric}", c.ci_low, c.ci_high, c.estimate, t)
+                        tally.add(f"{m.metric}|{r.name}", c.ci_low, c.ci_high, c.estimate, t)
                         tally.add("corrected (+ query sample)", c.ci_low_queries, c.ci_high_queries, c.estimate, t)
                         tally.add("human only, same subset", h.corrected.ci_low, h.corrected.ci_high,
                                   h.corrected.estimate, t)
@@ -170,6 +181,8 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
             for name in ("corrected (judge error)", *[f"  {s.name}" for s in specs], "corrected (+ query sample)",
                          "human only, same subset"):
                 print("    " + tally.line(name))
+            print("    per run, judge-error interval: " + tally.per_run([s.name for s in specs],
+                                                                      [r.name for r in rankings]))
 
 
 def main() -> int:

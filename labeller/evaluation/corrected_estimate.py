@@ -137,14 +137,14 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float) -> Corre
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None,
                               note="no query of this run is among the queries people graded")
     human = np.array([c.human[q] for q in graded])
-    plain = np.array([c.plain[q] for q in graded])
-    everyone = np.array([c.plain[q] for q in queries])
+    plain = np.array([c.model[q] for q in graded])  # the judge's prediction (its grades or its distributions)
+    everyone = np.array([c.model[q] for q in queries])
     slope = 0.0
     if len(graded) > 1 and plain.var(ddof=1) > 1e-15:
         slope = float(np.cov(human, plain, ddof=1)[0, 1] / plain.var(ddof=1))
     value = float(human.mean() + slope * (everyone.mean() - plain.mean()))
     shift = float(human.mean() - slope * plain.mean())
-    per_query = [c.human[q] if q in c.human else slope * c.plain[q] + shift for q in queries]
+    per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
     if len(graded) < 3:
         return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
                               note=f"{len(graded)} graded queries: too few to build an interval from")

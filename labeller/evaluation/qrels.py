@@ -33,6 +33,9 @@ class Judgments:
     added: dict[tuple[str, str], int] = field(default_factory=dict)  # pairs labelled by --fill-holes
     judges: list[str] = field(default_factory=list)  # who labelled them (labeller.io.gold.label_identities)
     rubrics: list[str] = field(default_factory=list)  # the rubrics labeller's own labels name (their examples)
+    # (query_id, doc_id) -> {"1": p, .., "5": p}: the judge's grade distribution (`label --grade-probs`), where given;
+    # the corrected estimates predict with it (labeller.evaluation.corrected)
+    probs: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
     def grade(self, query_id: str, doc_id: str) -> int | None:
         return self.grades.get(query_id, {}).get(doc_id)
@@ -59,7 +62,7 @@ class Judgments:
         judges = list(dict.fromkeys([*self.judges, *(label.judge + (f" · rubric {label.rubric} {label.rubric_version}"
                                                                     if label.rubric else "") for label in labels
                                                      if (label.query_id, label.doc_id) in added)]))
-        return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics)
+        return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics, self.probs)
 
 
 def load_judgments(path: str | Path, from_scale: str | None = None, role: Role = "judgments") -> Judgments:
@@ -80,7 +83,8 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
         grades.setdefault(qid, {})[did] = grade
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
     return Judgments(grades, str(path), graded.kind, scale, judges=label_identities(graded),
-                     rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)))
+                     rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)),
+                     probs={(r.query_id, r.doc_id): r.grade_probs for r in graded.rows if r.grade_probs})
 
 
 def _read_plain_qrels(path: str | Path, from_scale: str | None) -> Judgments | None:

@@ -57,6 +57,7 @@ class Graded(Record):
     adjudicated: bool = False  # a gold row settled after the blind pass (outcome "adjudicated")
     rubric: str = ""  # labeller's own label rows: the rubric and version the judge graded under
     rubric_version: str = ""
+    grade_probs: dict[str, float] | None = None  # labeller's own label rows (--grade-probs): the grade's distribution
 
 
 class Clipped(Record):
@@ -223,7 +224,8 @@ def _validate(kind: Kind, native: bool, row: dict[str, Any], path: Path, line: i
                                expected=f"a {what} row with {', '.join(model.model_fields)}") from None
     if isinstance(record, Label):
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
-                      note=record.justification, line=line, rubric=record.rubric, rubric_version=record.rubric_version)
+                      note=record.justification, line=line, rubric=record.rubric, rubric_version=record.rubric_version,
+                      grade_probs=record.grade_probs)
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
                   note=record.note, line=line, adjudicated=record.outcome == "adjudicated")
 

@@ -1,0 +1,160 @@
+"""Per-query intervals by conformal risk control (Oosterhuis et al., KDD 2024, arXiv 2407.02464; Angelopoulos,
+Bates, Fisch, Lei, Schuster, "Conformal risk control", arXiv 2208.02814).
+
+Each pool pair has a distribution over grades from the judge alone: its `--grade-probs` distribution where the
+label row has one, else a distribution peaked at its grade (p(g) proportional to 8^-|g - judge grade|). Both are
+floored (FLOOR per grade) so every grade stays possible. Tilting it, p_t(g) proportional to p(g) e^(t g), moves
+its mass up (t > 0) or down (t < 0), further for a pair the judge was unsure of, as the paper perturbs the
+predicted label distributions. At a width t >= 0, a query's interval is [metric with the pairs of the ranking at
+tilt -t and the rest of the pool at +t, metric with the ranking's pairs at +t and the rest at -t], each pair
+counted by its expected gain (NDCG) or probability of being relevant (the rest; MRR and hit rate as the expected
+weight of the first relevant position under independent pairs). Every metric rises with its ranking's pairs and
+falls with the other pairs (NDCG as DCG over the ideal DCG, a sort of every pool pair's gain; recall as the
+ranking's hits over hits plus the rest), so the interval widens with t, and at t = infinity (every pair at its
+extreme grade) it holds every value the metric can take.
+
+Calibration: the queries people graded whole (every pool pair), whose value under people's grades is known.
+For a target coverage 1 - a over n of them, t is the smallest width on the grid at which
+(misses among the n + 1) / (n + 1) <= a, the conformal risk control bound for the 0/1 loss "the value is outside
+the interval" (infinity when no width qualifies: with n < 1/a - 1 graded queries only the whole range is
+guaranteed). Then for a new query exchangeable with the graded ones (the graded queries a random sample of the
+judged ones), P(its value under people's grades is inside its interval) >= 1 - a, over the draw of the graded
+queries and the query: a marginal guarantee over queries, not one for each query. One width per run and metric.
+A judge that errs more, or a gold too small for the target, gives wider intervals, never narrower ones.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from labeller.evaluation.corrected_pool import GRADES, GoldPool
+from labeller.evaluation.corrected_results import PerQueryIntervals
+from labeller.evaluation.metrics import MetricSpec
+from labeller.records import GRADE_MIN
+
+LEVELS = np.concatenate((np.geomspace(1.0, 1e-4, 61), [0.0]))  # probability thresholds, widest last
+FLOOR = 1e-5  # every grade keeps this much probability, so the last levels reach it
+PEAK = math.log(8.0)  # prior of a judge grade: each grade step away is 8 times less likely
+PRIOR = 2.0  # pseudo-pairs of that prior in the gold's P(human | judge grade)
+
+
+def judge_distributions(pool: GoldPool) -> np.ndarray:
+    """Per pool pair and grade, the probability the judge's output gives people's grade: its `--grade-probs`
+    distribution where given, else P(human grade | judge grade) from the gold pairs (with PRIOR pseudo-pairs
+    of a distribution peaked at the judge's grade)."""
+    peaked = np.exp(-PEAK * np.abs(GRADES[None, :] - GRADES[:, None]))
+    peaked /= peaked.sum(axis=1, keepdims=True)
+    table = np.zeros((len(GRADES), len(GRADES)))
+    for j in GRADES:
+        humans = pool.human[pool.in_gold & (pool.judge == j)]
+        counts = np.bincount(humans - GRADE_MIN, minlength=len(GRADES)) if len(humans) else np.zeros(len(GRADES))
+        table[j - GRADE_MIN] = (counts + PRIOR * peaked[j - GRADE_MIN]) / (len(humans) + PRIOR)
+    dist = table[pool.judge - GRADE_MIN]
+    given = ~np.isnan(pool.judge_probs[:, 0]) if len(pool.judge_probs) else np.zeros(len(pool.judge), bool)
+    dist[given] = pool.judge_probs[given]
+    return dist / dist.sum(axis=1, keepdims=True) * (1 - FLOOR * len(GRADES)) + FLOOR
+
+
+class GradeSets:
+    """At every level (LEVELS, narrowest first), each pool pair's set of plausible grades: its likeliest grade
+    and every grade at least that probable; `high`/`low` hold `feature` (gain or relevance per grade) at the
+    set's best and worst grade (arrays pairs x levels)."""
+
+    def __init__(self, dist: np.ndarray, feature: np.ndarray):
+        mode = dist.argmax(axis=1)
+        self.high = np.empty((len(dist), len(LEVELS)))
+        self.low = np.empty((len(dist), len(LEVELS)))
+        rows = np.arange(len(dist))
+        for w, level in enumerate(LEVELS):
+            inside = dist >= level
+            inside[rows, mode] = True
+            self.low[:, w] = feature[inside.argmax(axis=1)]
+            self.high[:, w] = feature[len(GRADES) - 1 - inside[:, ::-1].argmax(axis=1)]
+
+
+def _at(values: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Rows of `values` at the ranking's pool positions; an unjudged document (-1) counts 0 at every width."""
+    out = values[np.maximum(pos, 0)]
+    out[pos < 0] = 0.0
+    return out
+
+
+def _ideal(gains: np.ndarray, k: int) -> np.ndarray:
+    ordered = -np.sort(-gains, axis=0)
+    ordered = ordered[:k] if k else ordered
+    return _discounts(len(ordered)) @ ordered
+
+
+def _discounts(n: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(n, dtype=np.float64) + 2.0)
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray, empty: float) -> np.ndarray:
+    safe = np.where(bottom > 1e-12, bottom, 1.0)
+    return np.where(bottom > 1e-12, np.minimum(top / safe, 1.0), empty)
+
+
+def _first_relevant(p: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    survive = np.cumprod(1.0 - p, axis=0)
+    survive = np.vstack([np.ones((1, p.shape[1])), survive[:-1]]) if len(p) else survive
+    return weights @ (p * survive)
+
+
+def bounds(spec: MetricSpec, pos: np.ndarray, rows: np.ndarray, length: int, tilted: GradeSets) -> tuple:
+    """(low, high) of one query's metric at every width. `pos`: the cut ranking's pool indices (-1 unjudged);
+    `rows`: the query's pool pairs."""
+    top_hi, top_lo = _at(tilted.high, pos), _at(tilted.low, pos)
+    if spec.kind == "ndcg":
+        disc = _discounts(len(pos))
+        return (_ratio(disc @ top_lo, _ideal(tilted.high[rows], spec.k), 0.0),
+                _ratio(disc @ top_hi, _ideal(tilted.low[rows], spec.k), 1.0))
+    if spec.kind == "precision":
+        width = spec.k if spec.k else max(length, 1)
+        return top_lo.sum(axis=0) / width, top_hi.sum(axis=0) / width
+    if spec.kind == "recall":
+        rest = np.setdiff1d(rows, pos[pos >= 0])
+        hits_lo, hits_hi = top_lo.sum(axis=0), top_hi.sum(axis=0)
+        return (_ratio(hits_lo, hits_lo + tilted.high[rest].sum(axis=0), 0.0),
+                _ratio(hits_hi, hits_hi + tilted.low[rest].sum(axis=0), 1.0))
+    weights = 1.0 / (np.arange(len(pos)) + 1.0) if spec.kind == "mrr" else np.ones(len(pos))
+    return _first_relevant(top_lo, weights), _first_relevant(top_hi, weights)
+
+
+def calibrate(low: np.ndarray, high: np.ndarray, truth: np.ndarray, coverage: float) -> int:
+    """The index of the smallest width whose conformal risk bound is within 1 - coverage: (misses + 1) / (n + 1)
+    <= alpha, the misses among the n calibration queries (rows of low/high, truth). The last width (infinity)
+    holds every value, so it is the answer when nothing narrower qualifies."""
+    alpha = 1.0 - coverage
+    misses = ((truth[:, None] < low - 1e-12) | (truth[:, None] > high + 1e-12)).sum(axis=0)
+    ok = np.flatnonzero((misses + 1) / (len(truth) + 1) <= alpha + 1e-12)
+    return int(ok[0]) if len(ok) else len(LEVELS) - 1
+
+
+def per_query_intervals(run: str, spec: MetricSpec, queries: list[str], positions: dict[str, tuple[np.ndarray, int]],
+                        pool: GoldPool, tilted: GradeSets, truth: dict[str, float], coverage: float) -> PerQueryIntervals:
+    """One run's per-query intervals on one metric; `truth`: people's value of each query graded whole."""
+    lows, highs = {}, {}
+    for q in queries:
+        pos, length = positions[q]
+        low, high = bounds(spec, pos, pool.by_query.get(q, np.zeros(0, dtype=np.int64)), length, tilted)
+        lows[q], highs[q] = np.minimum.accumulate(low), np.maximum.accumulate(high)  # nested as the width grows
+    calibration = [q for q in queries if q in truth]
+    needed = math.ceil(1.0 / (1.0 - coverage) - 1.0 - 1e-9)
+    note = None
+    if calibration:
+        at = calibrate(np.array([lows[q] for q in calibration]), np.array([highs[q] for q in calibration]),
+                       np.array([truth[q] for q in calibration]), coverage)
+    else:
+        at, note = len(LEVELS) - 1, ("no query of this run is graded whole by people: per-query intervals are "
+                                     "calibrated on such queries (--gold-design queries)")
+    if note is None and at == len(LEVELS) - 1:
+        note = (f"{len(calibration)} graded queries cannot calibrate a {coverage:.0%} per-query interval (it needs at "
+                f"least {needed}, or a narrower interval would miss too often): each interval is the metric's whole "
+                "range")
+    level = None if at == len(LEVELS) - 1 else float(LEVELS[at])
+    return PerQueryIntervals(
+        run=run, metric=spec.name, target_coverage=coverage, calibration_queries=len(calibration), level=level,
+        graded={q: truth[q] for q in calibration},
+        intervals={q: (float(lows[q][at]), float(highs[q][at])) for q in queries if q not in truth}, note=note)
