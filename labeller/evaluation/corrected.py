@@ -200,7 +200,9 @@ class _PerQuery:
         self.out: list = []
         if coverage is not None:
             dist = judge_distributions(pool)
-            self.sets = {"gains": GradeSets(dist, model.gains), "relevant": GradeSets(dist, model.relevant)}
+            relevant_from = settings.relevant_from
+            self.sets = {"gains": GradeSets(dist, lambda g: grade_gains(settings.gain, g)),
+                         "relevant": GradeSets(dist, lambda g: np.clip(g - (relevant_from - 1), 0.0, 1.0))}
 
     def add(self, ranking: Ranking, spec: MetricSpec, queries: list[str]) -> None:
         from labeller.evaluation.corrected_conformal import per_query_intervals

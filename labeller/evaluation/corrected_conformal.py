@@ -34,8 +34,8 @@ from labeller.evaluation.corrected_results import PerQueryIntervals
 from labeller.evaluation.metrics import MetricSpec
 from labeller.records import GRADE_MIN
 
-LEVELS = np.concatenate((np.geomspace(1.0, 1e-4, 61), [0.0]))  # probability thresholds, widest last
-FLOOR = 1e-5  # every grade keeps this much probability, so the last levels reach it
+LEVELS = np.concatenate((np.geomspace(0.5, 1e-4, 80), [0.0]))  # tail mass left out of each pair's grades
+FLOOR = 1e-5  # every grade keeps this much probability
 PEAK = math.log(8.0)  # prior of a judge grade: each grade step away is 8 times less likely
 PRIOR = 2.0  # pseudo-pairs of that prior in the gold's P(human | judge grade)
 
@@ -58,20 +58,25 @@ def judge_distributions(pool: GoldPool) -> np.ndarray:
 
 
 class GradeSets:
-    """At every level (LEVELS, narrowest first), each pool pair's set of plausible grades: its likeliest grade
-    and every grade at least that probable; `high`/`low` hold `feature` (gain or relevance per grade) at the
-    set's best and worst grade (arrays pairs x levels)."""
+    """At every level s (LEVELS, narrowest first), each pool pair's plausible grades: from its distribution's
+    s-quantile to its (1 - s)-quantile, grade g spread evenly over [g - 1/2, g + 1/2] so the ends move smoothly
+    (s = 0: every grade). `high`/`low` hold `feature(grade)` (a gain, or the relevance ramp, at fractional grades)
+    at the upper and lower end (arrays pairs x levels)."""
 
-    def __init__(self, dist: np.ndarray, feature: np.ndarray):
-        mode = dist.argmax(axis=1)
-        self.high = np.empty((len(dist), len(LEVELS)))
-        self.low = np.empty((len(dist), len(LEVELS)))
-        rows = np.arange(len(dist))
-        for w, level in enumerate(LEVELS):
-            inside = dist >= level
-            inside[rows, mode] = True
-            self.low[:, w] = feature[inside.argmax(axis=1)]
-            self.high[:, w] = feature[len(GRADES) - 1 - inside[:, ::-1].argmax(axis=1)]
+    def __init__(self, dist: np.ndarray, feature):
+        cum = np.concatenate((np.zeros((len(dist), 1)), np.cumsum(dist, axis=1)), axis=1)
+        cum[:, -1] = 1.0
+        self.low = feature(self._quantile(cum, LEVELS))
+        self.high = feature(self._quantile(cum, 1.0 - LEVELS))
+
+    @staticmethod
+    def _quantile(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
+        grades = len(GRADES)
+        at = np.clip((cum[:, None, 1:] < u[None, :, None]).sum(axis=2), 0, grades - 1)  # the grade holding u
+        below = np.take_along_axis(cum, at, axis=1)
+        mass = np.take_along_axis(cum, at + 1, axis=1) - below
+        inside = np.clip((u[None, :] - below) / np.where(mass > 0, mass, 1.0), 0.0, 1.0)
+        return np.clip(GRADES[0] + at - 0.5 + inside, GRADES[0], GRADES[-1])
 
 
 def _at(values: np.ndarray, pos: np.ndarray) -> np.ndarray:
