@@ -37,7 +37,13 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
-PAIRS_UNSUPPORTED = ("mrr", "hit_rate")  # corrected under the query design only (see the module docstring)
+PAIRS_UNSUPPORTED = ("mrr", "hit_rate")
+# Sums (and ratios of sums) of per-pair gains or relevance: the judge's grade distribution predicts them by its
+# expected gain or relevance. MRR and hit rate hang on the first relevant pair, whose expectation under independent
+# pairs predicted people's value worse than the judge's grades did (on a planted case the interval covered 68% and
+# 24%): they are predicted from the judge's grades.
+ADDITIVE = ("ndcg", "recall", "precision")
+ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)  # corrected under the query design only (see the module docstring)
 
 
 class _Model:
@@ -101,7 +107,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
         pos, length = _positions(ranking, pool, q, spec.k)
         out.plain[q] = _value(spec, model.plain, weights, rows, pos, length, model, settings).value
         if pool.design == "queries":  # the judge's prediction of the query's value: at its distributions
-            out.model[q] = _value(spec, model.prediction, weights, rows, pos, length, model, settings).value
+            out.model[q] = _value(spec, model.prediction if spec.kind in ADDITIVE else model.plain, weights, rows,
+                                  pos, length, model, settings).value
             if q in whole:
                 out.human[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
@@ -161,7 +168,8 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
-                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence), 0.0, 1.0)
+                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE),
+                                0.0, 1.0)
             intervals.add(ranking, spec, queries)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
@@ -175,7 +183,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
-                value = _within(estimate(diff, pool, confidence), -1.0, 1.0)
+                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE), -1.0, 1.0)
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))

@@ -81,12 +81,13 @@ def _spread(values: list[float]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
-def estimate(c: Contribution, pool: GoldPool, confidence: float) -> CorrectedValue:
+def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False) -> CorrectedValue:
+    """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for."""
     queries = sorted(c.model)
     if not queries:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
     if pool.design == "queries":
-        return _by_queries(c, queries, confidence)
+        return _by_queries(c, queries, confidence, zero_one)
     n_queries = len(queries)
     z = np.zeros(len(pool.judge))
     for i, value in c.influence.items():
@@ -128,7 +129,7 @@ def _student(confidence: float, df: float) -> float:
     return float(student.ppf(0.5 + confidence / 2, df=df))
 
 
-def _by_queries(c: Contribution, queries: list[str], confidence: float) -> CorrectedValue:
+def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one: bool = False) -> CorrectedValue:
     """The regression (power-tuned, PPI++) form: mean_S human + lambda (mean_Q plain - mean_S plain), lambda
     the slope of human on plain over the graded queries, so a judge whose per-query figures track people's
     poorly is leaned on less (lambda 0 is the human-only estimate); a Student t quantile on n - 1 degrees."""
@@ -152,7 +153,11 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float) -> Corre
     # One pseudo-query with the spread of the judge's per-query values over all queries joins the residuals:
     # a few graded queries that happen to agree (hit rate 1 on all eight) must not claim no spread at all.
     prior = float(everyone.var(ddof=1)) if len(everyone) > 1 else 0.0
-    spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior) / (len(graded) - 1)
+    # A 0/1 value (hit rate) near 0 or 1 on a few graded queries shows almost no spread where a query of the
+    # other value may still come: two pseudo-queries, one each side of the residuals' mean by 1/2 (the largest
+    # spread a 0/1 value has), as the Agresti-Coull interval adds pseudo-observations to a proportion.
+    floor = 2 * 0.25 if zero_one else 0.0
+    spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior + floor) / (len(graded) - 1)
     se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded))
     return _interval(value, se, _spread(per_query), confidence, quantile=_student(confidence, len(graded) - 2))
 
