@@ -116,11 +116,11 @@ class Tally:
                 f"  (n={len(h)})")
 
 
-def evaluate_all(rankings, labels, gold, metrics, settings, design):
+def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: float | None = None):
     specs = parse_metrics(metrics)
     scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
     return corrected(rankings, scores, labels, gold, specs, settings, design=design, bootstrap=1,
-                     per_query_coverage=PER_QUERY), scores
+                     per_query_coverage=per_query), scores
 
 
 def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None = None):
@@ -170,7 +170,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
             started = time.perf_counter()
             for _ in range(subsets):
                 gold = draw(human, rng, pairs, queries)
-                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design)
+                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, PER_QUERY)
                 alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design)
                 for r in rankings:
                     for m, h in zip(result.runs[r.name], alone.runs[r.name]):

@@ -92,3 +92,36 @@ def test_grade_probabilities_keep_the_estimate_unbiased_and_narrow_it(design):
         assert np.mean(covered["probs", metric]) >= 0.8, metric  # a 95% interval, over 40 draws
     print(design, {k: (round(float(np.mean(errors[k])), 4), round(float(np.mean(widths[k])), 4),
                        round(float(np.mean(covered[k])), 2)) for k in errors})
+
+
+def _label_rows(judge, probs, with_probs: bool):
+    return [{"query_id": q, "doc_id": d, "grade": g, "justification": "j", "judge": "openai:m", "provider": "openai",
+             "model": "m", "rubric": "general", "rubric_version": "v3", "cache_key": f"k-{q}-{d}",
+             "created_at": "2026-01-01T00:00:00+00:00", **({"grade_probs": probs[q, d]} if with_probs else {})}
+            for q, docs in judge.items() for d, g in docs.items()]
+
+
+def test_label_files_and_dataframes_carry_grade_probabilities_into_evaluate(tmp_path, capsys):
+    import pandas as pd
+
+    import labeller
+
+    human, judge, probs, run = planted(seed=2, queries=12, pool=10)
+    for name, with_probs in (("probs", True), ("grades", False)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n"
+                                                        for r in _label_rows(judge, probs, with_probs)))
+    gold = tmp_path / "gold.qrels"
+    gold.write_text("".join(f"{q} 0 {d} {g - 1}\n" for q, docs in human.items() if q < "q06" for d, g in docs.items()))
+    trec = tmp_path / "r.trec"
+    trec.write_text("".join(f"{q} Q0 {d} {i + 1} {100 - i} r\n" for q, docs in run.docs.items()
+                            for i, d in enumerate(docs)))
+    figures = {}
+    for name in ("probs", "grades"):
+        code, out, err = cli(capsys, "evaluate", "--run", trec, "--labels", tmp_path / f"{name}.jsonl", "--gold", gold,
+                             "--metrics", "ndcg@5,recall@10", "--json")
+        assert code == 0, err
+        figures[name] = [m["corrected"]["estimate"] for m in json.loads(out)["corrected"]["runs"]["r"]]
+    assert figures["probs"] != pytest.approx(figures["grades"], abs=1e-9)  # the distributions were used
+    frame = pd.DataFrame(_label_rows(judge, probs, True))
+    result = labeller.evaluate(frame, trec, "ndcg@5,recall@10", gold=gold)
+    assert [m.corrected.estimate for m in result.corrected.runs["r"]] == pytest.approx(figures["probs"], abs=1e-12)

@@ -1241,6 +1241,15 @@ CASES: list[Case] = [
     # --batch runs the claim tasks through the provider's batch API: a judge with none is refused, nothing written
     Case("answers-judge-batch-offline-judge", [*ANSWERS, "--batch", "--cache", "c", "--report", "rep"],
          stderr="--batch needs a provider with a batch API", outputs=("rep",), mutable=("c",), setup=_answers),
+    # evaluate --gold: per-query intervals (conformal risk control) and the judge's grade distributions
+    Case("evaluate-per-query-coverage-out-of-range",
+         ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold", "gold.jsonl",
+          "--per-query-coverage", "1"], stderr="--per-query-coverage 1.0 must be between 0 and 1"),
+    Case("evaluate-gold-grade-probs-not-a-distribution",
+         ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [LABELS[0], {**LABELS[1], "grade_probs": {"7": 1.0}},
+                                                          *LABELS[2:]]),
+         stderr="labels.jsonl:2"),
 ]
 
 

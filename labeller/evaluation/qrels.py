@@ -84,7 +84,22 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
     return Judgments(grades, str(path), graded.kind, scale, judges=label_identities(graded),
                      rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)),
-                     probs={(r.query_id, r.doc_id): r.grade_probs for r in graded.rows if r.grade_probs})
+                     probs={(r.query_id, r.doc_id): grade_distribution(r, path) for r in graded.rows if r.grade_probs})
+
+
+def grade_distribution(row, path) -> dict[str, float]:
+    """A label row's grade distribution, as the corrected estimates read it: grades of the 1-5 scale, each
+    probability in [0, 1], some mass somewhere."""
+    from labeller.errors import BadInputError
+    from labeller.records import GRADE_MAX
+
+    probs = row.grade_probs
+    known = {str(g) for g in range(GRADE_MIN, GRADE_MAX + 1)}
+    if not set(probs) <= known or any(not 0 <= p <= 1 for p in probs.values()) or sum(probs.values()) <= 0:
+        raise BadInputError(f"grade_probs {probs} of ({row.query_id}, {row.doc_id}) is not a grade distribution: "
+                            f"expected probabilities in [0, 1] for grades {GRADE_MIN}-{GRADE_MAX} ('1'..'5'), not all 0",
+                            path=str(path), line=row.line, field="grade_probs")
+    return probs
 
 
 def _read_plain_qrels(path: str | Path, from_scale: str | None) -> Judgments | None:
