@@ -158,7 +158,12 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one
     # spread a 0/1 value has), as the Agresti-Coull interval adds pseudo-observations to a proportion.
     floor = 2 * 0.25 if zero_one else 0.0
     spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior + floor) / (len(graded) - 1)
-    se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded))
+    # The slope is estimated from the same few queries: the prediction of the ungraded queries' mean carries its
+    # error too, (mean_Q plain - mean_S plain)^2 s^2 / Sxx (the regression prediction variance; with 8 graded
+    # queries leaving it out covered P@10 of a BM25 run 80% of the time on LLMJudge).
+    sxx = float(np.sum((plain - plain.mean()) ** 2))
+    slope_part = (everyone.mean() - plain.mean()) ** 2 * spread / sxx if slope and sxx > 1e-15 else 0.0
+    se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded) + slope_part)
     return _interval(value, se, _spread(per_query), confidence, quantile=_student(confidence, len(graded) - 2))
 
 
