@@ -224,3 +224,12 @@ def test_evaluate_json_and_summary_carry_the_per_query_intervals(tmp_path, capsy
     assert "| good | ndcg@5 | 90% | 20 | 10 |" in summary
     code, _, stderr = cli(capsys, *common, "--per-query-coverage", "1.5")
     assert code == 2 and "--per-query-coverage 1.5 must be between 0 and 1" in stderr
+
+
+def test_pair_design_has_no_per_query_intervals_and_says_why():
+    human, judge, rankings = simulated(5, queries=10, pool=10, judge_of=generous)
+    scattered = {q: dict(list(docs.items())[:4]) for q, docs in human.items()}
+    result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments(scattered), Settings(),
+                              metrics="ndcg@5", design="pairs")
+    (p, _) = result.per_query
+    assert p.intervals == {} and p.calibration_queries == 0 and "graded whole" in p.note

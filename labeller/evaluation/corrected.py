@@ -201,16 +201,19 @@ class _PerQuery:
     queries people graded whole; their value under people's grades is the truth the width is calibrated on."""
 
     def __init__(self, pool: GoldPool, model: _Model, settings: Settings, coverage: float | None):
-        from labeller.evaluation.corrected_conformal import GradeSets, judge_distributions
-
         self.pool, self.model, self.settings, self.coverage = pool, model, settings, coverage
         self.whole = set(pool.gold_queries())
         self.out: list = []
-        if coverage is not None:
-            dist = judge_distributions(pool)
-            relevant_from = settings.relevant_from
-            self.sets = {"gains": GradeSets(dist, lambda g: grade_gains(settings.gain, g)),
+        self.sets: dict = {}
+
+    def _sets(self, kind: str):
+        from labeller.evaluation.corrected_conformal import GradeSets, judge_distributions
+
+        if not self.sets and self.whole:
+            dist, relevant_from, gain = judge_distributions(self.pool), self.settings.relevant_from, self.settings.gain
+            self.sets = {"gains": GradeSets(dist, lambda g: grade_gains(gain, g)),
                          "relevant": GradeSets(dist, lambda g: np.clip(g - (relevant_from - 1), 0.0, 1.0))}
+        return self.sets.get("gains" if kind == "ndcg" else "relevant")
 
     def add(self, ranking: Ranking, spec: MetricSpec, queries: list[str]) -> None:
         from labeller.evaluation.corrected_conformal import per_query_intervals
@@ -222,6 +225,5 @@ class _PerQuery:
         empty = np.zeros(0, dtype=np.int64)
         truth = {q: _value(spec, model.human, model.feature(spec), pool.by_query.get(q, empty), *positions[q], model,
                            self.settings).value for q in queries if q in self.whole}
-        sets = self.sets["gains" if spec.kind == "ndcg" else "relevant"]
-        self.out.append(per_query_intervals(ranking.name, spec, queries, positions, pool, sets, truth,
+        self.out.append(per_query_intervals(ranking.name, spec, queries, positions, pool, self._sets(spec.kind), truth,
                                             self.coverage))

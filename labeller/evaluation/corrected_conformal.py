@@ -1,26 +1,27 @@
 """Per-query intervals by conformal risk control (Oosterhuis et al., KDD 2024, arXiv 2407.02464; Angelopoulos,
 Bates, Fisch, Lei, Schuster, "Conformal risk control", arXiv 2208.02814).
 
-Each pool pair has a distribution over grades from the judge alone: its `--grade-probs` distribution where the
-label row has one, else a distribution peaked at its grade (p(g) proportional to 8^-|g - judge grade|). Both are
-floored (FLOOR per grade) so every grade stays possible. Tilting it, p_t(g) proportional to p(g) e^(t g), moves
-its mass up (t > 0) or down (t < 0), further for a pair the judge was unsure of, as the paper perturbs the
-predicted label distributions. At a width t >= 0, a query's interval is [metric with the pairs of the ranking at
-tilt -t and the rest of the pool at +t, metric with the ranking's pairs at +t and the rest at -t], each pair
-counted by its expected gain (NDCG) or probability of being relevant (the rest; MRR and hit rate as the expected
-weight of the first relevant position under independent pairs). Every metric rises with its ranking's pairs and
-falls with the other pairs (NDCG as DCG over the ideal DCG, a sort of every pool pair's gain; recall as the
-ranking's hits over hits plus the rest), so the interval widens with t, and at t = infinity (every pair at its
-extreme grade) it holds every value the metric can take.
+Each pool pair has a distribution over people's grades predicted from the judge: its `--grade-probs`
+distribution where the label row has one, else P(human grade | judge grade) from the gold pairs (PRIOR
+pseudo-pairs of a distribution peaked at the judge's grade), every grade kept possible (FLOOR). At a level s a
+pair's plausible grades run from the distribution's s-quantile to its (1 - s)-quantile (grade g spread evenly over
+[g - 1/2, g + 1/2], so the ends move smoothly; s = 0: every grade), the way the paper perturbs the predicted label
+distributions: a pair the judge is unsure of gets a wider span. A query's interval at level s is [the metric with
+the ranking's pairs at their low ends and the rest of the pool at their high ends, the metric the other way round]
+(gains, or relevance as a ramp between grades, at those fractional grades). Every metric here rises with its
+ranking's pairs and falls with the other pairs (NDCG as DCG over an ideal DCG sorted from every pool pair's gain;
+recall as the ranking's hits over hits plus the rest), so every value the metric takes with each pair's grade
+inside its span lies in the interval, and at s = 0 the interval holds every value the metric can take.
 
 Calibration: the queries people graded whole (every pool pair), whose value under people's grades is known.
-For a target coverage 1 - a over n of them, t is the smallest width on the grid at which
+For a target coverage 1 - a over n of them, the level is the largest on the grid at which
 (misses among the n + 1) / (n + 1) <= a, the conformal risk control bound for the 0/1 loss "the value is outside
-the interval" (infinity when no width qualifies: with n < 1/a - 1 graded queries only the whole range is
-guaranteed). Then for a new query exchangeable with the graded ones (the graded queries a random sample of the
-judged ones), P(its value under people's grades is inside its interval) >= 1 - a, over the draw of the graded
-queries and the query: a marginal guarantee over queries, not one for each query. One width per run and metric.
-A judge that errs more, or a gold too small for the target, gives wider intervals, never narrower ones.
+the interval" (s = 0 when none qualifies: with n < 1/a - 1 graded queries only the whole range is guaranteed).
+Then for a new query exchangeable with the graded ones (the graded queries a random sample of the judged ones),
+P(its value under people's grades is inside its interval) >= 1 - a, over the draw of the graded queries and the
+query: a marginal guarantee over queries, not one for each query. One level per run and metric. A judge that
+errs more, or a gold too small for the target, gives wider intervals, never narrower ones. (P(human | judge
+grade) is fitted on the same gold: a small departure from exchangeability, 20 numbers against n queries.)
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class GradeSets:
 
 
 def _at(values: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Rows of `values` at the ranking's pool positions; an unjudged document (-1) counts 0 at every width."""
+    """Rows of `values` at the ranking's pool positions; an unjudged document (-1) counts 0 at every level."""
     out = values[np.maximum(pos, 0)]
     out[pos < 0] = 0.0
     return out
@@ -107,29 +108,29 @@ def _first_relevant(p: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return weights @ (p * survive)
 
 
-def bounds(spec: MetricSpec, pos: np.ndarray, rows: np.ndarray, length: int, tilted: GradeSets) -> tuple:
-    """(low, high) of one query's metric at every width. `pos`: the cut ranking's pool indices (-1 unjudged);
+def bounds(spec: MetricSpec, pos: np.ndarray, rows: np.ndarray, length: int, sets: GradeSets) -> tuple:
+    """(low, high) of one query's metric at every level. `pos`: the cut ranking's pool indices (-1 unjudged);
     `rows`: the query's pool pairs."""
-    top_hi, top_lo = _at(tilted.high, pos), _at(tilted.low, pos)
+    top_hi, top_lo = _at(sets.high, pos), _at(sets.low, pos)
     if spec.kind == "ndcg":
         disc = _discounts(len(pos))
-        return (_ratio(disc @ top_lo, _ideal(tilted.high[rows], spec.k), 0.0),
-                _ratio(disc @ top_hi, _ideal(tilted.low[rows], spec.k), 1.0))
+        return (_ratio(disc @ top_lo, _ideal(sets.high[rows], spec.k), 0.0),
+                _ratio(disc @ top_hi, _ideal(sets.low[rows], spec.k), 1.0))
     if spec.kind == "precision":
         width = spec.k if spec.k else max(length, 1)
         return top_lo.sum(axis=0) / width, top_hi.sum(axis=0) / width
     if spec.kind == "recall":
         rest = np.setdiff1d(rows, pos[pos >= 0])
         hits_lo, hits_hi = top_lo.sum(axis=0), top_hi.sum(axis=0)
-        return (_ratio(hits_lo, hits_lo + tilted.high[rest].sum(axis=0), 0.0),
-                _ratio(hits_hi, hits_hi + tilted.low[rest].sum(axis=0), 1.0))
+        return (_ratio(hits_lo, hits_lo + sets.high[rest].sum(axis=0), 0.0),
+                _ratio(hits_hi, hits_hi + sets.low[rest].sum(axis=0), 1.0))
     weights = 1.0 / (np.arange(len(pos)) + 1.0) if spec.kind == "mrr" else np.ones(len(pos))
     return _first_relevant(top_lo, weights), _first_relevant(top_hi, weights)
 
 
 def calibrate(low: np.ndarray, high: np.ndarray, truth: np.ndarray, coverage: float) -> int:
-    """The index of the smallest width whose conformal risk bound is within 1 - coverage: (misses + 1) / (n + 1)
-    <= alpha, the misses among the n calibration queries (rows of low/high, truth). The last width (infinity)
+    """The index of the narrowest level whose conformal risk bound is within 1 - coverage: (misses + 1) / (n + 1)
+    <= alpha, the misses among the n calibration queries (rows of low/high, truth). The last level (every grade)
     holds every value, so it is the answer when nothing narrower qualifies."""
     alpha = 1.0 - coverage
     misses = ((truth[:, None] < low - 1e-12) | (truth[:, None] > high + 1e-12)).sum(axis=0)
@@ -138,23 +139,23 @@ def calibrate(low: np.ndarray, high: np.ndarray, truth: np.ndarray, coverage: fl
 
 
 def per_query_intervals(run: str, spec: MetricSpec, queries: list[str], positions: dict[str, tuple[np.ndarray, int]],
-                        pool: GoldPool, tilted: GradeSets, truth: dict[str, float], coverage: float) -> PerQueryIntervals:
+                        pool: GoldPool, sets: GradeSets, truth: dict[str, float], coverage: float) -> PerQueryIntervals:
     """One run's per-query intervals on one metric; `truth`: people's value of each query graded whole."""
+    calibration = [q for q in queries if q in truth]
+    if not calibration:
+        return PerQueryIntervals(run=run, metric=spec.name, target_coverage=coverage, calibration_queries=0, level=None,
+                                 graded={}, intervals={}, note="no query of this run is graded whole by people: "
+                                 "per-query intervals are calibrated on such queries (--gold-design queries)")
     lows, highs = {}, {}
     for q in queries:
         pos, length = positions[q]
-        low, high = bounds(spec, pos, pool.by_query.get(q, np.zeros(0, dtype=np.int64)), length, tilted)
-        lows[q], highs[q] = np.minimum.accumulate(low), np.maximum.accumulate(high)  # nested as the width grows
-    calibration = [q for q in queries if q in truth]
+        low, high = bounds(spec, pos, pool.by_query.get(q, np.zeros(0, dtype=np.int64)), length, sets)
+        lows[q], highs[q] = np.minimum.accumulate(low), np.maximum.accumulate(high)  # nested as the level widens
     needed = math.ceil(1.0 / (1.0 - coverage) - 1.0 - 1e-9)
+    at = calibrate(np.array([lows[q] for q in calibration]), np.array([highs[q] for q in calibration]),
+                   np.array([truth[q] for q in calibration]), coverage)
     note = None
-    if calibration:
-        at = calibrate(np.array([lows[q] for q in calibration]), np.array([highs[q] for q in calibration]),
-                       np.array([truth[q] for q in calibration]), coverage)
-    else:
-        at, note = len(LEVELS) - 1, ("no query of this run is graded whole by people: per-query intervals are "
-                                     "calibrated on such queries (--gold-design queries)")
-    if note is None and at == len(LEVELS) - 1:
+    if at == len(LEVELS) - 1:
         note = (f"{len(calibration)} graded queries cannot calibrate a {coverage:.0%} per-query interval (it needs at "
                 f"least {needed}, or a narrower interval would miss too often): each interval is the metric's whole "
                 "range")
