@@ -9,7 +9,7 @@ estimators and their intervals). See docs/evaluate.md for the method and when to
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs; MRR and hit rate, which hang on every
 pair above the first relevant one at once, only under the query design (under the pair design the
-first-order correction covered the truth 73-87% of the time on LLMJudge: benchmarks/README.md). MAP
+first-order correction covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP
 is not corrected. A figure without a correction says why beside the plain one.
 """
 

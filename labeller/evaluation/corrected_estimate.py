@@ -15,9 +15,12 @@ Query design (people graded every pool pair of n random queries of Q; Oosterhuis
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
   estimate = mean over the n of human + lambda (mean over Q of plain - mean over the n of plain),
 lambda the least-squares slope of human on plain over the n (lambda = 1 is classic PPI, 0 human only),
-with judge-error variance (1 - n/Q) s^2 / n, s^2 the spread of the residuals human - lambda plain with
-one pseudo-query carrying the spread of the judge's per-query values over all Q (so eight graded queries
-that happen to agree do not claim no spread), and a Student t quantile on n - 2 degrees of freedom.
+("plain": the judge's prediction of each query's value, at its grades, or at its grade distributions where
+the labels carry them), with judge-error variance (1 - n/Q) s^2 / n + (mean_Q plain - mean_S plain)^2 s^2 / Sxx
+(the second term the fitted slope's own error), s^2 the spread of the residuals human - lambda plain with one
+pseudo-query carrying the spread of the judge's per-query values over all Q (so eight graded queries that happen
+to agree do not claim no spread; for hit rate, 0 or 1 per query, two more at +-1/2), and a Student t quantile on
+n - 2 degrees of freedom.
 
 Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
 Intervals are normal approximations.
