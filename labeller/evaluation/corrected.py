@@ -37,13 +37,13 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
-PAIRS_UNSUPPORTED = ("mrr", "hit_rate")
+PAIRS_UNSUPPORTED = ("mrr", "hit_rate")  # corrected under the query design only (see the module docstring)
 # Sums (and ratios of sums) of per-pair gains or relevance: the judge's grade distribution predicts them by its
 # expected gain or relevance. MRR and hit rate hang on the first relevant pair, whose expectation under independent
 # pairs predicted people's value worse than the judge's grades did (on a planted case the interval covered 68% and
 # 24%): they are predicted from the judge's grades.
 ADDITIVE = ("ndcg", "recall", "precision")
-ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)  # corrected under the query design only (see the module docstring)
+ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)
 
 
 class _Model:
