@@ -233,3 +233,15 @@ def test_pair_design_has_no_per_query_intervals_and_says_why():
                               metrics="ndcg@5", design="pairs")
     (p, _) = result.per_query
     assert p.intervals == {} and p.calibration_queries == 0 and "graded whole" in p.note
+
+
+def test_few_ungraded_queries_are_warned_about():
+    human, judge, rankings = simulated(6, queries=14, pool=6, judge_of=generous)
+    graded = {q: human[q] for q in sorted(human)[:11]}
+    result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments(graded), Settings(),
+                              metrics="ndcg@5", design="queries")
+    assert any("only 3 of 14 queries are left ungraded" in w for w in result.warnings), result.warnings
+    result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments({q: human[q] for q in
+                                                                                   sorted(human)[:4]}),
+                              Settings(), metrics="ndcg@5", design="queries")
+    assert not any("left ungraded" in w for w in result.warnings)

@@ -144,6 +144,10 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
             out.append(f"only {n} of {total} queries are graded by people: the interval is rough on so few (on "
                        "LLMJudge 8 graded queries covered the truth 92-96% of the time, hit rate as little as 86%); "
                        "quote the wider interval, or grade more queries")
+        if 0 < total - n < 10:
+            out.append(f"only {total - n} of {total} queries are left ungraded: the judge-error interval approximates "
+                       "the error of a handful of queries by a normal one (on LLMJudge, 5 left, it covered as little "
+                       "as 78%); quote the wider interval")
         return out
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded == 0:
