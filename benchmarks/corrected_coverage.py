@@ -48,6 +48,7 @@ from labeller.evaluation.scoring import score_run  # noqa: E402
 
 METRICS = "ndcg@10,recall@100,precision@10,mrr@10,hit_rate@10"
 EXPONENTIAL = "ndcg@10"  # also scored with exponential gains
+PER_QUERY = 0.9  # target coverage of the per-query intervals (evaluate --per-query-coverage)
 
 
 def systems(judge: str, seed: int = 0) -> list[Ranking]:
@@ -97,6 +98,16 @@ class Tally:
         if estimate is not None:
             self.errors.setdefault(name, []).append(abs(estimate - truth))
 
+    def per_run(self, metrics: list[str], runs: list[str]) -> str:
+        """Coverage of every run on every metric (the issue's check is per run, not pooled)."""
+        out = []
+        for metric in metrics:
+            cells = [f"{run} {np.mean(self.hits[f'{metric}|{run}']):.0%}" for run in runs
+                     if self.hits.get(f"{metric}|{run}")]
+            if cells:
+                out.append(f"\n      {metric:14s} " + ", ".join(cells))
+        return "".join(out)
+
     def line(self, name: str) -> str:
         h, w, e = self.hits.get(name, []), self.widths.get(name, []), self.errors.get(name, [])
         if not h:
@@ -105,13 +116,15 @@ class Tally:
                 f"  (n={len(h)})")
 
 
-def evaluate_all(rankings, labels, gold, metrics, settings, design):
+def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: float | None = None):
     specs = parse_metrics(metrics)
     scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
-    return corrected(rankings, scores, labels, gold, specs, settings, design=design, bootstrap=1), scores
+    return corrected(rankings, scores, labels, gold, specs, settings, design=design, bootstrap=1,
+                     per_query_coverage=per_query), scores
 
 
-def truth_of(rankings, human, scores, metrics, settings):
+def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None = None):
+    """Each run's mean under the human labels; `per_query` gets (run, metric) -> query -> value."""
     specs = parse_metrics(metrics)
     out = {}
     for r in rankings:
@@ -119,6 +132,8 @@ def truth_of(rankings, human, scores, metrics, settings):
         for s in specs:
             queries = set(scores[r.name].per_query[s.name]) - set(scores[r.name].no_answer.query_ids)
             out[r.name, s.name] = float(np.mean([values.per_query[s.name][q] for q in queries]))
+            if per_query is not None:
+                per_query[r.name, s.name] = values.per_query[s.name]
     return out
 
 
@@ -131,7 +146,8 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
         settings = Settings(relevant_from=3, gain=gain)
         specs = parse_metrics(metrics)
         plain_scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
-        truth = truth_of(rankings, human, plain_scores, metrics, settings)
+        per_query_truth: dict = {}
+        truth = truth_of(rankings, human, plain_scores, metrics, settings, per_query_truth)
         plain, _ = evaluate_all(rankings, labels, human, metrics, settings, "queries")  # full gold: the truth
         plain_tally = Tally()
         from labeller.evaluation.significance import bootstrap_interval
@@ -150,11 +166,11 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
         designs = [("pairs", n, None) for n in pair_sizes] + [("queries", None, n) for n in query_sizes]
         for design, pairs, queries in designs:
             rng = random.Random(seed)
-            tally = Tally()
+            tally, conformal = Tally(), Tally()
             started = time.perf_counter()
             for _ in range(subsets):
                 gold = draw(human, rng, pairs, queries)
-                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design)
+                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, PER_QUERY)
                 alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design)
                 for r in rankings:
                     for m, h in zip(result.runs[r.name], alone.runs[r.name]):
@@ -162,14 +178,27 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                         c = m.corrected
                         tally.add("corrected (judge error)", c.ci_low, c.ci_high, c.estimate, t)
                         tally.add(f"  {m.metric}", c.ci_low, c.ci_high, c.estimate, t)
+                        tally.add(f"{m.metric}|{r.name}", c.ci_low, c.ci_high, c.estimate, t)
                         tally.add("corrected (+ query sample)", c.ci_low_queries, c.ci_high_queries, c.estimate, t)
                         tally.add("human only, same subset", h.corrected.ci_low, h.corrected.ci_high,
                                   h.corrected.estimate, t)
+                for p in result.per_query:  # per-query intervals (conformal risk control) of the ungraded queries
+                    for q, (low, high) in p.intervals.items():
+                        value = per_query_truth[p.run, p.metric][q]
+                        conformal.add(f"  {p.metric}", low, high, None, value)
+                        conformal.add(f"{p.metric}|{p.run}", low, high, None, value)
             size = f"{pairs} random pairs" if pairs else f"{queries} random queries"
             print(f"- {size} x {subsets} subsets ({time.perf_counter() - started:.0f} s):")
             for name in ("corrected (judge error)", *[f"  {s.name}" for s in specs], "corrected (+ query sample)",
                          "human only, same subset"):
                 print("    " + tally.line(name))
+            print("    per run, judge-error interval: " + tally.per_run([s.name for s in specs],
+                                                                      [r.name for r in rankings]))
+            if conformal.hits:
+                print(f"    per-query intervals (conformal risk control, target {PER_QUERY:.0%}), ungraded queries:")
+                for s in specs:
+                    print("    " + conformal.line(f"  {s.name}"))
+                print("    per run: " + conformal.per_run([s.name for s in specs], [r.name for r in rankings]))
 
 
 def main() -> int:

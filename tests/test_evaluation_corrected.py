@@ -286,3 +286,23 @@ def test_full_gold_matches_the_kernels_on_the_tricky_synthetic_run(average):
         for m in result.runs["syn"]:
             if m.corrected.estimate is not None:
                 assert m.corrected.estimate == pytest.approx(truth[m.metric], abs=1e-12), (design, m.metric)
+
+
+def test_first_relevant_gradient_matches_finite_differences():
+    """E[RR] and E[hit] under independent relevance, and their gradient, against a brute-force expectation over
+    every relevance pattern of six positions and central differences."""
+    import itertools
+
+    from labeller.evaluation.corrected_terms import _first_relevant
+
+    rng = np.random.default_rng(0)
+    for weights in (1.0 / np.arange(1, 7), np.ones(6)):
+        p = rng.random(6)
+        terms = _first_relevant(p, weights, np.zeros(5))
+        brute = sum(np.prod(np.where(pattern, p, 1 - p)) * (weights[pattern.index(1)] if 1 in pattern else 0.0)
+                    for pattern in itertools.product((0, 1), repeat=6))
+        assert terms.value == pytest.approx(brute, abs=1e-12)
+        step = np.eye(6) * 1e-6
+        numeric = [(_first_relevant(p + step[i], weights, np.zeros(5)).value
+                    - _first_relevant(p - step[i], weights, np.zeros(5)).value) / 2e-6 for i in range(6)]
+        assert terms.feature_grad == pytest.approx(numeric, abs=1e-7)

@@ -1254,6 +1254,15 @@ CASES: list[Case] = [
          stderr="labels.jsonl:1: field 'grade_entropy'"),
     Case("answers-judge-samples-auto-garbled", [*ANSWERS, "--samples", "auto:many", "--cache", "c", "--report", "rep"],
          stderr="--samples 'auto:many' is not a number of samples", outputs=("rep", "c"), setup=_answers),
+    # evaluate --gold: per-query intervals (conformal risk control) and the judge's grade distributions
+    Case("evaluate-per-query-coverage-out-of-range",
+         ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold", "gold.jsonl",
+          "--per-query-coverage", "1"], stderr="--per-query-coverage 1.0 must be between 0 and 1"),
+    Case("evaluate-gold-grade-probs-not-a-distribution",
+         ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
+         setup=lambda d: write_jsonl(d / "labels.jsonl", [LABELS[0], {**LABELS[1], "grade_probs": {"7": 1.0}},
+                                                          *LABELS[2:]]),
+         stderr="labels.jsonl:2"),
 ]
 
 

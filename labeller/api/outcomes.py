@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from labeller.errors import BadInputError
-from labeller.evaluation.qrels import Judgments, load_judgments
+from labeller.evaluation.qrels import Judgments, grade_distribution, load_judgments
 from labeller.evaluation.runs import Ranking, load_run, rank
+from labeller.io.gold import Graded
 from labeller.outcomes.analysis import OutcomesOptions, analyse, values_for
 from labeller.outcomes.results import CELLS, OutcomesReport
 from labeller.outcomes.table import frame_rows, outcome_rows, read_outcome_table
@@ -75,6 +76,7 @@ def _judgments(labels: Any, from_scale: str | None) -> Judgments:
         return load_judgments(labels, from_scale)
     rows, source = _rows(labels, "labels")
     grades: dict[str, dict[str, int]] = {}
+    probs: dict[tuple[str, str], dict[str, float]] = {}
     for line, row in rows:
         grade = _cell(row, "grade", source, line)
         if isinstance(grade, bool) or not isinstance(grade, (int, float)) or grade != int(grade) \
@@ -83,7 +85,11 @@ def _judgments(labels: Any, from_scale: str | None) -> Judgments:
                                 path=source, line=line, field="grade")
         grades.setdefault(str(_cell(row, "query_id", source, line)), {})[
             str(_cell(row, "doc_id", source, line))] = int(grade)
-    return Judgments(grades, source, "labels")
+        if isinstance(row.get("grade_probs"), dict):  # `label(grade_probs=True)` output: the corrected estimates use it
+            graded = Graded(query_id=str(row["query_id"]), doc_id=str(row["doc_id"]), grade=int(grade), annotator="",
+                            line=line, grade_probs=row["grade_probs"])
+            probs[graded.query_id, graded.doc_id] = grade_distribution(graded, source)
+    return Judgments(grades, source, "labels", probs=probs)
 
 
 def _outcomes(source: Any, role: str, success_from: float):

@@ -100,6 +100,9 @@ def evaluate(
     gold_sample: Annotated[Optional[Path], typer.Option(help="The frozen sample --gold was graded from (`labeller "
                                                              "annotate sample --out`): its plan and strata are "
                                                              "checked against this pool.")] = None,
+    per_query_coverage: Annotated[float, typer.Option(
+        help="With --gold graded by whole queries: each other query gets an interval that holds its value under "
+             "people's grades for at least this share of queries (conformal risk control; docs/evaluate.md).")] = 0.9,
     corrected_gate: Annotated[bool, typer.Option(
         "--corrected", help="With --baseline and --gold: the gate decides on the corrected differences (judge "
                             "error included), and its verdict says so.")] = False,
@@ -137,7 +140,7 @@ def evaluate(
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
         fail_on_regression=fail_on_regression, floors=floor or [], gold=gold, gold_design=gold_design,
-        gold_sample=gold_sample, corrected_gate=corrected_gate)
+        gold_sample=gold_sample, corrected_gate=corrected_gate, per_query_coverage=per_query_coverage)
     inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric, gold, gold_sample])
     check_outputs(inputs=inputs, files={"--holes-out": holes_path, "--junit": junit, "--summary": summary,
                                         **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},

@@ -9,7 +9,7 @@ estimators and their intervals). See docs/evaluate.md for the method and when to
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs; MRR and hit rate, which hang on every
 pair above the first relevant one at once, only under the query design (under the pair design the
-first-order correction covered the truth 73-87% of the time on LLMJudge: benchmarks/README.md). MAP
+first-order correction covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP
 is not corrected. A figure without a correction says why beside the plain one.
 """
 
@@ -38,6 +38,12 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
 PAIRS_UNSUPPORTED = ("mrr", "hit_rate")  # corrected under the query design only (see the module docstring)
+# Sums (and ratios of sums) of per-pair gains or relevance: the judge's grade distribution predicts them by its
+# expected gain or relevance. MRR and hit rate hang on the first relevant pair, whose expectation under independent
+# pairs predicted people's value worse than the judge's grades did (on a planted case the interval covered 68% and
+# 24%): they are predicted from the judge's grades.
+ADDITIVE = ("ndcg", "recall", "precision")
+ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)
 
 
 class _Model:
@@ -54,6 +60,9 @@ class _Model:
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
         self.calibration = pool.calibration()
         self.plain = _point_masses(pool.judge)
+        # the judge's prediction: its grade distribution where the label row has one (`label --grade-probs`)
+        given = ~np.isnan(pool.judge_probs[:, 0]) if len(pool.judge_probs) else np.zeros(len(pool.judge), bool)
+        self.prediction = np.where(given[:, None], np.nan_to_num(pool.judge_probs), self.plain)
         gold = pool.in_gold
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
@@ -65,6 +74,9 @@ class _Model:
         counts = np.bincount(group[gold], minlength=len(sums)).astype(np.float64)
         predicted = (sums[group] + prior) / (counts[group] + SHRINK)[:, None]
         left_out = (sums[group] - self.human + prior) / (counts[group] - 1 + SHRINK)[:, None]
+        # a pair with the judge's own distribution is predicted by it (which uses no gold: no leave-one-out)
+        predicted = np.where(given[:, None], self.prediction, predicted)
+        left_out = np.where(given[:, None], self.prediction, left_out)
         self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
         self.model = np.where(gold[:, None], self.human, predicted)
 
@@ -94,8 +106,9 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
         out.plain[q] = _value(spec, model.plain, weights, rows, pos, length, model, settings).value
-        if pool.design == "queries":
-            out.model[q] = out.plain[q]
+        if pool.design == "queries":  # the judge's prediction of the query's value: at its distributions
+            out.model[q] = _value(spec, model.prediction if spec.kind in ADDITIVE else model.plain, weights, rows,
+                                  pos, length, model, settings).value
             if q in whole:
                 out.human[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
@@ -134,10 +147,13 @@ def _averaged(scores: RunScores, metric: str) -> list[str]:
 
 def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Judgments, gold: Judgments,
               specs: list[MetricSpec], settings: Settings, *, design: str = "auto", confidence: float = 0.95,
-              bootstrap: int = 10_000, seed: int = 42, reference: str | None = None) -> Corrected:
-    """Corrected figures for every run, and for every run minus the reference (when given)."""
+              bootstrap: int = 10_000, seed: int = 42, reference: str | None = None,
+              per_query_coverage: float | None = 0.9) -> Corrected:
+    """Corrected figures for every run, and for every run minus the reference (when given); per-query intervals
+    at `per_query_coverage` (None: none) by conformal risk control on the queries people graded whole."""
     pool = gold_pool(labels, gold, design)
     model = _Model(pool, settings)
+    intervals = _PerQuery(pool, model, settings, per_query_coverage)
     parts: dict[tuple[str, str], Contribution] = {}
     runs: dict[str, list[CorrectedMetric]] = {}
     for ranking in rankings:
@@ -152,7 +168,9 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
-                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence), 0.0, 1.0)
+                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE),
+                                0.0, 1.0)
+            intervals.add(ranking, spec, queries)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
         runs[ranking.name] = rows
@@ -165,7 +183,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
-                value = _within(estimate(diff, pool, confidence), -1.0, 1.0)
+                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE), -1.0, 1.0)
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))
@@ -175,4 +193,37 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         gold_queries=len(pool.gold_queries()) if pool.design == "queries"
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
-        confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings)
+        confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings, per_query=intervals.out)
+
+
+class _PerQuery:
+    """Per-query intervals by conformal risk control (labeller.evaluation.corrected_conformal), calibrated on the
+    queries people graded whole; their value under people's grades is the truth the width is calibrated on."""
+
+    def __init__(self, pool: GoldPool, model: _Model, settings: Settings, coverage: float | None):
+        self.pool, self.model, self.settings, self.coverage = pool, model, settings, coverage
+        self.whole = set(pool.gold_queries())
+        self.out: list = []
+        self.sets: dict = {}
+
+    def _sets(self, kind: str):
+        from labeller.evaluation.corrected_conformal import GradeSets, judge_distributions
+
+        if not self.sets and self.whole:
+            dist, relevant_from, gain = judge_distributions(self.pool), self.settings.relevant_from, self.settings.gain
+            self.sets = {"gains": GradeSets(dist, lambda g: grade_gains(gain, g)),
+                         "relevant": GradeSets(dist, lambda g: np.clip(g - (relevant_from - 1), 0.0, 1.0))}
+        return self.sets.get("gains" if kind == "ndcg" else "relevant")
+
+    def add(self, ranking: Ranking, spec: MetricSpec, queries: list[str]) -> None:
+        from labeller.evaluation.corrected_conformal import per_query_intervals
+
+        if self.coverage is None or spec.kind not in SUPPORTED_KINDS:
+            return
+        pool, model = self.pool, self.model
+        positions = {q: _positions(ranking, pool, q, spec.k) for q in queries}
+        empty = np.zeros(0, dtype=np.int64)
+        truth = {q: _value(spec, model.human, model.feature(spec), pool.by_query.get(q, empty), *positions[q], model,
+                           self.settings).value for q in queries if q in self.whole}
+        self.out.append(per_query_intervals(ranking.name, spec, queries, positions, pool, self._sets(spec.kind), truth,
+                                            self.coverage))

@@ -15,9 +15,12 @@ Query design (people graded every pool pair of n random queries of Q; Oosterhuis
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
   estimate = mean over the n of human + lambda (mean over Q of plain - mean over the n of plain),
 lambda the least-squares slope of human on plain over the n (lambda = 1 is classic PPI, 0 human only),
-with judge-error variance (1 - n/Q) s^2 / n, s^2 the spread of the residuals human - lambda plain with
-one pseudo-query carrying the spread of the judge's per-query values over all Q (so eight graded queries
-that happen to agree do not claim no spread), and a Student t quantile on n - 2 degrees of freedom.
+("plain": the judge's prediction of each query's value, at its grades, or at its grade distributions where
+the labels carry them), with judge-error variance (1 - n/Q) s^2 / n + (mean_Q plain - mean_S plain)^2 s^2 / Sxx
+(the second term the fitted slope's own error), s^2 the spread of the residuals human - lambda plain with one
+pseudo-query carrying the spread of the judge's per-query values over all Q (so eight graded queries that happen
+to agree do not claim no spread; for hit rate, 0 or 1 per query, two more at +-1/2), and a Student t quantile on
+n - 2 degrees of freedom.
 
 Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
 Intervals are normal approximations.
@@ -81,12 +84,13 @@ def _spread(values: list[float]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
-def estimate(c: Contribution, pool: GoldPool, confidence: float) -> CorrectedValue:
+def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False) -> CorrectedValue:
+    """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for."""
     queries = sorted(c.model)
     if not queries:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
     if pool.design == "queries":
-        return _by_queries(c, queries, confidence)
+        return _by_queries(c, queries, confidence, zero_one)
     n_queries = len(queries)
     z = np.zeros(len(pool.judge))
     for i, value in c.influence.items():
@@ -128,7 +132,7 @@ def _student(confidence: float, df: float) -> float:
     return float(student.ppf(0.5 + confidence / 2, df=df))
 
 
-def _by_queries(c: Contribution, queries: list[str], confidence: float) -> CorrectedValue:
+def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one: bool = False) -> CorrectedValue:
     """The regression (power-tuned, PPI++) form: mean_S human + lambda (mean_Q plain - mean_S plain), lambda
     the slope of human on plain over the graded queries, so a judge whose per-query figures track people's
     poorly is leaned on less (lambda 0 is the human-only estimate); a Student t quantile on n - 1 degrees."""
@@ -137,14 +141,14 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float) -> Corre
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None,
                               note="no query of this run is among the queries people graded")
     human = np.array([c.human[q] for q in graded])
-    plain = np.array([c.plain[q] for q in graded])
-    everyone = np.array([c.plain[q] for q in queries])
+    plain = np.array([c.model[q] for q in graded])  # the judge's prediction (its grades or its distributions)
+    everyone = np.array([c.model[q] for q in queries])
     slope = 0.0
     if len(graded) > 1 and plain.var(ddof=1) > 1e-15:
         slope = float(np.cov(human, plain, ddof=1)[0, 1] / plain.var(ddof=1))
     value = float(human.mean() + slope * (everyone.mean() - plain.mean()))
     shift = float(human.mean() - slope * plain.mean())
-    per_query = [c.human[q] if q in c.human else slope * c.plain[q] + shift for q in queries]
+    per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
     if len(graded) < 3:
         return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
                               note=f"{len(graded)} graded queries: too few to build an interval from")
@@ -152,8 +156,17 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float) -> Corre
     # One pseudo-query with the spread of the judge's per-query values over all queries joins the residuals:
     # a few graded queries that happen to agree (hit rate 1 on all eight) must not claim no spread at all.
     prior = float(everyone.var(ddof=1)) if len(everyone) > 1 else 0.0
-    spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior) / (len(graded) - 1)
-    se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded))
+    # A 0/1 value (hit rate) near 0 or 1 on a few graded queries shows almost no spread where a query of the
+    # other value may still come: two pseudo-queries, one each side of the residuals' mean by 1/2 (the largest
+    # spread a 0/1 value has), as the Agresti-Coull interval adds pseudo-observations to a proportion.
+    floor = 2 * 0.25 if zero_one else 0.0
+    spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior + floor) / (len(graded) - 1)
+    # The slope is estimated from the same few queries: the prediction of the ungraded queries' mean carries its
+    # error too, (mean_Q plain - mean_S plain)^2 s^2 / Sxx (the regression prediction variance; with 8 graded
+    # queries leaving it out covered P@10 of a BM25 run 80% of the time on LLMJudge).
+    sxx = float(np.sum((plain - plain.mean()) ** 2))
+    slope_part = (everyone.mean() - plain.mean()) ** 2 * spread / sxx if slope and sxx > 1e-15 else 0.0
+    se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded) + slope_part)
     return _interval(value, se, _spread(per_query), confidence, quantile=_student(confidence, len(graded) - 2))
 
 

@@ -45,6 +45,8 @@ class GoldPool:
     gold_path: str
     outside: int = 0  # gold pairs not in the pool (left out)
     warnings: list[str] = field(default_factory=list)
+    # the judge's own distribution over GRADE_MIN.. per pair (`label --grade-probs`); NaN rows where none was given
+    judge_probs: np.ndarray = field(default_factory=lambda: np.zeros((0, len(GRADES))))
 
     @property
     def in_gold(self) -> np.ndarray:
@@ -97,7 +99,7 @@ def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto") -> GoldP
     for i, qid in enumerate(query):
         by_query.setdefault(qid, []).append(i)
     pool = GoldPool(index, query, judge_arr, human, {q: np.array(v) for q, v in by_query.items()}, "pairs",
-                    gold.source, outside)
+                    gold.source, outside, judge_probs=_judge_probs(labels, index))
     graded = int(pool.in_gold.sum())
     if not graded:
         raise BadInputError(f"none of the {gold.pairs} gold pairs is among the {len(query)} pairs of --labels; "
@@ -106,6 +108,16 @@ def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto") -> GoldP
     pool.design = _design(pool, design)
     pool.warnings = _warnings(pool, gold.pairs)
     return pool
+
+
+def _judge_probs(labels: Judgments, index: dict[tuple[str, str], int]) -> np.ndarray:
+    out = np.full((len(index), len(GRADES)), np.nan)
+    for pair, probs in labels.probs.items():
+        at = index.get(pair)
+        total = sum(probs.values())
+        if at is not None and total > 0:
+            out[at] = [probs.get(str(g), 0.0) / total for g in GRADES]
+    return out
 
 
 def _design(pool: GoldPool, asked: str) -> str:
@@ -132,6 +144,10 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
             out.append(f"only {n} of {total} queries are graded by people: the interval is rough on so few (on "
                        "LLMJudge 8 graded queries covered the truth 92-96% of the time, hit rate as little as 86%); "
                        "quote the wider interval, or grade more queries")
+        if 0 < total - n < 10:
+            out.append(f"only {total - n} of {total} queries are left ungraded: the judge-error interval approximates "
+                       "the error of a handful of queries by a normal one (on LLMJudge, 5 left, it covered as little "
+                       "as 78%); quote the wider interval")
         return out
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded == 0:

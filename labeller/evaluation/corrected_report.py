@@ -35,6 +35,30 @@ def difference_rows(c: Corrected) -> list[list[object]]:
              "–" if d.p_worse is None else f"{d.p_worse:.4f}"] for d in c.differences]
 
 
+PER_QUERY_HEADER = ["run", "metric", "target coverage", "graded queries (calibration)", "other queries",
+                    "mean interval width", "widest query"]
+
+
+def per_query_rows(c: Corrected) -> list[list[object]]:
+    """A line per run and metric; every query's interval is in the JSON (`corrected.per_query`)."""
+    rows = []
+    for p in c.per_query:
+        widths = {q: high - low for q, (low, high) in p.intervals.items()}
+        widest = max(widths, key=lambda q: (widths[q], q)) if widths else None
+        rows.append([p.run, p.metric, f"{p.target_coverage:.0%}", p.calibration_queries, len(p.intervals),
+                     "–" if not widths else f"{sum(widths.values()) / len(widths):.4f}" + (f" ({p.note})" if p.note
+                                                                                           else ""),
+                     "–" if widest is None else f"{widest} [{_num(p.intervals[widest][0])}, "
+                                                f"{_num(p.intervals[widest][1])}]"])
+    return rows
+
+
+PER_QUERY_INTRO = ("Per-query intervals (conformal risk control, Oosterhuis et al. 2024): each query people did not "
+                   "grade gets an interval that holds its value under people's grades for at least the target share "
+                   "of such queries, calibrated on the queries people graded whole; every interval is in the JSON "
+                   "(`corrected.per_query`).")
+
+
 def corrected_intro(c: Corrected) -> str:
     level = f"{c.confidence:.0%}"
     design = ("gold pairs sampled within the judge's grades" if c.design == "pairs"
@@ -52,5 +76,7 @@ def corrected_markdown(c: Corrected, table) -> list[str]:
                                                                                      corrected_rows(c)), ""]
     if c.differences:
         parts += [table(DIFFERENCE_HEADER, difference_rows(c)), ""]
+    if c.per_query and c.design == "queries":
+        parts += [PER_QUERY_INTRO, "", table(PER_QUERY_HEADER, per_query_rows(c)), ""]
     parts += [f"- warning: {w}" for w in c.warnings]
     return parts + ([""] if c.warnings else [])

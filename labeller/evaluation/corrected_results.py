@@ -50,6 +50,21 @@ class Stratum(_Result):
     gold: int  # of them graded by people
 
 
+class PerQueryIntervals(_Result):
+    """One run's per-query intervals on one metric, by conformal risk control (labeller.evaluation.corrected_conformal):
+    each ungraded query's value under people's grades is inside its interval for at least `target_coverage` of
+    such queries (marginally, over queries exchangeable with the graded ones)."""
+
+    run: str
+    metric: str
+    target_coverage: float
+    calibration_queries: int  # queries people graded whole, on which the width is calibrated
+    level: float | None  # each pair's plausible grades: those at least this probable (None: every grade)
+    graded: dict[str, float]  # query -> its value under people's grades (known exactly)
+    intervals: dict[str, tuple[float, float]]  # every other query -> (low, high)
+    note: str | None = None
+
+
 class Corrected(_Result):
     gold: str  # the gold file
     judge: list[str] = Field(default_factory=list)  # who labelled the pool (judge names in --labels)
@@ -63,3 +78,4 @@ class Corrected(_Result):
     runs: dict[str, list[CorrectedMetric]]
     differences: list[CorrectedDifference] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    per_query: list[PerQueryIntervals] = Field(default_factory=list)  # per run and metric

@@ -102,7 +102,14 @@ def query_terms(spec: MetricSpec, feature: np.ndarray, counts: np.ndarray, gains
 
 
 def _first_relevant(p: np.ndarray, weights: np.ndarray, zero: np.ndarray) -> Terms:
-    """E[weight of the first relevant position] for independent relevance p (exact at point masses, the
-    only place it is used: the query design). No gradient: the pair design does not correct these."""
-    survive = np.concatenate(([1.0], np.cumprod(1.0 - p)[:-1])) if len(p) else np.zeros(0)
-    return Terms(float(np.sum(weights * p * survive)), np.zeros(len(p)), zero)
+    """E[weight of the first relevant position] for independent relevance p, and its gradient in each p_i:
+    S_i (w_i - T_i), S_i = prod_{j<i} (1 - p_j), T_i = sum_{k>i} w_k p_k prod_{i<j<k} (1 - p_j) (backwards:
+    T_i = w_{i+1} p_{i+1} + (1 - p_{i+1}) T_{i+1}). Exact at point masses (the query design); the pair design
+    leaves MRR and hit rate uncorrected (labeller.evaluation.corrected), the gradient serving its measurement."""
+    if not len(p):
+        return Terms(0.0, np.zeros(0), zero)
+    survive = np.concatenate(([1.0], np.cumprod(1.0 - p)[:-1]))
+    after = np.zeros(len(p))
+    for i in range(len(p) - 2, -1, -1):
+        after[i] = weights[i + 1] * p[i + 1] + (1.0 - p[i + 1]) * after[i + 1]
+    return Terms(float(np.sum(weights * p * survive)), survive * (weights - after), zero)

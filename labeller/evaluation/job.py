@@ -68,6 +68,7 @@ class EvaluateOptions(BaseModel):
     gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
     gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked
     corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
+    per_query_coverage: float = 0.9  # target coverage of the per-query intervals (labeller.evaluation.corrected_conformal)
 
 
 def _check(options: EvaluateOptions) -> None:
@@ -104,6 +105,9 @@ def _check(options: EvaluateOptions) -> None:
     if options.gold_design not in DESIGNS:
         raise BadInputError(f"--gold-design '{options.gold_design}' is unknown; expected {', '.join(DESIGNS)}",
                             field="gold_design")
+    if not 0 < options.per_query_coverage < 1:
+        raise BadInputError(f"--per-query-coverage {options.per_query_coverage} must be between 0 and 1 (a share of "
+                            "queries, e.g. 0.9)", field="per_query_coverage")
     if options.gold_sample is not None and options.gold is None:
         raise BadInputError("--gold-sample describes how --gold was drawn; give --gold too", field="gold_sample")
     if options.corrected_gate and options.gold is None:
@@ -254,7 +258,7 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
     gold = load_judgments(options.gold, scale, role="gold")
     result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
                        confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
-                       reference=reference)
+                       reference=reference, per_query_coverage=options.per_query_coverage)
     from labeller.evaluation.corrected_pool import example_warnings, sample_warnings
 
     result.warnings += example_warnings(gold, judgments.rubrics)

@@ -33,6 +33,9 @@ class Judgments:
     added: dict[tuple[str, str], int] = field(default_factory=dict)  # pairs labelled by --fill-holes
     judges: list[str] = field(default_factory=list)  # who labelled them (labeller.io.gold.label_identities)
     rubrics: list[str] = field(default_factory=list)  # the rubrics labeller's own labels name (their examples)
+    # (query_id, doc_id) -> {"1": p, .., "5": p}: the judge's grade distribution (`label --grade-probs`), where given;
+    # the corrected estimates predict with it (labeller.evaluation.corrected)
+    probs: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
     def grade(self, query_id: str, doc_id: str) -> int | None:
         return self.grades.get(query_id, {}).get(doc_id)
@@ -59,7 +62,7 @@ class Judgments:
         judges = list(dict.fromkeys([*self.judges, *(label_identity(label.judge, label.rubric, label.rubric_version,
                                                                     label.grading) for label in labels
                                                      if (label.query_id, label.doc_id) in added)]))
-        return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics)
+        return Judgments(grades, self.source, self.kind, self.scale, added, judges, self.rubrics, self.probs)
 
 
 def load_judgments(path: str | Path, from_scale: str | None = None, role: Role = "judgments") -> Judgments:
@@ -80,7 +83,23 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
         grades.setdefault(qid, {})[did] = grade
     scale = f"{graded.scale[0] - 1}-{graded.scale[1] - 1}" if graded.kind == "qrels" else None
     return Judgments(grades, str(path), graded.kind, scale, judges=label_identities(graded),
-                     rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)))
+                     rubrics=list(dict.fromkeys(r.rubric for r in graded.rows if r.rubric)),
+                     probs={(r.query_id, r.doc_id): grade_distribution(r, path) for r in graded.rows if r.grade_probs})
+
+
+def grade_distribution(row, path) -> dict[str, float]:
+    """A label row's grade distribution, as the corrected estimates read it: grades of the 1-5 scale, each
+    probability in [0, 1], some mass somewhere."""
+    from labeller.errors import BadInputError
+    from labeller.records import GRADE_MAX
+
+    probs = row.grade_probs
+    known = {str(g) for g in range(GRADE_MIN, GRADE_MAX + 1)}
+    if not set(probs) <= known or any(not 0 <= p <= 1 for p in probs.values()) or sum(probs.values()) <= 0:
+        raise BadInputError(f"grade_probs {probs} of ({row.query_id}, {row.doc_id}) is not a grade distribution: "
+                            f"expected probabilities in [0, 1] for grades {GRADE_MIN}-{GRADE_MAX} ('1'..'5'), not all 0",
+                            path=str(path), line=row.line, field="grade_probs")
+    return probs
 
 
 def _read_plain_qrels(path: str | Path, from_scale: str | None) -> Judgments | None:

@@ -58,6 +58,7 @@ class Graded(Record):
     rubric: str = ""  # labeller's own label rows: the rubric and version the judge graded under
     rubric_version: str = ""
     grading: str = ""  # labeller's own label rows: how the run graded (Label.grading; "" for one plain request)
+    grade_probs: dict[str, float] | None = None  # labeller's own label rows (--grade-probs): the grade's distribution
 
 
 class Clipped(Record):
@@ -225,7 +226,7 @@ def _validate(kind: Kind, native: bool, row: dict[str, Any], path: Path, line: i
     if isinstance(record, Label):
         return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.judge,
                       note=record.justification, line=line, rubric=record.rubric, rubric_version=record.rubric_version,
-                      grading=record.grading or "")
+                      grading=record.grading or "", grade_probs=record.grade_probs)
     return Graded(query_id=record.query_id, doc_id=record.doc_id, grade=record.grade, annotator=record.annotator,
                   note=record.note, line=line, adjudicated=record.outcome == "adjudicated")
 

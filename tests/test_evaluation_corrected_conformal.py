@@ -1,0 +1,247 @@
+"""Per-query intervals by conformal risk control (`evaluate --gold`, labeller.evaluation.corrected_conformal):
+bounds checked against brute force over every grade assignment, the calibration step by hand, empirical
+per-query coverage under a simulated judge of known bias, and a wrong calibration (too small a gold, an
+adversarial judge) shown to widen the intervals rather than to under-cover."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import numpy as np
+import pytest
+
+from labeller.evaluation.corrected_conformal import LEVELS, GradeSets, bounds, calibrate
+from labeller.evaluation.corrected_pool import GRADES, gold_pool
+from labeller.evaluation.metrics import parse_metrics
+from labeller.evaluation.qrels import Judgments
+from labeller.evaluation.results import Settings
+from labeller.evaluation.runs import Ranking
+from labeller.evaluation.scoring import score_run
+from tests.cli_helpers import cli
+from tests.test_evaluation_corrected import judgments, run_corrected
+
+METRICS = "ndcg@5,recall@10,precision@5,mrr@10,hit_rate@3"
+
+
+def simulated(seed: int, queries: int, pool: int, judge_of):
+    """Human grades 1-4, a judge `judge_of(human grade, rng)`, and two runs over each query's pool."""
+    rng = random.Random(seed)
+    human, judge, good, weak = {}, {}, {}, {}
+    for q in range(queries):
+        qid = f"q{q:03d}"
+        docs = [f"{qid}-d{i}" for i in range(pool)]
+        human[qid] = {d: rng.choice([1, 1, 1, 2, 2, 3, 4]) for d in docs}
+        judge[qid] = {d: min(4, max(1, judge_of(g, rng))) for d, g in human[qid].items()}
+        good[qid] = sorted(docs, key=lambda d: -(human[qid][d] + rng.random() * 2.0))
+        weak[qid] = sorted(docs, key=lambda d: -(human[qid][d] + rng.random() * 6.0))
+    return human, judge, [Ranking("good", docs=good), Ranking("weak", docs=weak)]
+
+
+def generous(g, rng):  # a known bias: one grade up 40% of the time, one down 10%
+    return g + rng.choices([1, 0, -1], [0.4, 0.5, 0.1])[0]
+
+
+def adversarial(g, rng):  # the opposite of people
+    return 5 - g
+
+
+def per_query_coverage(human, judge, rankings, graded: int, draws: int, coverage: float = 0.9,
+                       metrics: str = METRICS):
+    """{(run, metric): (share of ungraded queries whose human value is inside, mean width, notes)}."""
+    settings = Settings(relevant_from=3)
+    specs = parse_metrics(metrics)
+    truth = {r.name: score_run(r, judgments(human), specs, settings).per_query for r in rankings}
+    hits, widths, notes = {}, {}, {}
+    for draw in range(draws):
+        chosen = random.Random(100 + draw).sample(sorted(human), graded)
+        result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments({q: human[q] for q in chosen}),
+                                  settings, metrics=metrics, design="queries", per_query_coverage=coverage)
+        for p in result.per_query:
+            key = (p.run, p.metric)
+            assert p.target_coverage == coverage and p.calibration_queries == graded
+            assert set(p.graded) == set(chosen) and not set(p.intervals) & set(chosen)
+            for q, v in p.graded.items():
+                assert v == pytest.approx(truth[p.run][p.metric][q], abs=1e-12)
+            for q, (low, high) in p.intervals.items():
+                hits.setdefault(key, []).append(low - 1e-9 <= truth[p.run][p.metric][q] <= high + 1e-9)
+                widths.setdefault(key, []).append(high - low)
+            notes.setdefault(key, set()).add(p.note)
+    return {k: (float(np.mean(hits[k])), float(np.mean(widths[k])), notes[k]) for k in hits}
+
+
+def _hull(row: np.ndarray, s: float) -> tuple[float, float]:
+    """The s- and (1 - s)-quantiles of a grade distribution with grade g spread evenly over [g - 1/2, g + 1/2]
+    (np.interp on the cumulative distribution: an implementation independent of GradeSets')."""
+    cum, edges = np.concatenate(([0.0], np.cumsum(row))), np.arange(6) + 0.5
+    return (float(np.clip(np.interp(s, cum, edges), 1, 5)), float(np.clip(np.interp(1 - s, cum, edges), 1, 5)))
+
+
+@pytest.mark.parametrize("level", [0, 20, 40, 60, 79])
+def test_bounds_hold_every_grade_assignment_inside_the_sets(level):
+    """One query, five pool pairs with their grade distributions: at a level, each pair's plausible grades span
+    [s-quantile, (1-s)-quantile]; the metric under every assignment of whole grades within the spans lies inside
+    the bounds (brute force with the plain scorer), and P@k and recall@k are the ramp features summed."""
+    pairs = ["a", "b", "c", "d", "e"]
+    dist = np.array([[0.05, 0.5, 0.4, 0.05, 0.0], [0.0, 0.0, 0.6, 0.4, 0.0], [0.3, 0.3, 0.2, 0.2, 0.0],
+                     [0.0, 0.0, 0.0, 1.0, 0.0], [0.55, 0.45, 0.0, 0.0, 0.0]])
+    dist = dist / dist.sum(axis=1, keepdims=True) * (1 - 5e-5) + 1e-5
+    hulls = [_hull(row, LEVELS[level]) for row in dist]
+    relevance = lambda g: np.clip(g - 2.0, 0.0, 1.0)  # noqa: E731  (relevant from grade 3)
+    sets = GradeSets(dist, relevance)
+    assert sets.low[:, level] == pytest.approx([relevance(h[0]) for h in hulls], abs=1e-9)
+    assert sets.high[:, level] == pytest.approx([relevance(h[1]) for h in hulls], abs=1e-9)
+    spans = [range(int(np.ceil(low - 1e-9)), int(np.floor(high + 1e-9)) + 1) for low, high in hulls]
+    run = Ranking("r", docs={"q": ["c", "a", "e", "b"]})  # d is in the pool, not in the run
+    labels = judgments({"q": dict.fromkeys(pairs, 2)}, kind="labels")
+    pool = gold_pool(labels, judgments({"q": {"a": 2}}), "pairs")
+    settings = Settings(relevant_from=3)
+    for spec in parse_metrics("ndcg@3,ndcg,recall@2,precision@3,mrr@4,hit_rate@2"):
+        sets = GradeSets(dist, (lambda g: g - 1.0) if spec.kind == "ndcg" else relevance)
+        docs = run.docs["q"][:spec.k] if spec.k else run.docs["q"]
+        pos = np.array([pool.index[("q", d)] for d in docs])
+        low, high = bounds(spec, pos, pool.by_query["q"], len(run.docs["q"]), sets)
+        values = [score_run(run, Judgments({"q": dict(zip(pairs, g))}, "x", "qrels"), [spec], settings)
+                  .per_query[spec.name]["q"] for g in itertools.product(*spans)]
+        assert bool(values) == (level > 0)  # the narrowest spans may hold no whole grade
+        assert min(values, default=low[level]) >= low[level] - 1e-12, spec.name
+        assert max(values, default=high[level]) <= high[level] + 1e-12, spec.name
+        if spec.kind == "precision":
+            top = [pairs.index(d) for d in docs]
+            assert (low[level], high[level]) == pytest.approx(
+                (sum(relevance(hulls[i][0]) for i in top) / 3, sum(relevance(hulls[i][1]) for i in top) / 3))
+        if spec.kind == "recall":  # c and a in the top 2: hits over hits plus the rest (b, d, e) at the other end
+            hits = [relevance(hulls[i][0]) for i in (2, 0)], [relevance(hulls[i][1]) for i in (2, 0)]
+            rest = [relevance(hulls[i][1]) for i in (1, 3, 4)], [relevance(hulls[i][0]) for i in (1, 3, 4)]
+            assert low[level] == pytest.approx(sum(hits[0]) / (sum(hits[0]) + sum(rest[0])))
+            assert high[level] == pytest.approx(sum(hits[1]) / (sum(hits[1]) + sum(rest[1])))
+    if level == len(LEVELS) - 1:  # every grade: the metric's whole range
+        assert (low[level], high[level]) == (0.0, 1.0)
+
+
+def test_calibration_by_hand():
+    """Nine calibration queries, target 80%: (misses + 1) / 10 <= 0.2 allows one miss. Level 0 misses three,
+    level 1 one, level 2 none: level 1. With four queries even no miss gives 1/5 = 0.2 (allowed); with three,
+    1/4 > 0.2 at every level but the last (the whole range)."""
+    truth = np.array([0.5] * 9)
+    low = np.array([[0.6, 0.4, 0.0]] * 3 + [[0.5, 0.5, 0.0]] + [[0.6, 0.55, 0.0]] + [[0.4, 0.3, 0.0]] * 4)
+    high = np.full((9, 3), 0.9)
+    assert calibrate(low, high, truth, 0.8) == 1
+    # brute force: the first level whose misses m satisfy (m + 1) / (n + 1) <= alpha
+    misses = [int(np.sum((truth < low[:, i]) | (truth > high[:, i]))) for i in range(3)]
+    assert misses == [4, 1, 0] and [(m + 1) / 10 <= 0.2 + 1e-12 for m in misses].index(True) == 1
+    assert calibrate(low[5:], high[5:], truth[5:], 0.8) == 0
+    grid = np.zeros((3, len(LEVELS)))
+    assert calibrate(grid, grid + 1, truth[:3], 0.8) == len(LEVELS) - 1
+
+
+def test_per_query_coverage_is_near_nominal_under_a_judge_of_known_bias():
+    human, judge, rankings = simulated(0, queries=120, pool=20, judge_of=generous)
+    found = per_query_coverage(human, judge, rankings, graded=40, draws=12)
+    for key, (covered, width, notes) in found.items():
+        assert covered >= 0.86, (key, covered)  # 90% target; the guarantee is marginal, over draws
+        assert notes == {None}, key
+    # informative: NDCG@5 intervals of the good run are far narrower than the metric's range
+    assert found["good", "ndcg@5"][1] < 0.6
+    assert np.mean([c for c, _, _ in found.values()]) <= 0.995
+
+
+def test_too_small_a_gold_widens_to_the_whole_range_and_says_so():
+    human, judge, rankings = simulated(1, queries=40, pool=12, judge_of=generous)
+    found = per_query_coverage(human, judge, rankings, graded=5, draws=2, coverage=0.9)
+    for key, (covered, width, notes) in found.items():
+        assert covered == 1.0
+        (note,) = notes
+        assert "5 graded queries cannot calibrate a 90% per-query interval (it needs at least 9" in note, key
+    assert found["good", "ndcg@5"][1] == pytest.approx(1.0)
+
+
+def test_an_adversarial_judge_gets_wider_intervals_not_lower_coverage():
+    human, honest, rankings = simulated(2, queries=100, pool=15, judge_of=generous)
+    _, reversed_judge, _ = simulated(2, queries=100, pool=15, judge_of=adversarial)
+    good = per_query_coverage(human, honest, rankings, graded=40, draws=6, metrics="ndcg@5,precision@5")
+    bad = per_query_coverage(human, reversed_judge, rankings, graded=40, draws=6, metrics="ndcg@5,precision@5")
+    for key in good:
+        assert bad[key][0] >= 0.86, (key, bad[key])
+        assert bad[key][1] > good[key][1] + 0.05, (key, good[key], bad[key])
+
+
+def test_grade_probabilities_narrow_the_per_query_intervals():
+    """A judge whose distribution is right (people's grade is drawn from it) gives sets that follow each pair:
+    narrower intervals at the same coverage than its grades alone."""
+    rng = random.Random(3)
+    human, judge, rankings = simulated(3, queries=100, pool=15, judge_of=generous)
+    probs = {}
+    for q, docs in human.items():
+        for d in docs:
+            sure = rng.random() < 0.7
+            dist = {str(g): 0.0 for g in range(1, 6)}
+            if sure:
+                dist[str(human[q][d])] = 1.0
+            else:
+                for g in (judge[q][d], human[q][d]):
+                    dist[str(g)] += 0.5
+            probs[q, d] = dist
+    labels = judgments(judge, kind="labels")
+    labels.probs = probs
+    chosen = random.Random(7).sample(sorted(human), 40)
+    settings = Settings(relevant_from=3)
+    truth = {r.name: score_run(r, judgments(human), parse_metrics("ndcg@5"), settings).per_query["ndcg@5"]
+             for r in rankings}
+    widths = {}
+    for name, lab in (("probs", labels), ("grades", judgments(judge, kind="labels"))):
+        result, _ = run_corrected(rankings, lab, judgments({q: human[q] for q in chosen}), settings, metrics="ndcg@5",
+                                  design="queries")
+        for p in result.per_query:
+            inside = [lo - 1e-9 <= truth[p.run][q] <= hi + 1e-9 for q, (lo, hi) in p.intervals.items()]
+            assert np.mean(inside) >= 0.85
+            widths[name, p.run] = np.mean([hi - lo for lo, hi in p.intervals.values()])
+    for run in ("good", "weak"):
+        assert widths["probs", run] < widths["grades", run] * 0.8, widths
+
+
+def test_evaluate_json_and_summary_carry_the_per_query_intervals(tmp_path, capsys):
+    human, judge, rankings = simulated(4, queries=30, pool=10, judge_of=generous)
+    labels = tmp_path / "labels.qrels"
+    labels.write_text("".join(f"{q} 0 {d} {g - 1}\n" for q, docs in judge.items() for d, g in docs.items()))
+    gold = tmp_path / "gold.qrels"
+    gold.write_text("".join(f"{q} 0 {d} {g - 1}\n" for q, docs in human.items() if q < "q020"
+                            for d, g in docs.items()))
+    run = tmp_path / "good.trec"
+    run.write_text("".join(f"{q} Q0 {d} {i + 1} {100 - i} good\n" for q, docs in rankings[0].docs.items()
+                           for i, d in enumerate(docs)))
+    common = ["evaluate", "--run", str(run), "--labels", str(labels), "--gold", str(gold), "--metrics", "ndcg@5,mrr@10"]
+    code, stdout, stderr = cli(capsys, *common, "--json", "--per-query-coverage", "0.8")
+    assert code == 0, stderr
+    out = json.loads(stdout)["corrected"]
+    assert out["design"] == "queries"
+    (ndcg, mrr) = out["per_query"]
+    assert ndcg["metric"] == "ndcg@5" and ndcg["target_coverage"] == 0.8 and ndcg["calibration_queries"] == 20
+    assert len(ndcg["intervals"]) == 10 and all(0 <= lo <= hi <= 1 for lo, hi in ndcg["intervals"].values())
+    code, summary, _ = cli(capsys, *common)
+    assert code == 0 and "Per-query intervals (conformal risk control" in summary
+    assert "| good | ndcg@5 | 90% | 20 | 10 |" in summary
+    code, _, stderr = cli(capsys, *common, "--per-query-coverage", "1.5")
+    assert code == 2 and "--per-query-coverage 1.5 must be between 0 and 1" in stderr
+
+
+def test_pair_design_has_no_per_query_intervals_and_says_why():
+    human, judge, rankings = simulated(5, queries=10, pool=10, judge_of=generous)
+    scattered = {q: dict(list(docs.items())[:4]) for q, docs in human.items()}
+    result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments(scattered), Settings(),
+                              metrics="ndcg@5", design="pairs")
+    (p, _) = result.per_query
+    assert p.intervals == {} and p.calibration_queries == 0 and "graded whole" in p.note
+
+
+def test_few_ungraded_queries_are_warned_about():
+    human, judge, rankings = simulated(6, queries=14, pool=6, judge_of=generous)
+    graded = {q: human[q] for q in sorted(human)[:11]}
+    result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments(graded), Settings(),
+                              metrics="ndcg@5", design="queries")
+    assert any("only 3 of 14 queries are left ungraded" in w for w in result.warnings), result.warnings
+    result, _ = run_corrected(rankings, judgments(judge, kind="labels"), judgments({q: human[q] for q in
+                                                                                   sorted(human)[:4]}),
+                              Settings(), metrics="ndcg@5", design="queries")
+    assert not any("left ungraded" in w for w in result.warnings)
