@@ -11,25 +11,22 @@ cores with the fake server: the ratio says what this machine can show, not what 
 from __future__ import annotations
 
 import json
-import subprocess
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
 
 from raycluster import RayCluster  # noqa: E402
+from throughput import timed  # noqa: E402
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, dict]:
-    started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:6])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return elapsed, json.loads(done.stdout.splitlines()[-1])
+    elapsed, stdout = timed(cmd, env)
+    return elapsed, json.loads(stdout.splitlines()[-1])
 
 
 def bench_ray(tmp: Path, n_pairs: int, latency: float, concurrency: int, block_size: int, workers: list[int],
@@ -38,7 +35,8 @@ def bench_ray(tmp: Path, n_pairs: int, latency: float, concurrency: int, block_s
     folder.mkdir()
     write_inputs(folder, n_pairs)
     fake, url = start_fakeapi(latency)
-    cluster = RayCluster(Path(tempfile.mkdtemp(prefix="lray-", dir="/tmp")), workers=max(workers))
+    root = Path(tempfile.mkdtemp(prefix="lray-", dir="/tmp"))  # Ray's socket paths must stay under 108 bytes
+    cluster = RayCluster(root, workers=max(workers))
     rows: list[dict] = []
     try:
         env = {**cluster.environment, "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": url + "/v1"}
@@ -63,6 +61,7 @@ def bench_ray(tmp: Path, n_pairs: int, latency: float, concurrency: int, block_s
     finally:
         cluster.stop()
         fake.kill()
+        shutil.rmtree(root, ignore_errors=True)
     return rows
 
 

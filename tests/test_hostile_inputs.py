@@ -1241,6 +1241,17 @@ CASES: list[Case] = [
     # --batch runs the claim tasks through the provider's batch API: a judge with none is refused, nothing written
     Case("answers-judge-batch-offline-judge", [*ANSWERS, "--batch", "--cache", "c", "--report", "rep"],
          stderr="--batch needs a provider with a batch API", outputs=("rep",), mutable=("c",), setup=_answers),
+    # --ray (docs/ray.md): what it cannot honour or reach is refused before a cluster is started or a pair sent
+    Case("label-ray-not-an-address", [*LABEL_OUT, *OPENAI, "--ray", "not an address"],
+         stderr="is not a Ray address", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-nothing-answers", [*LABEL_OUT, *OPENAI, "--ray", "127.0.0.1:9"],
+         stderr="no Ray cluster answers there", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-remote-cluster-directory-store", [*LABEL_OUT, *OPENAI, "--ray", "203.0.113.7:6379"],
+         stderr="use a PostgreSQL store", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-dry-run", [*LABEL_OUT, *OPENAI, "--ray", "--dry-run"],
+         stderr="--ray does not take --dry-run", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-workers-without-ray", [*LABEL_OUT, *OPENAI, "--ray-workers", "2"],
+         stderr="apply to --ray", outputs=("out.jsonl", ".labeller-cache")),
 ]
 
 

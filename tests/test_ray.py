@@ -151,7 +151,34 @@ def test_the_rate_limit_holds_for_the_whole_cluster(cluster, api, tmp_path):
     assert all(j - i + 1 <= 50 + 5 * (times[j] - times[i]) + 1 for i in range(70) for j in range(i, 70))
 
 
-def test_a_worker_killed_mid_run_loses_nothing(cluster, api, tmp_path):
+def test_the_python_api_and_a_pipelines_label_step_take_the_cluster(cluster, api, tmp_path, monkeypatch):
+    """label(ray=ADDRESS) returns the frame label() returns in one process; the label step's keys map to RayOptions."""
+    import labeller
+    from labeller.distributed import RayOptions
+    from labeller.errors import ConfigError
+    from labeller.pipelines.config import PipelineConfig
+    from labeller.pipelines.steps import ray_options
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    files = inputs(tmp_path / "in", 8)
+    frames = {}
+    for name, ray in (("ray", RayOptions(address=cluster.address, block_size=3)), ("single", None)):
+        frames[name] = labeller.label(str(files["pairs"]), queries=str(files["queries"]),
+                                      corpus=str(files["corpus"]), judge=MODEL, cache=tmp_path / "cache", ray=ray)
+    assert api.total == 8 and frames["ray"].equals(frames["single"])
+    assert list(frames["ray"]["grade"]) == [i % 5 + 1 for i in range(8)]
+
+    step = {"pipeline": "label_slice", "inputs": {"queries": "q.jsonl", "corpus": "c.jsonl"}}
+    assert ray_options(PipelineConfig.model_validate({**step, "label": {"ray": cluster.address, "ray_workers": 2}})) \
+        == RayOptions(address=cluster.address, workers=2)
+    assert ray_options(PipelineConfig.model_validate(step)) is None
+    with pytest.raises(ConfigError, match="apply with label.ray"):
+        ray_options(PipelineConfig.model_validate({**step, "label": {"ray_block_size": 10}}))
+
+
+def test_a_worker_killed_mid_run_loses_nothing(cluster, api, tmp_path, capsys):
     """Kept last: it takes a worker away. The surviving worker runs the dead one's blocks again; only the requests
     in flight when it died may be paid twice, and a rerun pays for nothing."""
     files = inputs(tmp_path / "in", 48)
@@ -171,10 +198,13 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, api, tmp_path):
     labels = [json.loads(line) for line in (tmp_path / "out.jsonl").open()]
     assert [(r["doc_id"], r["grade"]) for r in labels] == [(f"d{i}", i % 5 + 1) for i in range(48)]
     sent = api.total
-    again = run_cli(cluster, api, label_args(files, tmp_path / "cache", tmp_path / "again.jsonl", "--ray",
-                                             cluster.address, "--ray-block-size", 6))
-    assert again.returncode == 0, again.stderr
-    assert api.total == sent
+    os.environ.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=api.openai_url)
+    try:  # a rerun (here in one process) pays for nothing
+        code, _, err = cli(capsys, *label_args(files, tmp_path / "cache", tmp_path / "again.jsonl"))
+    finally:
+        del os.environ["OPENAI_API_KEY"], os.environ["OPENAI_BASE_URL"]
+    assert code == 0 and api.total == sent, err
+    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("extra, message", [

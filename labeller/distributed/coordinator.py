@@ -38,7 +38,8 @@ class Coordinator:
     listings and logs)."""
 
     def __init__(self, price: ModelPrice | None, max_cost: float | None, output_cap: int | None,
-                 requests_per_minute: int | None, tokens_per_minute: int | None, credentials: dict[str, str | None]) -> None:
+                 requests_per_minute: int | None, tokens_per_minute: int | None, credentials: dict[str, str | None],
+                 attempt_seconds: float = 60.0) -> None:
         self.stats = LabelStats(cost_usd=0.0 if price is not None else None,
                                 unconfirmed_cost_usd=0.0 if price is not None else None)
         self.price, self.output_cap = price, output_cap or DEFAULT_OUTPUT_CAP
@@ -46,6 +47,9 @@ class Coordinator:
         self.limits = RateLimits(requests_per_minute, tokens_per_minute)
         self._credentials = credentials
         self._stopped = ""  # a fatal judge error one worker met (a bad key): the other blocks send nothing
+        # No attempt lasts longer than the judge's timeout: a wait for the budget past it means a reservation whose
+        # worker died in flight (kept: it may have been billed), so the budget is treated as reached, not awaited.
+        self.longest_wait = attempt_seconds + 10.0
 
     def _worst(self, prompt_tokens: int) -> float:
         return 0.0 if self.price is None else self.price.cost(prompt_tokens, self.output_cap)
@@ -55,8 +59,8 @@ class Coordinator:
         if self.limits.active:
             await self.limits.acquire(prompt_tokens + EXPECTED_OUTPUT_TOKENS)
         try:
-            await self.spending.reserve(self._worst(prompt_tokens))
-        except BudgetReached:
+            await asyncio.wait_for(self.spending.reserve(self._worst(prompt_tokens)), self.longest_wait)
+        except (BudgetReached, asyncio.TimeoutError):
             return False
         self.stats.requests += 1
         return True

@@ -104,7 +104,7 @@ class RayLabelling:
         base_url = self.judge_args.get("base_url") or os.environ.get(f"{judge.provider.upper()}_BASE_URL")
         credentials = dict(api_key=os.environ.get(KEY_VARIABLES.get(judge.provider, "-")), base_url=base_url)
         return actor.remote(price, options.max_cost, judge.max_output_tokens, options.requests_per_minute,
-                            options.tokens_per_minute, credentials)
+                            options.tokens_per_minute, credentials, self.judge_args["timeout"])
 
     def _judge_blocks(self, ray, pairs, queries, corpus, coordinator, job: BlockJob) -> list[dict]:
         """Every block through the workers, at most `workers` at once; one row of counts per block."""
