@@ -22,7 +22,7 @@ from cli_helpers import cli, jsonl
 from fakeapi import FakeAPI
 
 if not os.environ.get("CI"):  # in CI the dev extra installs Ray: a missing Ray fails there, never skips
-    pytest.importorskip("ray", reason="the ray extra (pip install 'labeller[ray]') is not installed")
+    pytest.importorskip("ray", reason="the ray extra (pip install 'labeller-relevance[ray]') is not installed")
 
 from raycluster import RayCluster, free_port  # noqa: E402
 

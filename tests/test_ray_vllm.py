@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import cli, jsonl
 
 if not os.environ.get("CI"):  # in CI the dev extra installs Ray: a missing Ray fails there, never skips
-    pytest.importorskip("ray.data.llm", reason="the ray extra (pip install 'labeller[ray]') is not installed")
+    pytest.importorskip("ray.data.llm", reason="the ray extra (pip install 'labeller-relevance[ray]') is not installed")
 
 from labeller.distributed.blocks import block_frames  # noqa: E402
 from labeller.distributed.vllm import VllmJudging, split_results  # noqa: E402

@@ -81,7 +81,7 @@ def label(
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
                                                               "judge (default 0).")] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]",
-                                               help="Judge the pairs on a Ray cluster (pip install 'labeller[ray]'): "
+                                               help="Judge the pairs on a Ray cluster (pip install 'labeller-relevance[ray]'): "
                                                     "alone, a local Ray; with HOST:PORT, that cluster. Budget and "
                                                     "rate limits hold for the whole cluster (docs/ray.md).")] = None,
     ray_workers: Annotated[Optional[int], typer.Option(min=1, help="With --ray: blocks judged at once (default: "

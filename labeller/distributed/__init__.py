@@ -1,6 +1,6 @@
 """Labelling past one machine: the same engine's blocks on a Ray cluster (ray.py), the store the source of truth.
 
-Only options.py is imported without Ray installed; everything else needs the `labeller[ray]` extra.
+Only options.py is imported without Ray installed; everything else needs the `labeller-relevance[ray]` extra.
 """
 
 from labeller.distributed.options import LOCAL, RayOptions

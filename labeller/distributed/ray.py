@@ -43,7 +43,7 @@ def ray_module():
     try:
         import ray
     except ImportError:
-        raise ConfigError("--ray needs Ray: pip install 'labeller[ray]'", field="ray") from None
+        raise ConfigError("--ray needs Ray: pip install 'labeller-relevance[ray]'", field="ray") from None
     return ray
 
 
