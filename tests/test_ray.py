@@ -152,7 +152,7 @@ def test_the_rate_limit_holds_for_the_whole_cluster(cluster, api, tmp_path):
 
 
 def test_the_python_api_and_a_pipelines_label_step_take_the_cluster(cluster, api, tmp_path, monkeypatch):
-    """label(ray=ADDRESS) returns the frame label() returns in one process; the label step's keys map to RayOptions."""
+    """label(ray=...) returns the frame label() returns in one process; the label step's keys map to RayOptions."""
     import labeller
     from labeller.distributed import RayOptions
     from labeller.errors import ConfigError
@@ -171,8 +171,8 @@ def test_the_python_api_and_a_pipelines_label_step_take_the_cluster(cluster, api
     assert list(frames["ray"]["grade"]) == [i % 5 + 1 for i in range(8)]
 
     step = {"pipeline": "label_slice", "inputs": {"queries": "q.jsonl", "corpus": "c.jsonl"}}
-    assert ray_options(PipelineConfig.model_validate({**step, "label": {"ray": cluster.address, "ray_workers": 2}})) \
-        == RayOptions(address=cluster.address, workers=2)
+    assert ray_options(PipelineConfig.model_validate({**step, "label": {"ray": "10.0.0.5:6379", "ray_workers": 2}})) \
+        == RayOptions(address="10.0.0.5:6379", workers=2)
     assert ray_options(PipelineConfig.model_validate(step)) is None
     with pytest.raises(ConfigError, match="apply with label.ray"):
         ray_options(PipelineConfig.model_validate({**step, "label": {"ray_block_size": 10}}))
