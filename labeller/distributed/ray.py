@@ -28,7 +28,7 @@ from labeller.distributed.blocks import BlockJob, block_frames, judge_block, jud
 from labeller.distributed.checks import check_cluster_address, check_cluster_nodes, refuse_unsupported
 from labeller.distributed.coordinator import TOTALS, ClusterJudge, Coordinator
 from labeller.distributed.options import LOCAL
-from labeller.errors import ConfigError
+from labeller.errors import ConfigError, redact
 from labeller.judges.base import Judge
 from labeller.judges.registry import KEY_VARIABLES
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
@@ -120,7 +120,17 @@ class RayLabelling:
         dataset = ray.data.from_pandas(frames).map_batches(
             judge_block, batch_size=None, batch_format="pandas", fn_kwargs=dict(job=job, coordinator=coordinator),
             compute=ray.data.TaskPoolStrategy(size=min(workers, len(frames))), num_cpus=1)
-        return dataset.take_all()
+        try:
+            return dataset.take_all()
+        except ray.exceptions.RayError as exc:  # a block failed for good (not a dead node: Ray reruns those)
+            cause = getattr(exc, "cause", None) or exc
+            reason = str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__
+            return [dict(pairs=0, new=0, cached=0, failed=0, skipped=0, budget_stopped=False,
+                         stopped_by=f"the workers failed ({redact(reason[:300], _secrets())})")]
+
+
+def _secrets() -> list[str]:
+    return [value for name, value in os.environ.items() if name.endswith("_API_KEY")]
 
 
 def stopped_blocks(blocks: list[dict]) -> list[str]:
