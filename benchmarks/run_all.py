@@ -15,6 +15,9 @@ peak RSS (os.wait4's rusage of that very child).
                     OpenAI server (tests/fakeapi.py) at each --latencies value, into a fresh directory
                     store and a fresh PostgreSQL database; the bare loop on the SDK's default httpx
                     transport, or with --bare-transport aiohttp on the aiohttp one labeller uses
+  ray               `labeller label --ray` with 1, 2 and 4 workers of a local Ray cluster against the fake
+                    provider (scaling against one worker), and its overhead against a single process at equal
+                    concurrency: benchmarks/ray_scaling.py (--ray-pairs, --ray-latency, --ray-concurrency)
 
 PostgreSQL: $LABELLER_BENCH_POSTGRES, else a throwaway server from the machine's package (tests/pgserver.py,
 fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-postgres.
@@ -23,6 +26,7 @@ fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-pos
     python benchmarks/run_all.py                          # 10,000 x 1,000 evaluation, 200k cached pairs
     python benchmarks/run_all.py --cached-pairs 1000000 --write-readme
     python benchmarks/run_all.py --only memory --memory-pairs 250000,500000,1000000
+    python benchmarks/run_all.py --only ray --repeat 1
 
 Synthetic data go to a temp dir and are removed afterwards. Ratios: time is labeller / reference
 (lower is better); labelling is labeller's throughput / the bare loop's (higher is better).
@@ -313,6 +317,9 @@ def main() -> None:
     parser.add_argument("--memory-pairs", default="1000000,5000000,10000000",
                         help="--only memory: cached reruns of these many pairs, comma-separated")
     parser.add_argument("--memory-before", type=Path, help="--only memory: also run this labeller source tree")
+    parser.add_argument("--ray-pairs", type=int, default=3000, help="--only ray: pairs per run")
+    parser.add_argument("--ray-latency", type=float, default=0.2, help="--only ray: fake server latency, seconds")
+    parser.add_argument("--ray-concurrency", type=int, default=16, help="--only ray: requests in flight per worker")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL rows")
     parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
     args = parser.parse_args()
@@ -328,6 +335,18 @@ def main() -> None:
         print("\n" + memory_table(memory, command.strip(), machine()))
         print(json.dumps(memory))
         parts.discard("memory")
+        if not parts:
+            return
+    if "ray" in parts:  # a table of its own: whole `labeller label --ray` processes on a local cluster
+        from ray_scaling import bench_ray, ray_table
+
+        with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
+            ray_rows = bench_ray(Path(tmp), args.ray_pairs, args.ray_latency, args.ray_concurrency,
+                                 max(1, args.ray_pairs // 12), [1, 2, 4], args.repeat, start_fakeapi, write_inputs)
+        print("\n" + ray_table(ray_rows, args.ray_pairs, args.ray_latency, args.ray_concurrency, command.strip(),
+                               machine()))
+        print(json.dumps(ray_rows))
+        parts.discard("ray")
         if not parts:
             return
     with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:

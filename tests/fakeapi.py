@@ -157,6 +157,7 @@ class Recorded:
     headers: dict[str, str]  # names lower-cased
     body: Any
     answer: str  # the kind answered: "ok", "429", ...
+    at: float = field(default_factory=time.monotonic)  # when it arrived (rate limits are counted per window)
 
 
 @dataclass

@@ -1263,6 +1263,17 @@ CASES: list[Case] = [
          setup=lambda d: write_jsonl(d / "labels.jsonl", [LABELS[0], {**LABELS[1], "grade_probs": {"7": 1.0}},
                                                           *LABELS[2:]]),
          stderr="labels.jsonl:2"),
+    # --ray (docs/ray.md): what it cannot honour or reach is refused before a cluster is started or a pair sent
+    Case("label-ray-not-an-address", [*LABEL_OUT, *OPENAI, "--ray", "not an address"],
+         stderr="is not a Ray address", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-nothing-answers", [*LABEL_OUT, *OPENAI, "--ray", "127.0.0.1:9"],
+         stderr="no Ray cluster answers there", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-remote-cluster-directory-store", [*LABEL_OUT, *OPENAI, "--ray", "203.0.113.7:6379"],
+         stderr="use a PostgreSQL store", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-dry-run", [*LABEL_OUT, *OPENAI, "--ray", "--dry-run"],
+         stderr="--ray does not take --dry-run", outputs=("out.jsonl", ".labeller-cache")),
+    Case("label-ray-workers-without-ray", [*LABEL_OUT, *OPENAI, "--ray-workers", "2"],
+         stderr="apply to --ray", outputs=("out.jsonl", ".labeller-cache")),
 ]
 
 

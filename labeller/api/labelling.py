@@ -20,7 +20,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
           escalate_to: str | None = None, escalate_below: float | None = None, escalate_near_cut: bool = True,
           relevant_from: int = 3, gold: Source | None = None, samples: int | str = 1, aggregate: str = "median",
           temperature: float | None = None, output_mode: str | None = None, gold_scale: str | None = None,
-          grade_probs: bool = False, top_logprobs: int = 10, escalate_above_entropy: float | None = None):
+          grade_probs: bool = False, top_logprobs: int = 10, escalate_above_entropy: float | None = None,
+          ray: Any = None):
     """Grade pairs with a judge through the verdict cache; returns one row per label (pandas DataFrame).
 
     `judges=[A, B, ...]` (instead of `judge`) labels with a jury: one row per pair with the median grade and
@@ -43,6 +44,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
     grade_probs, expected_grade and grade_entropy columns; `escalate_above_entropy` escalates on it. Usable inside a running event loop (Jupyter): the
     labelling then runs on a worker thread; `await alabel(...)` is the asynchronous form. `output_mode`
     (json_schema, json_object, tool, text) is `--output-mode` for a local server (docs/local-servers.md).
+    `ray` judges the pairs on a Ray cluster (`--ray`, docs/ray.md): "local", a cluster's "HOST:PORT", or a
+    labeller.distributed.RayOptions (address, workers, block_size); the frame is the same.
     """
     if errors not in ("raise", "keep"):
         raise ValueError(f"errors={errors!r}; expected 'raise' or 'keep'")
@@ -52,7 +55,8 @@ def label(pairs: Source | None = None, *, queries: Source, corpus: Source, judge
                      progress=progress, judges=judges, escalate_to=escalate_to, escalate_below=escalate_below,
                      escalate_near_cut=escalate_near_cut, relevant_from=relevant_from, gold=gold, samples=samples,
                      aggregate=aggregate, temperature=temperature, output_mode=output_mode, gold_scale=gold_scale,
-                     grade_probs=grade_probs, top_logprobs=top_logprobs, escalate_above_entropy=escalate_above_entropy)
+                     grade_probs=grade_probs, top_logprobs=top_logprobs, escalate_above_entropy=escalate_above_entropy,
+                     ray=ray)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -77,7 +81,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
            timeout=60.0, prices=None, columns=None, errors="raise", progress=None, judges=None, escalate_to=None,
            escalate_below=None, escalate_near_cut=True, relevant_from=3, gold=None, samples=1, aggregate="median",
            temperature=None, output_mode=None, gold_scale=None, grade_probs=False, top_logprobs=10,
-           escalate_above_entropy=None):
+           escalate_above_entropy=None, ray=None):
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
     from labeller.labelling.adaptive import parse_samples
@@ -86,7 +90,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
     samples, adaptive = parse_samples(samples)
     options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress,
                            samples=samples, aggregate=aggregate, adaptive=adaptive, grade_probs=grade_probs,
-                           top_logprobs=top_logprobs)
+                           top_logprobs=top_logprobs, ray=_ray_options(ray))
     with sources() as held, column_mapping(columns):
         out_path = Path(out) if out is not None else held.root / "labels.jsonl"
         try:
@@ -110,6 +114,17 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
 
             frame.attrs["judge_labels"] = labels_frame(LabelRun(labels=result.judge_labels))
         return frame
+
+
+def _ray_options(ray):
+    """label(ray=...) as RayOptions: an address string, RayOptions, or None (one process)."""
+    from labeller.distributed import RayOptions
+
+    if ray is None or isinstance(ray, RayOptions):
+        return ray
+    if isinstance(ray, str):
+        return RayOptions(address=ray)
+    raise ValueError(f"ray={ray!r}; expected 'local', 'HOST:PORT' or a RayOptions")
 
 
 def labels_frame(result):

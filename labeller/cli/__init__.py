@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         from labeller.cli.inputs import refuse_repeated
 
         refuse_repeated(args)
+        args = _label.bare_ray_flag(args)  # `labeller label --ray` alone: a local Ray
         with flag_wording(), plain_when_piped():  # errors name flags, not Python parameters; help in a pipe is text
             result = app(args=args, prog_name="labeller", standalone_mode=False)
     except Interrupted as exc:

@@ -14,6 +14,7 @@ from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, 
 from labeller.cli.judging import BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, PricesOpt, RpmOpt, TimeoutOpt, TpmOpt
 
 FIRST_FAILURES = 5
+LOCAL_RAY = "local"  # labeller.distributed.LOCAL, without importing it for every command
 
 
 @app.command("label")
@@ -79,6 +80,13 @@ def label(
                                                 "lower grade).")] = "median",
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
                                                               "judge (default 0).")] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]",
+                                               help="Judge the pairs on a Ray cluster (pip install 'labeller-relevance[ray]'): "
+                                                    "alone, a local Ray; with HOST:PORT, that cluster. Budget and "
+                                                    "rate limits hold for the whole cluster (docs/ray.md).")] = None,
+    ray_workers: Annotated[Optional[int], typer.Option(min=1, help="With --ray: blocks judged at once (default: "
+                                                                   "one per CPU of the cluster).")] = None,
+    ray_block_size: Annotated[int, typer.Option(min=1, help="With --ray: pairs per block.")] = 1000,
 ) -> None:
     """Grade query-document pairs 1-5 with a judge, against a rubric, through the verdict cache.
 
@@ -96,7 +104,8 @@ def label(
                                tokens_per_minute=tpm, dry_run=dry_run, batch=batch, poll_interval=poll_interval,
                                batch_max_requests=batch_max_requests, batch_max_bytes=batch_max_bytes,
                                samples=samples_max, aggregate=aggregate, adaptive=adaptive,
-                               grade_probs=grade_probs, top_logprobs=top_logprobs)
+                               grade_probs=grade_probs, top_logprobs=top_logprobs,
+                               ray=ray_options(ray, ray_workers, ray_block_size))
         inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
                       pairs_path=pairs or (qrels if run is None else None), run_path=run, depth=depth,
                       rubric=rubric, cache_dir=cache,
@@ -106,6 +115,25 @@ def label(
                                          above=escalate_above_entropy,
                                          relevant_from=relevant_from, gold_path=gold,
                                          gold_scale=from_scale), as_json)
+
+
+def bare_ray_flag(args: list[str]) -> list[str]:
+    """`--ray` with no address (last, or before another option) as `--ray local`: typer has no optional values."""
+    return [word for i, arg in enumerate(args)
+            for word in ([arg, LOCAL_RAY] if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-"))
+                         else [arg])]
+
+
+def ray_options(address: str | None, workers: int | None, block_size: int):
+    """--ray [ADDRESS] and its tuning flags as RayOptions; the tuning flags alone are refused."""
+    from labeller.distributed import RayOptions
+    from labeller.errors import BadInputError
+
+    if address is None:
+        if workers is not None or block_size != 1000:
+            raise BadInputError("--ray-workers and --ray-block-size apply to --ray", field="ray")
+        return None
+    return RayOptions(address=address, workers=workers, block_size=block_size)
 
 
 def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> None:

@@ -85,6 +85,13 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
     pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
     rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
+    judging = run_judge
+    if options.ray is not None:  # Ray workers fill the store, then this process writes the labels from it
+        from labeller.distributed.ray import RayLabelling
+
+        judging = RayLabelling(options, cache_spec, judge_spec, dict(base_url=base_url, timeout=timeout,
+                                                                     temperature=temperature or 0.0,
+                                                                     output_mode=output_mode))
 
     if options.dry_run:
         run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
@@ -98,8 +105,8 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
             writer.write(rows)
 
     with writer:  # labels go to a temporary file as chunks settle; moved into place only at the end
-        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
-                        sink=None if keep_labels else sink, lines=writer.kind == "jsonl")
+        run = judging(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
+                      sink=None if keep_labels else sink, lines=writer.kind == "jsonl")
         sink([label.model_dump() for label in run.labels])  # kept labels, and the --batch path's (it returns them)
         with verdicts_kept(cache_spec):
             run.out_path = str(writer.close())

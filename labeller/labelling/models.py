@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from labeller.distributed.options import RayOptions
 from labeller.records import Label, LabelFailure
 from labeller.retry import RetryPolicy
 
@@ -33,6 +34,8 @@ class LabelOptions(BaseModel):
     # token) and read the grade's distribution from them (labeller.judges.grade_probs)
     grade_probs: bool = False
     top_logprobs: int = Field(default=10, ge=1, le=20)
+    # --ray [ADDRESS]: blocks of pairs judged by the workers of a Ray cluster into the store (labeller.distributed)
+    ray: RayOptions | None = None
 
 
 class BatchSummary(BaseModel):

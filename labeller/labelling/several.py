@@ -14,6 +14,9 @@ def label_any(judges: list[str], inputs: dict, *, escalate_to: str | None = None
     """label_job for one judge (unchanged), label_jury_job for several, label_escalation_job with escalate_to.
     `inputs` are label_job's keyword arguments other than the judge; keep_labels=False (one judge only)
     writes the labels as they settle and returns none (label_job)."""
+    options = inputs.get("options")
+    if options is not None and options.ray is not None and (escalate_to is not None or len(judges) > 1):
+        raise BadInputError("--ray takes one --judge: juries and escalation are not distributed yet", field="ray")
     if escalate_to is not None:
         if len(judges) != 1:
             got = "none" if not judges else f"{len(judges)} ({', '.join(judges)})"

@@ -21,6 +21,9 @@ def run_answers(cfg: PipelineConfig, config_path: str) -> PipelineResult:
     if cfg.inputs.answers is None:
         raise ConfigError("the answers pipeline needs inputs.answers: the generated answers to judge",
                           path=config_path, field="inputs.answers")
+    if cfg.label.ray is not None:
+        raise ConfigError("label.ray applies to relevance labels, not the answers pipeline yet; remove it",
+                          path=config_path, field="label.ray")
     if cfg.label.grade_probs:  # the claim tasks have no grade to read a probability of
         raise ConfigError("label.grade_probs applies to relevance labels, not the answers pipeline (samples_auto "
                           "does: more verdicts only where a claim's first disagree); remove it", path=config_path,

@@ -81,6 +81,11 @@ class LabelConfig(Section):
     samples_auto: bool = False  # --samples auto:N with N = samples: more only where the first are unsure
     grade_probs: bool = False  # --grade-probs: each grade's probability from the judge's token log-probabilities
     top_logprobs: int = Field(10, ge=1, le=20)  # --top-logprobs
+    # --ray [ADDRESS]: judge the pairs on a Ray cluster ("local" starts one here; docs/ray.md); the dry-run preview
+    # stays in this process
+    ray: str | None = None
+    ray_workers: Count | None = None  # --ray-workers
+    ray_block_size: Count = 1000  # --ray-block-size
 
 
 class OutputConfig(Section):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labeller.errors import LabellingFailedError
+from labeller.errors import ConfigError, LabellingFailedError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import write_rows, write_text
 from labeller.io.trec import format_run, top_k
@@ -52,7 +52,7 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
                            batch=cfg.label.batch, poll_interval=cfg.label.poll_interval,
                            samples=cfg.label.samples, aggregate=cfg.label.aggregate,
                            adaptive=cfg.label.samples_auto, grade_probs=cfg.label.grade_probs,
-                           top_logprobs=cfg.label.top_logprobs)
+                           top_logprobs=cfg.label.top_logprobs, ray=None if dry_run else ray_options(cfg))
     try:
         return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
                          judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
@@ -63,6 +63,18 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
         # Some pairs failed after their retries; every other label is written and cached. The pipeline
         # goes on, reports the failures and fails at the end: a few stubborn pairs must not hide the reports.
         return exc.run  # type: ignore[attr-defined]
+
+
+def ray_options(cfg: PipelineConfig):
+    """The label step's `ray` keys as RayOptions (None: one process); the tuning keys alone are refused."""
+    from labeller.distributed import RayOptions
+
+    step = cfg.label
+    if step.ray is None:
+        if step.ray_workers is not None or step.ray_block_size != 1000:
+            raise ConfigError("label.ray_workers and label.ray_block_size apply with label.ray", field="label.ray")
+        return None
+    return RayOptions(address=step.ray, workers=step.ray_workers, block_size=step.ray_block_size)
 
 
 def failure_lines(*runs: LabelRun) -> list[str]:
