@@ -153,13 +153,17 @@ def test_bucketed_sorts_and_spilled_indexes_answer_as_in_memory_ones(monkeypatch
     assert index.numbers(ids[:n] + ["nope"]).tolist() == list(range(n)) + [-1]
 
 
-def test_pairs_read_into_spills_fold_duplicates_as_line_by_line(tmp_path, monkeypatch):
+@pytest.mark.parametrize("by_pyarrow", [True, False])
+def test_pairs_read_into_spills_fold_duplicates_as_line_by_line(tmp_path, monkeypatch, by_pyarrow):
+    """Numbered pairs (pyarrow's reading, or line by line) in tiny spills: the pairs the plain line-by-line
+    reading gives, each pair given twice folded to its first line."""
     folder = _write(tmp_path / "in", poisoned=False)
-    queries, corpus = read_queries(folder / "queries.jsonl", lean=True), read_corpus(folder / "corpus.jsonl", lean=True)
-    by_line = read_pairs(folder / "pairs.jsonl", queries, corpus, lean=True)
+    plain = read_pairs(folder / "pairs.jsonl")  # not numbered: strings, folded as they are read
     _tiny(monkeypatch)
+    if not by_pyarrow:
+        monkeypatch.setattr(inputs_module, "PYARROW_PAIRS_FROM", 1 << 40)
     queries, corpus = read_queries(folder / "queries.jsonl", lean=True), read_corpus(folder / "corpus.jsonl", lean=True)
     spilled = read_pairs(folder / "pairs.jsonl", queries, corpus, lean=True)
     assert spilled.doc_ids.numbers.mapped and corpus.starts.mapped  # in temporary files, read through maps
-    assert (list(spilled.query_ids), list(spilled.doc_ids)) == (list(by_line.query_ids), list(by_line.doc_ids))
+    assert list(zip(spilled.query_ids, spilled.doc_ids)) == [(p.query_id, p.doc_id) for p in plain]
     assert len(spilled) == N_DOCS + 3

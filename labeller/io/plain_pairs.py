@@ -21,14 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from labeller.io.spill import Mapped, Spill, later_twins
+from labeller.io.spill import Spill, later_twins, without
 
 _COLUMNS = ["doc_id", "query_id"]  # sorted
 _BLOCK = 1 << 24  # bytes per count of the file's lines
 _READ_BLOCK = 1 << 22  # bytes of the file parsed at a time: its rows become Python lists before the next block is read
 # The C library's allocator, which the rest of the process reuses, not pyarrow's own pool (mimalloc).
 _POOL = pa.system_memory_pool()
-_KEEP_BLOCK = 1 << 20  # values copied at a time when pairs given twice are folded
 
 
 def plain_pairs(path: Path, query_known: Callable[[str], bool] | None, doc_known: Callable[[str], bool] | None,
@@ -84,22 +83,8 @@ def plain_pairs(path: Path, query_known: Callable[[str], bool] | None, doc_known
     from labeller.io.inputs import IdColumn
 
     # numbered, a value seen twice is the same pair twice: folded here, each pair at its first line
-    query_ids, doc_ids = _without(query_ids.freeze(), twins), _without(doc_ids.freeze(), twins)
+    query_ids, doc_ids = without(query_ids.freeze(), twins), without(doc_ids.freeze(), twins)
     return IdColumn(numbering[0].names, query_ids), IdColumn(numbering[1].names, doc_ids)
-
-
-def _without(values: Mapped, dropped: np.ndarray) -> Mapped:
-    """The values but those at the (sorted) positions dropped, a block at a time."""
-    if not len(dropped):
-        return values
-    kept = Spill(values.typecode)
-    for lo in range(0, len(values), _KEEP_BLOCK):
-        block = np.array(values.numpy()[lo:lo + _KEEP_BLOCK])
-        values.release()
-        mask = np.ones(len(block), dtype=bool)
-        mask[dropped[np.searchsorted(dropped, lo):np.searchsorted(dropped, lo + len(block))] - lo] = False
-        kept.extend(block[mask])
-    return kept.freeze()
 
 
 def _tables(path: Path) -> Iterator[pa.Table]:

@@ -158,6 +158,20 @@ def later_twins(values: Mapped) -> np.ndarray:
     return np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
 
+def without(values: Mapped, dropped: np.ndarray) -> Mapped:
+    """The values but those at the (sorted) positions dropped, a block at a time."""
+    if not len(dropped):
+        return values
+    kept = Spill(values.typecode)
+    for lo in range(0, len(values), BUCKET):
+        block = np.array(values.numpy()[lo:lo + BUCKET])
+        values.release()
+        mask = np.ones(len(block), dtype=bool)
+        mask[dropped[np.searchsorted(dropped, lo):np.searchsorted(dropped, lo + len(block))] - lo] = False
+        kept.extend(block[mask])
+    return kept.freeze()
+
+
 def spilled(typecode: str, values: Sequence[int] | np.ndarray) -> Mapped:
     """A Mapped array of these values (tests, and arrays built whole)."""
     spill = Spill(typecode)

@@ -26,7 +26,7 @@ from labeller.progress import ProgressBar
 from labeller.ratelimit import RateLimits
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.retry import CircuitBreaker
-from labeller.rubric import Rubric
+from labeller.rubric import JudgePrompt, Rubric
 from labeller.store.base import CachedVerdict, VerdictStore, new_owner, now_iso
 from labeller.tasks.base import Task
 from labeller.tasks.relevance import RelevanceTask
@@ -140,13 +140,17 @@ class _Run(Sending):
         return todo
 
     def dry_run(self) -> None:
-        items = [item for todo in self.plan_chunks() for item in todo]
-        self.done.flush()
-        prompts = [self.render(positions[0]) for _, positions in items]
-        est = estimate_requests(prompts, provider=self.judge.provider, model=self.judge.model, price=self.price,
+        """The estimate, each chunk's prompts rendered and counted as it is planned (none kept): every pair
+        not answered from the store would be new."""
+        def prompts() -> Iterator[JudgePrompt]:
+            for todo in self.plan_chunks():
+                self.done.flush()
+                yield from (self.render(positions[0]) for _, positions in todo)
+
+        est = estimate_requests(prompts(), provider=self.judge.provider, model=self.judge.model, price=self.price,
                                 counter=self.counter, concurrency=self.options.concurrency)
         s = self.stats
-        s.new = sum(len(p) for _, p in items)
+        s.new = s.requested - s.cached
         s.estimated_input_tokens, s.estimated_cached_input_tokens = est.input_tokens, est.cached_input_tokens
         s.estimated_output_tokens = est.output_tokens
         s.estimated_cost_usd = None if est.cost_usd is None else round(est.cost_usd, 6)
