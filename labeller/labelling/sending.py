@@ -23,6 +23,7 @@ POLL_SECONDS = 0.2  # how often to look again at a pair another process is gradi
 SYSTEMATIC_REJECTIONS = 5  # refused requests, with no success yet, that mean the request itself is wrong
 Item = tuple[str, list[int]]  # a cache key and the positions of the pairs that share it
 
+
 class _RateLimitedJudge(Judge):
     """Every request, retries included, waits for the rate limits before it is sent."""
 
