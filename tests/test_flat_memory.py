@@ -151,6 +151,9 @@ def test_bucketed_sorts_and_spilled_indexes_answer_as_in_memory_ones(monkeypatch
     assert dict(index) == {key: number for number, key in enumerate(ids[:n])}
     assert [index.get(key) for key in ids[:n]] == list(range(n)) and index.get("nope") is None
     assert index.numbers(ids[:n] + ["nope"]).tolist() == list(range(n)) + [-1]
+    backwards = list(range(n))[::-1] + list(range(n))
+    assert index.names.many(backwards) == [index.names[number] for number in backwards] == \
+           [ids[number] for number in backwards]
 
 
 @pytest.mark.parametrize("by_pyarrow", [True, False])

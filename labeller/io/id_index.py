@@ -32,6 +32,17 @@ class IdNames(Sequence):
     def __len__(self) -> int:
         return len(self.ends)
 
+    def many(self, numbers: Sequence[int]) -> list[str]:
+        """The ids of many numbers (a chunk's pairs): where each ends read at once, each decoded from the blob."""
+        at = np.asarray(numbers, dtype=np.int64)
+        ends = self.ends.numpy()
+        stops, starts = ends[at].tolist(), np.where(at > 0, ends[np.maximum(at - 1, 0)], 0).tolist()
+        blob = memoryview(self.blob.data)
+        out = [str(blob[start:stop], "utf-8", "surrogatepass") for start, stop in zip(starts, stops)]
+        self.ends.release()
+        self.blob.release()
+        return out
+
 
 class IdIndex(Mapping):
     """id -> number, for ids appended in number order; freeze() before the first lookup."""

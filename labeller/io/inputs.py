@@ -126,7 +126,9 @@ class IdColumn(Sequence):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return list(map(self.names.__getitem__, self.numbers[index]))
+            many = getattr(self.names, "many", None)  # io.id_index.IdNames: a chunk's ids at once
+            return many(self.numbers[index]) if many is not None else list(map(self.names.__getitem__,
+                                                                                self.numbers[index]))
         return self.names[self.numbers[index]]
 
     def __iter__(self) -> Iterator[str]:
