@@ -97,9 +97,9 @@ class IdIndex(Mapping):
         self._sorted.release()
         self._order.release()
         out = found.astype(np.int64)
-        names = self.names
-        for i, (key, number) in enumerate(zip(keys, out.tolist())):
-            if at[i] >= len(sorted_hashes) or names[number] != key:
+        inside = (at < len(sorted_hashes)).tolist()
+        for i, (key, name) in enumerate(zip(keys, self.names.many(out) if len(sorted_hashes) else [None] * len(keys))):
+            if not inside[i] or name != key:
                 out[i] = self.get(key, -1)  # another id of the same hash, or not here at all
         return out
 
