@@ -1,19 +1,26 @@
-"""Peak memory of a cached rerun against the number of pairs, and its slope (run_all.py --only memory).
+"""Peak memory against the number of pairs, and its slope (run_all.py --only memory).
 
 For each size: the benchmark's synthetic inputs (throughput.write_inputs: a query for every ten pairs, a
 60-word document for every pair), every verdict written into a directory store (run_all.fill_stores), then
 one `labeller label --judge offline:lexical` rerun, measured as a whole process (peak RSS from /usr/bin/time).
 With `before` (a directory holding another labeller's source, e.g. `git archive <commit> | tar -x -C DIR`)
-the same rerun is also run on that source, on the same inputs and store. Each size's files are removed
-before the next is written (a million pairs take ~2 GB of disk with their store).
+the same rerun is also run on that source, on the same inputs and store: the reference run, and the ratio
+is labeller's peak over its peak. Each size's files are removed before the next is written (a million pairs
+take ~1.4 GB of disk with their store) unless `keep` names a directory to keep them in and reuse them from
+(filling ten million verdicts takes ~30 min and ~14 GB).
 
-The slope is the least-squares line of peak MB against millions of pairs; "flat" would be a slope near 0.
+First labelling (`first`): every pair sent to the fake OpenAI server (tests/fakeapi.py, no latency) at
+--concurrency 64 into a fresh directory store, each side on the same inputs. PostgreSQL (`postgres`): the
+cached rerun against a database filled with the same verdicts.
+
+The slope is the least-squares line of peak MB against millions of pairs; "flat" is a slope near 0.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -21,36 +28,97 @@ from pathlib import Path
 
 JUDGE = "offline:lexical"
 REPO = Path(__file__).resolve().parent.parent
+CONCURRENCY = 64
+
+
+def _label_cmd(folder: Path, judge: str, store: str, out: Path) -> list[str]:
+    # -P: the source on PYTHONPATH is the one run, not whatever the current directory holds
+    return [sys.executable, "-P", "-m", "labeller", "label", "--queries", str(folder / "queries.jsonl"),
+            "--corpus", str(folder / "corpus.jsonl"), "--pairs", str(folder / "pairs.jsonl"), "--judge", judge,
+            "--cache", store, "--out", str(out)]
+
+
+def _prepared(root: Path, pairs: int, write_inputs: Callable, fill: Callable | None, name: str = "memory") -> Path:
+    """The inputs (and, given `fill`, the filled store) of this size: reused when a run before finished them."""
+    folder = root / f"{name}-{pairs}"
+    done = folder / ("filled" if fill else "written")
+    if done.exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    write_inputs(folder, pairs)
+    if fill is not None:
+        started = time.perf_counter()
+        fill(folder)
+        print(f"  memory: filled {pairs:,} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
+    done.write_text(str(pairs))
+    return folder
+
+
+def _sides(before: Path | None) -> list[tuple[str, Path]]:
+    return [("labeller", REPO)] + ([("before", before)] if before is not None else [])
+
+
+def _measured(row: dict, kind: str, pairs: int, before: Path | None, run: Callable[[dict], tuple[float, float]],
+              out: Path) -> dict:
+    for side, source in _sides(before):
+        seconds, peak = run({**os.environ, "PYTHONPATH": str(source)})
+        written = sum(1 for _ in open(out, "rb"))
+        assert written == pairs, f"{kind} wrote {written} rows, expected {pairs}"
+        row[f"{side}_s"], row[f"{side}_mb"] = seconds, peak
+        print(f"  memory: {kind}, {pairs:,} pairs, {side}: {seconds:.1f} s, peak {peak:.0f} MB", flush=True)
+    return row
 
 
 def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Callable, write_inputs: Callable,
-                 before: Path | None = None) -> list[dict]:
+                 before: Path | None = None, keep: Path | None = None, first: list[int] = (),
+                 fake_server: Callable | None = None, postgres: tuple[list[int], Callable] | None = None) -> list[dict]:
+    """Rows of {kind, pairs, <side>_s, <side>_mb}: cached reruns (directory store) at `sizes`, first labelling
+    at `first`, cached reruns on PostgreSQL at postgres[0] (postgres[1]: a fresh database's URL)."""
+    root = keep or tmp
     rows = []
     for pairs in sizes:
-        folder = tmp / f"memory-{pairs}"
-        folder.mkdir()
+        folder = _prepared(root, pairs, write_inputs, lambda f: fill_stores(f, [str(f / "store")]))
         try:
-            write_inputs(folder, pairs)
-            started = time.perf_counter()
-            fill_stores(folder, [str(folder / "store")])
-            print(f"  memory: filled {pairs:,} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
-            # -P: the source on PYTHONPATH is the one run, not whatever the current directory holds
-            cmd = [sys.executable, "-P", "-m", "labeller", "label", "--queries", str(folder / "queries.jsonl"),
-                   "--corpus", str(folder / "corpus.jsonl"), "--pairs", str(folder / "pairs.jsonl"), "--judge", JUDGE,
-                   "--cache", str(folder / "store"), "--out", str(folder / "labels.jsonl")]
-            row = {"pairs": pairs}
-            for side, source in (("labeller", None), ("before", before)):
-                if side == "before" and source is None:
-                    continue
-                env = {**os.environ, "PYTHONPATH": str(source or REPO)}
-                seconds, peak = measure(cmd, env)
-                written = sum(1 for _ in open(folder / "labels.jsonl", "rb"))
-                assert written == pairs, f"the cached rerun wrote {written} rows, expected {pairs}"
-                row[f"{side}_s"], row[f"{side}_mb"] = seconds, peak
-                print(f"  memory: {pairs:,} pairs, {side}: {seconds:.1f} s, peak {peak:.0f} MB", flush=True)
-            rows.append(row)
+            out = folder / "labels.jsonl"
+            cmd = _label_cmd(folder, JUDGE, str(folder / "store"), out)
+            rows.append(_measured({"kind": "cached rerun, directory store", "pairs": pairs}, "cached rerun", pairs,
+                                  before, lambda env: measure(cmd, env), out))
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            if keep is None:
+                shutil.rmtree(folder, ignore_errors=True)
+    for pairs in (postgres[0] if postgres else []):
+        folder = _prepared(root, pairs, write_inputs, None, "postgres")
+        url = postgres[1]()
+        fill_stores(folder, [url])
+        out = folder / "labels.jsonl"
+        cmd = _label_cmd(folder, JUDGE, url, out)
+        rows.append(_measured({"kind": "cached rerun, PostgreSQL", "pairs": pairs}, "cached rerun, PostgreSQL",
+                              pairs, before, lambda env: measure(cmd, env), out))
+    if first:
+        server, url = fake_server(0.0)
+        try:
+            for pairs in first:
+                folder = _prepared(root, pairs, write_inputs, None, "first")
+                out, count = folder / "labels.jsonl", iter(range(10**6))
+
+                def run(env: dict, folder=folder, out=out) -> tuple[float, float]:
+                    store = folder / f"store-{next(count)}"
+                    cmd = _label_cmd(folder, "openai:gpt-4.1-mini", str(store), out) + ["--concurrency", str(CONCURRENCY)]
+                    try:
+                        return measure(cmd, {**env, "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "sk-bench-unused"})
+                    finally:
+                        shutil.rmtree(store, ignore_errors=True)
+
+                rows.append(_measured({"kind": "first labelling, fake provider", "pairs": pairs},
+                                      "first labelling", pairs, before, run, out))
+        finally:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:  # it records every request: a large run's take a while to free
+                server.kill()
+                server.wait()
     return rows
 
 
@@ -68,13 +136,16 @@ def slope(rows: list[dict], side: str) -> float | None:
 def memory_table(rows: list[dict], command: str, machine: str) -> str:
     before = any("before_mb" in r for r in rows)
     out = [f"`{command}` — {machine}; load average at the end {os.getloadavg()[0]:.1f}", "",
-           "| cached rerun, directory store | time | peak memory |" + (" before: time | before: peak |" if before else ""),
-           "| --- | --- | --- |" + (" --- | --- |" if before else "")]
+           "| run | pairs | time | peak memory |" + (" before: time | before: peak | memory ratio |" if before else ""),
+           "| --- | --- | --- | --- |" + (" --- | --- | --- |" if before else "")]
     for r in rows:
-        out.append(f"| {r['pairs']:,} pairs | {r['labeller_s']:.1f} s | {r['labeller_mb']:.0f} MB |"
-                   + (f" {r['before_s']:.1f} s | {r['before_mb']:.0f} MB |" if "before_mb" in r else ""))
-    for side, name in (("labeller", "this labeller"), ("before", "before")):
-        value = slope(rows, side)
-        if value is not None:
-            out.append(f"\nSlope, {name}: {value:.0f} MB per million pairs.")
+        out.append(f"| {r['kind']} | {r['pairs']:,} | {r['labeller_s']:.1f} s | {r['labeller_mb']:.0f} MB |"
+                   + (f" {r['before_s']:.1f} s | {r['before_mb']:.0f} MB | {r['labeller_mb'] / r['before_mb']:.2f} |"
+                      if "before_mb" in r else ""))
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        of_kind = [r for r in rows if r["kind"] == kind]
+        for side, name in (("labeller", "this labeller"), ("before", "before")):
+            value = slope(of_kind, side)
+            if value is not None:
+                out.append(f"\nSlope, {kind}, {name}: {value:.1f} MB per million pairs.")
     return "\n".join(out) + "\n"

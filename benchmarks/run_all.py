@@ -8,9 +8,10 @@ peak RSS (os.wait4's rusage of that very child).
   cached rerun      `labeller label --judge offline:lexical` with every verdict already stored (written
                     straight into the store: fill_stores), on the directory store and on PostgreSQL, vs
                     a bare script reading the three inputs and writing a row per pair
-  memory            peak memory of the cached rerun against pairs (--memory-pairs, default 1M, 5M, 10M) and
-                    its slope, optionally beside another labeller's source (--memory-before DIR):
-                    benchmarks/memory_slope.py
+  memory            peak memory of the cached rerun against pairs (--memory-pairs, default 1M, 5M, 10M), of
+                    first labelling against the fake server (--memory-first) and of the cached rerun on
+                    PostgreSQL (--memory-postgres), and their slopes, beside another labeller's source
+                    (--memory-before DIR, the reference run): benchmarks/memory_slope.py
   label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
                     OpenAI server (tests/fakeapi.py) at each --latencies value, into a fresh directory
                     store and a fresh PostgreSQL database; the bare loop on the SDK's default httpx
@@ -27,6 +28,8 @@ fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-pos
     python benchmarks/run_all.py --cached-pairs 1000000 --write-readme
     python benchmarks/run_all.py --only memory --memory-pairs 250000,500000,1000000
     python benchmarks/run_all.py --only ray --repeat 1
+    python benchmarks/run_all.py --only memory --memory-pairs 1000000,5000000,10000000 --memory-keep DIR \
+        --memory-before DIR --memory-first 100000,300000 --memory-postgres 1000000
 
 Synthetic data go to a temp dir and are removed afterwards. Ratios: time is labeller / reference
 (lower is better); labelling is labeller's throughput / the bare loop's (higher is better).
@@ -233,10 +236,10 @@ def bench_labelling(tmp: Path, pairs: int, concurrencies: list[int], latencies: 
     return rows
 
 
-def with_postgres(args, bench):
+def with_postgres(args, bench, need: bool = True):
     """bench(server URL or None): $LABELLER_BENCH_POSTGRES, else a throwaway server (tests/pgserver.py, fsync
-    on) when the machine has PostgreSQL, else None (--no-postgres: None)."""
-    if args.no_postgres:
+    on) when the machine has PostgreSQL, else None (--no-postgres, or nothing `need`s one: None)."""
+    if args.no_postgres or not need:
         return bench(None)
     if os.environ.get("LABELLER_BENCH_POSTGRES"):
         return bench(os.environ["LABELLER_BENCH_POSTGRES"])
@@ -320,6 +323,12 @@ def main() -> None:
     parser.add_argument("--ray-pairs", type=int, default=3000, help="--only ray: pairs per run")
     parser.add_argument("--ray-latency", type=float, default=0.2, help="--only ray: fake server latency, seconds")
     parser.add_argument("--ray-concurrency", type=int, default=16, help="--only ray: requests in flight per worker")
+    parser.add_argument("--memory-keep", type=Path,
+                        help="--only memory: keep each size's inputs and filled store here, and reuse them")
+    parser.add_argument("--memory-first", default="",
+                        help="--only memory: first labelling runs (fake provider) of these many pairs, comma-separated")
+    parser.add_argument("--memory-postgres", default="",
+                        help="--only memory: cached reruns on PostgreSQL of these many pairs, comma-separated")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL rows")
     parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
     args = parser.parse_args()
@@ -328,10 +337,19 @@ def main() -> None:
     parts = set(args.only.split(","))
     rows: list[dict] = []
     command = "python benchmarks/run_all.py " + " ".join(a for a in sys.argv[1:] if a != "--write-readme")
-    if "memory" in parts:  # a table of its own: one run a size, no reference process
+    if "memory" in parts:  # a table of its own: one run a size, the reference is --memory-before's source
+
+        def sizes(text: str) -> list[int]:
+            return [int(n) for n in text.split(",") if n.strip()]
+
+        def on_postgres(url: str | None) -> tuple[list[int], object] | None:
+            return (sizes(args.memory_postgres), lambda: new_database(url)) if url else None
+
         with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
-            memory = bench_memory(Path(tmp), [int(n) for n in args.memory_pairs.split(",")], measure, fill_stores,
-                                  write_inputs, args.memory_before)
+            memory = with_postgres(args, lambda url: bench_memory(
+                Path(tmp), sizes(args.memory_pairs), measure, fill_stores, write_inputs, args.memory_before,
+                args.memory_keep, sizes(args.memory_first), start_fakeapi, on_postgres(url)),
+                need=bool(args.memory_postgres))
         print("\n" + memory_table(memory, command.strip(), machine()))
         print(json.dumps(memory))
         parts.discard("memory")

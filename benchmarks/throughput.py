@@ -39,9 +39,10 @@ def write_inputs(folder: Path, n_pairs: int, docs_per_query: int = 10, seed: int
     def text(n: int) -> str:
         return " ".join(rng.choice(WORDS) for _ in range(n))
 
-    queries = [{"query_id": f"q{i}", "text": text(8)} for i in range(n_queries)]
-    corpus = [{"doc_id": f"d{i}", "text": text(60)} for i in range(n_pairs)]
-    pairs = [{"query_id": f"q{i % n_queries}", "doc_id": f"d{i}"} for i in range(n_pairs)]
+    # generators, written as they come: ten million pairs' rows held at once took ~15 GB
+    queries = ({"query_id": f"q{i}", "text": text(8)} for i in range(n_queries))
+    corpus = ({"doc_id": f"d{i}", "text": text(60)} for i in range(n_pairs))
+    pairs = ({"query_id": f"q{i % n_queries}", "doc_id": f"d{i}"} for i in range(n_pairs))
     for name, rows in (("queries", queries), ("corpus", corpus), ("pairs", pairs)):
         with open(folder / f"{name}.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)

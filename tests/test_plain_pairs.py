@@ -102,7 +102,9 @@ def test_a_pair_twice_is_still_folded_to_its_first_line(tmp_path):
     path = _write(tmp_path, LEFT["a pair twice"])
     pairs = read_pairs(path, dict.fromkeys(KNOWN_QUERIES), dict.fromkeys(KNOWN_DOCS), lean=True)
     assert (list(pairs.query_ids), list(pairs.doc_ids)) == (["q1", "q2"], ["d1", "d1"])
-    assert plain_pairs(path, None, None, _numbering()) is None  # numbered, a duplicate is found exactly
+    folded = plain_pairs(path, None, None, _numbering())  # numbered, a duplicate is found exactly and folded here
+    assert folded is not None and tuple(map(list, folded)) == (["q1", "q2"], ["d1", "d1"])
+    assert plain_pairs(path, None, None) is None  # by hash: left to the line-by-line reading
 
 
 def test_a_large_file_is_taken(tmp_path):
@@ -116,7 +118,9 @@ def test_a_large_file_is_taken(tmp_path):
     assert numbered is not None and tuple(map(list, numbered)) == taken
     assert numbered[1].numbers.itemsize == 4  # ids as numbers into the corpus's own: 4 bytes a pair
     twice = _write(tmp_path, path.read_text() + '{"query_id":"q5","doc_id":"d5"}\n')  # pair 5 again, at the end
-    assert plain_pairs(twice, None, None, numbering) is None
+    folded = plain_pairs(twice, None, None, numbering)  # folded to its first line, as line by line
+    assert folded is not None and tuple(map(list, folded)) == taken
+    assert plain_pairs(twice, None, None) is None
 
 
 @pytest.mark.parametrize("threshold, imported", [(None, False), (0, True)])

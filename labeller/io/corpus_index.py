@@ -2,8 +2,9 @@
 
 Labelling a large slice needs every document's text twice: to hash its pair's cache key, and to send the
 pairs the store does not hold. Kept in memory, the texts of a million documents are most of the run's
-memory (~630 MB for 1M documents of 60 words); their ids and byte offsets take ~150 MB, and a row read
-again (a slice of the mapped file, one orjson parse: ~2 µs) costs about what keeping it cost to build.
+memory (~630 MB for 1M documents of 60 words); their ids and byte offsets (~45 bytes a row) go to temporary
+files read through maps (io.spill), and a row read again (a slice of the mapped file, one orjson parse: ~2 µs)
+costs about what keeping it cost to build.
 
 A cache key needs only a document's text, as JSON writes it: where a line holds no escape at all and ends with
 its text, those are the very bytes of the file, and text_bytes() slices them out with no parse (reading rows
@@ -15,7 +16,6 @@ from __future__ import annotations
 import mmap
 import os
 import weakref
-from array import array
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import orjson
 from labeller.errors import BadInputError
 from labeller.io.columns import apply_plan, renamed
 from labeller.io.id_index import IdIndex
+from labeller.io.spill import Spill
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
 from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
 from labeller.records import Doc, Query
@@ -44,7 +45,7 @@ class IndexedCorpus(Records):
         self.path = path
         role = self.role = "corpus" if id_field == "doc_id" else "queries"
         span: list[int] = [0, 0]
-        starts, ends = array("q"), array("q")
+        starts, ends = Spill("q"), Spill("q")  # in temporary files once large (io.spill)
         rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
@@ -58,7 +59,7 @@ class IndexedCorpus(Records):
                                                                            id_field)) if n == later)
             raise duplicate(path, id_field, rows.names[later], line)
         super().__init__(model, id_field, rows)
-        self.starts, self.ends = starts, ends
+        self.starts, self.ends = starts.freeze(), ends.freeze()
         with open(path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             self._written = _written(os.fstat(handle.fileno()))

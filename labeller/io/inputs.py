@@ -126,7 +126,9 @@ class IdColumn(Sequence):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return list(map(self.names.__getitem__, self.numbers[index]))
+            many = getattr(self.names, "many", None)  # io.id_index.IdNames: a chunk's ids at once
+            return many(self.numbers[index]) if many is not None else list(map(self.names.__getitem__,
+                                                                                self.numbers[index]))
         return self.names[self.numbers[index]]
 
     def __iter__(self) -> Iterator[str]:
@@ -155,9 +157,6 @@ class Numbering:
         if hasattr(self.number_of, "numbers"):
             return self.number_of.numbers(ids)
         return np.fromiter(map(self.number_of.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
-
-    def column(self, ids: Iterable[str]) -> IdColumn:
-        return IdColumn(self.names, array("i", map(self.number_of.__getitem__, ids)))
 
 
 class PairList(Sequence):
@@ -239,7 +238,7 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
                corpus: Mapping[str, Doc] | None = None, *, lean: bool = False) -> list[Pair] | PairList:
     """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded.
     lean=True gives a PairList, whose ids are numbers into the queries' and corpus's own when both are given
-    (io.inputs.IdColumn: 8 bytes a pair, where a string per pair took ~75)."""
+    (io.inputs.IdColumn: 8 bytes a pair, where a string per pair took ~75; in temporary files once large)."""
     path = Path(path)
     query_known, doc_known = _membership(queries), _membership(corpus)
     known_in = (queries, corpus) if queries is not None and corpus is not None else None
@@ -248,6 +247,8 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
     if plain is not None:  # the usual large file, read by pyarrow; anything else line by line, with its errors
         pairs = PairList(*plain, known_in)
         return pairs if lean else list(pairs)
+    if numbering:  # as numbers into the queries' and corpus's ids, in temporary files once large
+        return _numbered_by_line(path, queries, corpus, numbering, known_in)
     # Duplicates are found by document: the query ids each document was paired with (usually one, kept as a
     # str; a set only for a document paired with several queries). No tuple per pair: a million pairs of
     # ids take a fraction of the memory.
@@ -275,10 +276,31 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
         query_ids.append(interned.setdefault(qid, qid))
         doc_ids.append(did)
     del seen, interned
-    if numbering:  # as numbers into the queries' and corpus's ids: 8 bytes a pair
-        return PairList(numbering[0].column(query_ids), numbering[1].column(doc_ids), known_in)
     pairs = PairList(query_ids, doc_ids, known_in)
     return pairs if lean else list(pairs)
+
+
+def _numbered_by_line(path: Path, queries: Mapping[str, Query], corpus: Mapping[str, Doc],
+                      numbering: tuple[Numbering, Numbering], known: tuple[Any, Any]) -> PairList:
+    """read_pairs line by line, each pair as two numbers (io.spill: memory flat however long the file), a pair
+    given twice found from the numbers once all are read and folded to its first line."""
+    from labeller.io.spill import Spill, later_twins, without
+
+    query_number, doc_number = numbering[0].number_of, numbering[1].number_of
+    query_numbers, doc_numbers, seen = Spill("i"), Spill("i"), Spill("q")
+    for line, row in read_rows(path, role="pairs"):
+        qid, did = row.get("query_id"), row.get("doc_id")
+        if type(qid) is not str or type(did) is not str or not qid.strip() or not did.strip():
+            qid, did = require(row, "query_id", path, line), require(row, "doc_id", path, line)
+        q, d = query_number.get(qid), doc_number.get(did)
+        if q is None or d is None:
+            check_known(qid, did, queries, corpus, path, line)
+        query_numbers.append(q)
+        doc_numbers.append(d)
+        seen.append(q << 32 | d)
+    twins = later_twins(seen.freeze())
+    return PairList(IdColumn(numbering[0].names, without(query_numbers.freeze(), twins)),
+                    IdColumn(numbering[1].names, without(doc_numbers.freeze(), twins)), known)
 
 
 def check_known(qid: str, did: str, queries: dict | None, corpus: dict | None, path: Path | str, line: int) -> None:

@@ -1,9 +1,10 @@
 """A plain JSONL pairs file read by pyarrow's JSON reader (C++), not by a Python loop per line.
 
-"Plain": every line is {"query_id": "...", "doc_id": "..."} and nothing else, no pair twice, every id known.
+"Plain": every line is {"query_id": "...", "doc_id": "..."} and nothing else, every id known (a pair given
+twice is folded to its first line, as line by line).
 That is what a large pairs file usually is, and a million of them take 1.7-2.1 s instead of 3.8-4.0 s
 (a cached rerun reads its pairs before its first lookup, on one core). Anything else (a blank line, another
-column, a number for an id, a null, a duplicate, an unknown id, bad JSON or UTF-8, two objects on a line)
+column, a number for an id, a null, a duplicate not numbered, an unknown id, bad JSON or UTF-8, two objects on a line)
 gives None, and read_pairs reads the file line by line as before: what is wrong gets its usual error, with
 its line, and what is right the same values (tests/test_plain_pairs.py). A byte-order mark is read as
 line by line: skipped.
@@ -11,7 +12,6 @@ line by line: skipped.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
+
+from labeller.io.spill import Spill, later_twins, without
 
 _COLUMNS = ["doc_id", "query_id"]  # sorted
 _BLOCK = 1 << 24  # bytes per count of the file's lines
@@ -37,11 +39,12 @@ def plain_pairs(path: Path, query_known: Callable[[str], bool] | None, doc_known
     values before the next is read: reading the whole file as one table held it, its parse and a string per
     pair at once. Duplicate pairs are found from one 64-bit value a pair (8 bytes each): the two numbers
     together when numbered (exact), else a hash, where any value seen twice, a duplicate or (rarely) a collision,
-    leaves the file to the line-by-line reading, which folds duplicates exactly."""
-    query_ids: Any = array("i") if numbering else []
-    doc_ids: Any = array("i") if numbering else []
+    leaves the file to the line-by-line reading, which folds duplicates exactly. Numbered, a value seen twice is
+    the same pair twice: folded here. The ids, and the values, go to temporary files once large (io.spill)."""
+    query_ids: Any = Spill("i") if numbering else []
+    doc_ids: Any = Spill("i") if numbering else []
     interned: dict[str, str] = {}
-    seen = array("q")
+    seen = Spill("q")
     try:  # one thread: pyarrow's threads' own malloc arenas kept ~30 MB more for a million pairs
         for batch in _tables(path):
             if sorted(batch.schema.names) != _COLUMNS:
@@ -58,30 +61,30 @@ def plain_pairs(path: Path, query_known: Callable[[str], bool] | None, doc_known
                 doc_numbers = numbering[1].numbers(batch_docs)
                 if (query_numbers < 0).any() or (doc_numbers < 0).any():
                     return None
-                seen.frombytes(((query_numbers << 32) | doc_numbers).tobytes())
-                query_ids.frombytes(query_numbers.astype(np.int32).tobytes())
-                doc_ids.frombytes(doc_numbers.astype(np.int32).tobytes())
+                seen.extend((query_numbers << 32) | doc_numbers)
+                query_ids.extend(query_numbers)
+                doc_ids.extend(doc_numbers)
                 continue
             if not _all_named(names, query_known) or not _all_named(batch_docs, doc_known):
                 return None
             names = [interned.setdefault(name, name) for name in names]
             batch_queries = np.array(names, dtype=object)[indices].tolist()
-            seen.extend(map(hash, zip(batch_queries, batch_docs)))
+            seen.extend(np.fromiter(map(hash, zip(batch_queries, batch_docs)), dtype=np.int64, count=len(batch_docs)))
             query_ids += batch_queries
             doc_ids += batch_docs
     except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError):
         return None
-    if not doc_ids or not _one_object_a_line(path, len(doc_ids)):
+    if not len(doc_ids) or not _one_object_a_line(path, len(doc_ids)):
         return None  # pyarrow skips blank lines, and reads a line of two objects as two rows
-    values = np.sort(np.frombuffer(seen, dtype=np.int64))  # np.unique's hash table: 6x the time of a sort
-    del seen
-    if (values[1:] == values[:-1]).any():
-        return None  # folded line by line, which also keeps each pair's first line
-    if numbering:
-        from labeller.io.inputs import IdColumn
+    twins = later_twins(seen.freeze())  # a bucket at a time (io.spill): no sort of the whole file's values
+    if not numbering:
+        # a duplicate or (rarely) two pairs of one hash: folded line by line, which keeps each pair's first line
+        return None if len(twins) else (query_ids, doc_ids)
+    from labeller.io.inputs import IdColumn
 
-        return IdColumn(numbering[0].names, query_ids), IdColumn(numbering[1].names, doc_ids)
-    return query_ids, doc_ids
+    # numbered, a value seen twice is the same pair twice: folded here, each pair at its first line
+    query_ids, doc_ids = without(query_ids.freeze(), twins), without(doc_ids.freeze(), twins)
+    return IdColumn(numbering[0].names, query_ids), IdColumn(numbering[1].names, doc_ids)
 
 
 def _tables(path: Path) -> Iterator[pa.Table]:

@@ -9,12 +9,13 @@ The flow of one run (label_job, then label_pairs):
    so it cannot close its block), compute its cache key and look the chunk's keys up in one store
    round trip per few thousand. Pairs whose key is in the cache are answered from it (from_cache=True,
    original created_at); identical pairs share one request, across chunks too. The next chunk is
-   planned only when the queue of pairs to send runs short, so memory follows --concurrency.
+   planned only when the queue of pairs to send runs short, so memory follows --concurrency; what
+   grows with the slice (the inputs' indexes, the pairs' ids) is in temporary files (io.spill).
    With --samples N each pair is N work items, sample k with its own cache key (labelling.samples),
    collapsed back into one label per pair at the end (such a run keeps its labels until then).
-3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost
+3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost, a chunk at a time
    (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it).
-4. `concurrency` workers take the remaining keys in input order. For each: take a lease in the
+4. `concurrency` workers (labelling.sending) take the remaining keys in input order. For each: take a lease in the
    cache (so another process labelling into the same cache never pays for it too; a pair leased
    elsewhere is waited for and read from the cache; leases are claimed --concurrency queued keys
    at a time, ahead of the workers, so none waits for a transaction before sending), then call the

@@ -16,6 +16,7 @@ EXPECTED_OUTPUT_TOKENS per pair. What was assumed is returned as notes the CLI p
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from labeller.prices import EXPECTED_OUTPUT_TOKENS, ModelPrice
@@ -58,16 +59,17 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
 
 
-def estimate_requests(prompts: list[JudgePrompt], *, provider: str, model: str, price: ModelPrice | None,
+def estimate_requests(prompts: Iterable[JudgePrompt], *, provider: str, model: str, price: ModelPrice | None,
                       counter: TokenCounter, concurrency: int) -> Estimate:
-    est = Estimate(requests=len(prompts), output_tokens=EXPECTED_OUTPUT_TOKENS * len(prompts))
-    cold = min(concurrency, len(prompts))
+    """The estimate of sending these prompts, read once in order (a run's are rendered a chunk at a time)."""
+    est = Estimate()
     cache_note = None
     for i, prompt in enumerate(prompts):
         tokens = counter.prompt(prompt)
         est.input_tokens += tokens
+        est.requests += 1
         cached = 0
-        if i >= cold:
+        if i >= concurrency:
             cached, cache_note = cached_prefix(provider, model, counter.system(prompt))
             cached = min(cached, tokens)
         elif cache_note is None:
@@ -75,6 +77,8 @@ def estimate_requests(prompts: list[JudgePrompt], *, provider: str, model: str, 
         est.cached_input_tokens += cached
         if price is not None:
             est.cost_usd = (est.cost_usd or 0.0) + price.cost(tokens, EXPECTED_OUTPUT_TOKENS, cached)
+    est.output_tokens = EXPECTED_OUTPUT_TOKENS * est.requests
+    cold = min(concurrency, est.requests)
     if price is None:
         est.cost_usd = None
     est.notes.append(f"input tokens: {counter.method}")
