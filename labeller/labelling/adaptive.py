@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from labeller.errors import BadInputError
@@ -32,6 +32,7 @@ from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
 from labeller.rubric import Rubric
 from labeller.store.base import VerdictStore
+from labeller.tasks.base import Task
 
 NOTE = "--grade-probs: "
 _SUMMED = ("requested", "new", "cached", "failed", "skipped", "skipped_by_budget", "requests", "input_tokens",
@@ -78,36 +79,56 @@ async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpu
                          rubric: Rubric, cache: VerdictStore, options: LabelOptions, notes: list[str], *,
                          prices: PriceTable | None = None) -> LabelRun:
     """--samples auto:N over the pairs (labelling.engine.label_pairs hands it on); labels in pair order."""
-    from labeller.labelling.engine import _Run  # the engine imports this module
     from labeller.tasks.relevance import RelevanceTask
 
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
-    asked: list[list[Label | LabelFailure | None]] = [[] for _ in pairs]
-    pending = list(range(len(pairs)))
-    rounds: list[LabelStats] = []
-    for k in range(options.samples):
-        spent = sum((s.cost_usd or 0.0) + (s.unconfirmed_cost_usd or 0.0) for s in rounds)  # as --max-cost counts
-        one = options.model_copy(update={"samples": 1, "max_cost": None if options.max_cost is None
-                                         else max(options.max_cost - spent, 0.0)})
-        task = RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
-        kept: list[dict[str, Any]] = []
-        run = _Run(task, judge, cache, one, price, kept.extend)
-        stats = await run.finish(time.monotonic())
-        rounds.append(stats)
-        for i, result in zip(pending, run.done.in_position_order(kept)):
-            asked[i].append(result)
-        if stats.dry_run or stats.stopped_by or stats.budget_stopped:
-            break
-        pending = [i for i in pending if k + 1 < options.samples and needs_more(asked[i])]
-        if not pending:
-            break
+
+    def part_for(pending: list[int], k: int) -> RelevanceTask:
+        return RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
+
+    asked, rounds = await sample_in_rounds(len(pairs), part_for, judge, cache, options, price, needs_more)
     results = [r for chunk in asked for r in collapse_pair([s for s in chunk if s is not None], len(chunk),
                                                           options.aggregate)]
     stats = merge_rounds(rounds, options, notes, Counter(len(chunk) for chunk in asked))
     stats.elapsed_s = round(time.monotonic() - started, 3)
     return LabelRun(labels=[r for r in results if isinstance(r, Label)],
                     failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
+
+
+async def sample_in_rounds(count: int, part_for: Callable[[list[int], int], Task], judge: Judge,
+                           store: VerdictStore, options: LabelOptions, price: Any,
+                           needs_more: Callable[[list[Any]], bool],
+                           build: Callable[[dict[str, Any]], Any] = Label.model_validate,
+                           dry_rounds: int = 1) -> tuple[list[list[Any]], list[LabelStats]]:
+    """The rounds of --samples auto:N over `count` items of any task: round k asks sample k of every item still
+    pending (`part_for(pending, k)`: the task over those items, keyed as sample k); an item stays pending while
+    `needs_more(its results so far)` and fewer than N were asked. The budget left is handed from round to round (as
+    --max-cost counts); a stop ends the rounds; a dry run prices its first `dry_rounds` rounds. Returns each item's
+    results in sample order (`build` makes them from rows) and each round's stats."""
+    from labeller.labelling.engine import _Run  # the engine imports this module
+
+    asked: list[list[Any]] = [[] for _ in range(count)]
+    pending = list(range(count))
+    rounds: list[LabelStats] = []
+    for k in range(options.samples):
+        spent = sum((s.cost_usd or 0.0) + (s.unconfirmed_cost_usd or 0.0) for s in rounds)
+        one = options.model_copy(update={"samples": 1, "max_cost": None if options.max_cost is None
+                                         else max(options.max_cost - spent, 0.0)})
+        kept: list[dict[str, Any]] = []
+        run = _Run(part_for(pending, k), judge, store, one, price, kept.extend)
+        stats = await run.finish(time.monotonic())
+        rounds.append(stats)
+        for i, result in zip(pending, run.done.in_position_order(kept, build=build)):
+            asked[i].append(result)
+        if stats.stopped_by or stats.budget_stopped or (stats.dry_run and k + 1 >= dry_rounds):
+            break
+        if stats.dry_run:  # priced as asked again: the same items
+            continue
+        pending = [i for i in pending if k + 1 < options.samples and needs_more(asked[i])]
+        if not pending:
+            break
+    return asked, rounds
 
 
 def merge_rounds(rounds: list[LabelStats], options: LabelOptions, notes: list[str], counts: Counter) -> LabelStats:

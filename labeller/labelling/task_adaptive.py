@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from labeller.errors import BadInputError
 from labeller.judges.base import Judge
-from labeller.labelling.adaptive import merge_rounds
+from labeller.labelling.adaptive import merge_rounds, sample_in_rounds
 from labeller.labelling.models import LabelOptions, LabelStats
 from labeller.labelling.samples import failed_samples
 from labeller.prices import PriceTable
@@ -48,33 +49,17 @@ def needs_more(task: Task, results: Asked) -> bool:
 async def judge_task_adaptive(task: Task, judge: Judge, store: VerdictStore, options: LabelOptions,
                               prices: PriceTable) -> tuple[list[dict[str, Any]], list[LabelFailure], LabelStats]:
     """Rows, failures and stats of the task's items under --samples auto:N (options.samples is N)."""
-    from labeller.labelling.engine import _Run  # the engine imports the task modules
-
     check_adaptive(task, options)
     started = time.monotonic()
     price = prices.lookup(judge.provider, judge.model)
-    asked: list[Asked] = [[] for _ in task.base_items]
-    pending = list(range(len(task.base_items)))
-    rounds: list[LabelStats] = []
-    for k in range(options.samples):
-        spent = sum((s.cost_usd or 0.0) + (s.unconfirmed_cost_usd or 0.0) for s in rounds)
-        one = options.model_copy(update={"samples": 1, "adaptive": False, "max_cost": None if options.max_cost is None
-                                         else max(options.max_cost - spent, 0.0)})
+
+    def part_for(pending: list[int], k: int) -> Task:
         part = task.subset(pending)
         part.sample_of = lambda position, k=k: k  # type: ignore[method-assign]  # every item's sample k
-        kept: list[dict[str, Any]] = []
-        run = _Run(part, judge, store, one, price, kept.extend)
-        stats = await run.finish(time.monotonic())
-        rounds.append(stats)
-        for i, result in zip(pending, run.done.in_position_order(kept, build=lambda row: row)):
-            asked[i].append(result)
-        if stats.stopped_by or stats.budget_stopped or (stats.dry_run and k >= 1):
-            break
-        if stats.dry_run:  # a dry run prices the two samples every item is asked
-            continue
-        pending = [i for i in pending if k + 1 < options.samples and needs_more(task, asked[i])]
-        if not pending:
-            break
+        return part
+
+    asked, rounds = await sample_in_rounds(len(task.base_items), part_for, judge, store, options, price,
+                                           partial(needs_more, task), build=lambda row: row, dry_rounds=2)
     rows, failures = _collapsed(task, asked)
     stats = merge_rounds(rounds, options, [], Counter(len(chunk) for chunk in asked))
     if stats.dry_run and options.samples > 2:
