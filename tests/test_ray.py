@@ -18,18 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli, jsonl
+from cli_helpers import cli
 from fakeapi import FakeAPI
 
 if not os.environ.get("CI"):  # in CI the dev extra installs Ray: a missing Ray fails there, never skips
     pytest.importorskip("ray", reason="the ray extra (pip install 'labeller-relevance[ray]') is not installed")
 
+from ray_helpers import (KEY, MODEL, inputs, label_args, run_cli, single_process, user_prompts,  # noqa: E402
+                         without_provenance)
 from raycluster import RayCluster, free_port  # noqa: E402
-
-KEY = "sk-ray-SECRET-7d3c9a1f0b2e"
-MODEL = "openai:gpt-4.1-mini"
-# When, how fast and at what cached-token discount a verdict came (the fake caches a rubric prefix it has seen)
-PROVENANCE = ("created_at", "latency_s", "from_cache", "cached_input_tokens", "cost_usd")
 
 
 @pytest.fixture(scope="module")
@@ -47,37 +44,6 @@ def api():
         yield server
 
 
-def inputs(folder: Path, n: int) -> dict[str, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    return dict(
-        queries=jsonl(folder / "queries.jsonl", [{"query_id": f"q{i}", "text": f"travel question {i}"} for i in range(4)]),
-        corpus=jsonl(folder / "corpus.jsonl", [{"doc_id": f"d{i}", "text": f"hotel receipt {i} [[grade:{i % 5 + 1}]]"}
-                                               for i in range(n)]),
-        pairs=jsonl(folder / "pairs.jsonl", [{"query_id": f"q{i % 4}", "doc_id": f"d{i}"} for i in range(n)]))
-
-
-def label_args(files: dict[str, Path], cache: Path, out: Path, *extra) -> list[str]:
-    return ["label", "--judge", MODEL, "--queries", str(files["queries"]), "--corpus", str(files["corpus"]),
-            "--pairs", str(files["pairs"]), "--cache", str(cache), "--out", str(out), *map(str, extra)]
-
-
-def run_cli(cluster: RayCluster, api: FakeAPI, args: list[str], **popen) -> subprocess.CompletedProcess | subprocess.Popen:
-    """`labeller ARGS` as a user runs it, with the key and the fake API in its environment (not the cluster's)."""
-    env = {**cluster.environment, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.openai_url}
-    command = [sys.executable, "-m", "labeller", *args]
-    if popen:
-        return subprocess.Popen(command, env=env, text=True, **popen)
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
-
-
-def user_prompts(api: FakeAPI) -> list[str]:
-    return [r.body["messages"][-1]["content"] for r in api.requests if r.path == "/v1/chat/completions"]
-
-
-def without_provenance(path: Path) -> list[dict]:
-    return [{k: v for k, v in json.loads(line).items() if k not in PROVENANCE} for line in path.open()]
-
-
 def test_the_cluster_pays_each_pair_once_and_writes_a_single_process_runs_bytes(cluster, api, tmp_path, capsys):
     files = inputs(tmp_path / "in", 24)
     done = run_cli(cluster, api, label_args(files, tmp_path / "cache", tmp_path / "ray.jsonl", "--ray", cluster.address,
@@ -92,18 +58,14 @@ def test_the_cluster_pays_each_pair_once_and_writes_a_single_process_runs_bytes(
         (f"q{i % 4}", f"d{i}", i % 5 + 1) for i in range(24)]  # input order, the planted grades
 
     # The single-process cached rerun over the same store: nothing sent, the same bytes.
-    os.environ.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=api.openai_url)
-    try:
-        code, _, err = cli(capsys, *label_args(files, tmp_path / "cache", tmp_path / "single.jsonl"))
-        assert code == 0, err
-        assert api.total == 24
-        assert (tmp_path / "single.jsonl").read_bytes() == (tmp_path / "ray.jsonl").read_bytes()
-        # A first single-process run into another store: the same rows but for when and how fast each came.
-        code, _, err = cli(capsys, *label_args(files, tmp_path / "cache2", tmp_path / "fresh.jsonl"))
-        assert code == 0, err
-        assert without_provenance(tmp_path / "fresh.jsonl") == without_provenance(tmp_path / "ray.jsonl")
-    finally:
-        del os.environ["OPENAI_API_KEY"], os.environ["OPENAI_BASE_URL"]
+    code, _, err = single_process(capsys, api, label_args(files, tmp_path / "cache", tmp_path / "single.jsonl"))
+    assert code == 0, err
+    assert api.total == 24
+    assert (tmp_path / "single.jsonl").read_bytes() == (tmp_path / "ray.jsonl").read_bytes()
+    # A first single-process run into another store: the same rows but for when and how fast each came.
+    code, _, err = single_process(capsys, api, label_args(files, tmp_path / "cache2", tmp_path / "fresh.jsonl"))
+    assert code == 0, err
+    assert without_provenance(tmp_path / "fresh.jsonl") == without_provenance(tmp_path / "ray.jsonl")
 
     # The key reached the workers (the fake refuses any other) but was written nowhere.
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in api.requests)
@@ -198,11 +160,8 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, api, tmp_path, capsys):
     labels = [json.loads(line) for line in (tmp_path / "out.jsonl").open()]
     assert [(r["doc_id"], r["grade"]) for r in labels] == [(f"d{i}", i % 5 + 1) for i in range(48)]
     sent = api.total
-    os.environ.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=api.openai_url)
-    try:  # a rerun (here in one process) pays for nothing
-        code, _, err = cli(capsys, *label_args(files, tmp_path / "cache", tmp_path / "again.jsonl"))
-    finally:
-        del os.environ["OPENAI_API_KEY"], os.environ["OPENAI_BASE_URL"]
+    # a rerun (here in one process) pays for nothing
+    code, _, err = single_process(capsys, api, label_args(files, tmp_path / "cache", tmp_path / "again.jsonl"))
     assert code == 0 and api.total == sent, err
     assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
 
