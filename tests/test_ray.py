@@ -24,9 +24,11 @@ from fakeapi import FakeAPI
 if not os.environ.get("CI"):  # in CI the dev extra installs Ray: a missing Ray fails there, never skips
     pytest.importorskip("ray", reason="the ray extra (pip install 'labeller-relevance[ray]') is not installed")
 
-from ray_helpers import (KEY, MODEL, inputs, label_args, run_cli, single_process, user_prompts,  # noqa: E402
-                         without_provenance)
+from ray_helpers import (KEY, MODEL, inputs, label_args, planted, rows, run_cli, single_process,  # noqa: E402
+                         user_prompts, without_provenance)
 from raycluster import RayCluster, free_port  # noqa: E402
+
+PIPELINES = Path(__file__).resolve().parents[1] / "pipelines"
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +140,100 @@ def test_the_python_api_and_a_pipelines_label_step_take_the_cluster(cluster, api
     assert ray_options(PipelineConfig.model_validate(step)) is None
     with pytest.raises(ConfigError, match="apply with label.ray"):
         ray_options(PipelineConfig.model_validate({**step, "label": {"ray_block_size": 10}}))
+
+
+def test_a_postgresql_store_is_paid_once_by_the_cluster_and_a_rerun_pays_nothing(cluster, api, tmp_path, capsys,
+                                                                                    postgres_url):
+    """The multi-machine store: both workers write the same database; a second --ray run and a single process
+    over it send nothing and write the same bytes; a first single-process run writes the same rows."""
+    files = inputs(tmp_path / "in", 30)
+    ray_args = ("--ray", cluster.address, "--ray-block-size", 5, "--concurrency", 2, "--json")
+    done = run_cli(cluster, api, label_args(files, postgres_url, tmp_path / "ray.jsonl", *ray_args))
+    assert done.returncode == 0, done.stderr
+    prompts = user_prompts(api)
+    assert len(prompts) == 30 and len(set(prompts)) == 30
+    assert rows(tmp_path / "ray.jsonl") == planted(30)
+    again = run_cli(cluster, api, label_args(files, postgres_url, tmp_path / "again.jsonl", *ray_args))
+    assert again.returncode == 0 and api.total == 30, again.stderr
+    stats = json.loads(again.stdout.splitlines()[-1])
+    assert (stats["new"], stats["cached"], stats["requests"], stats["cost_usd"]) == (0, 30, 0, 0)
+    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "ray.jsonl").read_bytes()
+    code, _, err = single_process(capsys, api, label_args(files, postgres_url, tmp_path / "single.jsonl"))
+    assert code == 0 and api.total == 30, err
+    assert (tmp_path / "single.jsonl").read_bytes() == (tmp_path / "ray.jsonl").read_bytes()
+    code, _, err = single_process(capsys, api, label_args(files, tmp_path / "dir", tmp_path / "fresh.jsonl"))
+    assert code == 0 and api.total == 60, err
+    assert without_provenance(tmp_path / "fresh.jsonl") == without_provenance(tmp_path / "ray.jsonl")
+
+
+def test_a_pipeline_run_with_label_ray_labels_on_the_cluster(cluster, api, tmp_path, monkeypatch):
+    """`labeller run pipelines/label_slice.toml --set label.ray=ADDRESS`: the 410 pairs paid once across the
+    cluster, and the same pipeline in one process over that store sends nothing and writes the same labels."""
+    from labeller.pipelines import run_pipeline
+
+    config, cache = PIPELINES / "label_slice.toml", tmp_path / "cache"
+    settings = [f"output.cache={cache}"]
+    on_cluster = [f"label.ray={cluster.address}", "label.ray_block_size=100", *settings]
+    overrides = [word for setting in on_cluster for word in ("--set", setting)]
+    done = run_cli(cluster, api, ["run", config, "--out", tmp_path / "ray", "--judge", MODEL, "--json", *overrides])
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    prompts = user_prompts(api)
+    assert len(prompts) == len(set(prompts)) == result["judge_requests"] == 410
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+    single = run_pipeline(config, out_dir=tmp_path / "single", overrides=settings, judge=MODEL)
+    assert single.status == "passed" and single.judge_requests == 0 and api.total == 410
+    assert (tmp_path / "single" / "labels.jsonl").read_bytes() == (tmp_path / "ray" / "labels.jsonl").read_bytes()
+
+
+def test_a_killed_driver_loses_nothing_and_a_rerun_pays_only_for_what_is_missing(cluster, api, tmp_path, capsys):
+    """`--max-cost` on both runs. The driver is killed mid-run: its workers stop with it (nothing is sent after),
+    the verdicts they stored stay, and the rerun pays for exactly the pairs not in the store, within a budget
+    that paying for all 40 again would break."""
+    from labeller.store import open_store
+
+    files = inputs(tmp_path / "in", 40)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[openai."gpt-4.1-mini"]\ninput = 1000\noutput = 1000\n')
+    api.latency = 0.25
+
+    def label(out: str, budget: float, **popen):
+        return run_cli(cluster, api, label_args(files, tmp_path / "cache", tmp_path / out, "--ray", cluster.address,
+                                                "--ray-block-size", 5, "--concurrency", 2, "--max-cost", budget,
+                                                "--prices", prices, "--json"), **popen)
+
+    running = label("killed.jsonl", 100, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    while api.total < 16 and time.monotonic() < deadline and running.poll() is None:
+        time.sleep(0.05)
+    assert api.total >= 16, running.communicate()[1]
+    running.kill()
+    running.communicate(timeout=30)
+    quiet_since, seen = time.monotonic(), api.total  # the workers die with their driver: wait for the sending to stop
+    while time.monotonic() - quiet_since < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        if api.total != seen:
+            quiet_since, seen = time.monotonic(), api.total
+    with open_store(str(tmp_path / "cache"), create=False) as store:
+        kept = store.stats()
+    missing, each = 40 - kept.entries, kept.cost_usd / kept.entries
+    assert 0 < missing <= 40 - 12 and not (tmp_path / "killed.jsonl").exists()
+
+    budget = each * (missing + 6)  # room for the attempts in flight reserved at their worst case
+    assert each * 40 > budget  # paying for every pair again would stop at the budget
+    done = label("rerun.jsonl", budget)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout.splitlines()[-1])
+    assert stats["requests"] == stats["new"] == missing and api.total == seen + missing
+    assert len(set(user_prompts(api))) == 40 and api.total <= 40 + 4  # only requests in flight at the kill, twice
+    with open_store(str(tmp_path / "cache"), create=False) as store:
+        paid = store.stats()
+    assert paid.entries == 40 and stats["cost_usd"] == pytest.approx(paid.cost_usd - kept.cost_usd, abs=1e-6)
+    assert rows(tmp_path / "rerun.jsonl") == planted(40)
+    code, _, err = single_process(capsys, api, label_args(files, tmp_path / "cache", tmp_path / "single.jsonl"))
+    assert code == 0 and api.total == seen + missing, err
+    assert (tmp_path / "single.jsonl").read_bytes() == (tmp_path / "rerun.jsonl").read_bytes()
 
 
 def test_a_worker_killed_mid_run_loses_nothing(cluster, api, tmp_path, capsys):
