@@ -14,6 +14,8 @@ from cli_helpers import cli, jsonl
 if not os.environ.get("CI"):  # in CI the dev extra installs Ray: a missing Ray fails there, never skips
     pytest.importorskip("ray.data.llm", reason="the ray extra (pip install 'labeller-relevance[ray]') is not installed")
 
+from ray import cloudpickle  # noqa: E402
+
 from labeller.distributed.blocks import block_frames  # noqa: E402
 from labeller.distributed.vllm import VllmJudging, split_results  # noqa: E402
 from labeller.io.tables import write_rows  # noqa: E402
@@ -46,6 +48,9 @@ def test_the_processor_config_carries_the_model_and_the_judges_own_request():
     params = prepared["sampling_params"]
     assert params["temperature"] == 0.0 and params["max_tokens"] == 400
     assert params["structured_outputs"]["json"]["properties"]["grade"]["enum"] == [1, 2, 3, 4, 5]
+    # Ray ships preprocess and postprocess to its workers pickled: they travel, and do there what they do here.
+    shipped = cloudpickle.loads(cloudpickle.dumps(judging.preprocess))
+    assert shipped(rows[1]) == prepared and shipped.__self__.judge is not judging.judge
 
 
 def test_replies_go_through_the_judges_parser_and_malformed_ones_are_failures(tmp_path, capsys, monkeypatch):

@@ -40,14 +40,28 @@ class VllmJudging:
     def __init__(self, model: str, rubric: Rubric, *, base_url: str | None = None, temperature: float = 0.0,
                  max_output_tokens: int = 400, batch_size: int = 64, concurrency: int = 1,
                  engine_kwargs: dict[str, Any] | None = None) -> None:
-        from labeller.judges.openai import OpenAIJudge
-
         self.model, self.rubric = model, rubric
         self.base_url = base_url or in_ray_base_url(model)
-        self.judge = OpenAIJudge(model, base_url=self.base_url, api_key=NOT_SENT_KEY, temperature=temperature,
-                                 max_output_tokens=max_output_tokens, output_mode="json_schema")
+        self.judge = self._judge(temperature, max_output_tokens)
         self.batch_size, self.concurrency = batch_size, concurrency
         self.engine_kwargs = dict(engine_kwargs or {})
+
+    def _judge(self, temperature: float, max_output_tokens: int):
+        from labeller.judges.openai import OpenAIJudge
+
+        return OpenAIJudge(self.model, base_url=self.base_url, api_key=NOT_SENT_KEY, temperature=temperature,
+                           max_output_tokens=max_output_tokens, output_mode="json_schema")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Ray ships preprocess and postprocess to the workers pickled, with this object: the judge holds an HTTP
+        client (locks, a pool) that cannot travel, so its settings do and each worker builds its own."""
+        state = {k: v for k, v in self.__dict__.items() if k != "judge"}
+        return {**state, "judge_settings": (self.judge.temperature, self.judge.max_output_tokens)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        temperature, max_output_tokens = state.pop("judge_settings")
+        self.__dict__.update(state)
+        self.judge = self._judge(temperature, max_output_tokens)
 
     def config(self):
         """The vLLMEngineProcessorConfig: the model, one engine per `concurrency` GPU worker, `batch_size` a batch."""
