@@ -4,11 +4,11 @@ fake API in its environment only, and the comparisons with a single-process run.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli, jsonl
 from fakeapi import FakeAPI
 
@@ -49,16 +49,10 @@ def run_cli(ray, api: FakeAPI, args: list[str], **popen) -> subprocess.Completed
 
 def single_process(capsys, api: FakeAPI, args: list[str]) -> tuple[int, str, str]:
     """`labeller ARGS` in this process, without Ray: the reference a Ray run is held to."""
-    saved = {name: os.environ.get(name) for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    os.environ.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=api.openai_url)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", KEY)
+        patch.setenv("OPENAI_BASE_URL", api.openai_url)
         return cli(capsys, *args)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def user_prompts(api: FakeAPI) -> list[str]:

@@ -1,6 +1,8 @@
 """`labeller label --ray` on a real local Ray cluster (a head and two workers on loopback, tests/raycluster.py)
 against the fake OpenAI API: each pair paid once across the cluster, the output byte for byte a single-process
-cached rerun's, the budget and the rate limit held for the whole cluster, a worker killed mid-run losing nothing.
+cached rerun's, the budget and the rate limit held for the whole cluster, a PostgreSQL store, the Python API and a
+pipeline on the cluster, the vLLM processor's rows through Ray Data, and a driver or a worker killed mid-run losing
+nothing. One cluster for the module (each start-up costs 20 to 40 s).
 
 The nodes run without the API key in their environment and the fake API refuses any other key: the workers
 can only have it from the run (through the coordinator), and it must appear in no output, store or Ray log.
@@ -12,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
