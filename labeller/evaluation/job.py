@@ -255,11 +255,13 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
         raise BadInputError("--corrected needs the baseline's ranking, and a saved --json result has only its "
                             "per-query values; give the baseline run file", path=str(options.baseline),
                             field="corrected")
+    from labeller.evaluation.corrected_pool import example_warnings, sample_certain, sample_warnings
+
     gold = load_judgments(options.gold, scale, role="gold")
+    certain = sample_certain(options.gold_sample) if options.gold_sample is not None else None
     result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
                        confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
-                       reference=reference, per_query_coverage=options.per_query_coverage)
-    from labeller.evaluation.corrected_pool import example_warnings, sample_warnings
+                       reference=reference, per_query_coverage=options.per_query_coverage, certain=certain)
 
     result.warnings += example_warnings(gold, judgments.rubrics)
     if options.gold_sample is not None:
