@@ -98,14 +98,32 @@ class Tally:
         self.hits: dict[str, list[bool]] = {}
         self.widths: dict[str, list[float]] = {}
         self.errors: dict[str, list[float]] = {}
+        self.signed: dict[str, list[tuple[float, float]]] = {}  # (estimate - truth, se of the judge error)
 
-    def add(self, name: str, low, high, estimate, truth: float) -> None:
+    def add(self, name: str, low, high, estimate, truth: float, se: float | None = None) -> None:
         if low is None or high is None:
             return
         self.hits.setdefault(name, []).append(low - 1e-12 <= truth <= high + 1e-12)
         self.widths.setdefault(name, []).append(high - low)
         if estimate is not None:
             self.errors.setdefault(name, []).append(abs(estimate - truth))
+            if se is not None:
+                self.signed.setdefault(name, []).append((estimate - truth, se))
+
+    def bias(self, metrics: list[str], runs: list[str]) -> str:
+        """Per run: the mean error over the mean se, and the spread of the estimate over the mean se (a short
+        interval from a bias shows the first, from a short se the second below 1)."""
+        out = []
+        for metric in metrics:
+            cells = []
+            for run in runs:
+                pairs = np.array(self.signed.get(f"{metric}|{run}", []))
+                if len(pairs) > 1 and pairs[:, 1].mean() > 0:
+                    se = pairs[:, 1].mean()
+                    cells.append(f"{run} {pairs[:, 0].mean() / se:+.2f}/{pairs[:, 0].std(ddof=1) / se:.2f}")
+            if cells:
+                out.append(f"\n      {metric:14s} " + ", ".join(cells))
+        return "".join(out)
 
     def per_run(self, metrics: list[str], runs: list[str]) -> str:
         """Coverage of every run on every metric (the issue's check is per run, not pooled)."""
@@ -195,7 +213,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                             uncorrected[f"{m.metric}|{r.name}"] = uncorrected.get(f"{m.metric}|{r.name}", 0) + 1
                         tally.add("corrected (judge error)", c.ci_low, c.ci_high, c.estimate, t)
                         tally.add(f"  {m.metric}", c.ci_low, c.ci_high, c.estimate, t)
-                        tally.add(f"{m.metric}|{r.name}", c.ci_low, c.ci_high, c.estimate, t)
+                        tally.add(f"{m.metric}|{r.name}", c.ci_low, c.ci_high, c.estimate, t, c.se_judge)
                         tally.add("corrected (+ query sample)", c.ci_low_queries, c.ci_high_queries, c.estimate, t)
                         tally.add("human only, same subset", h.corrected.ci_low, h.corrected.ci_high,
                                   h.corrected.estimate, t)
@@ -215,6 +233,8 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                 print("    " + tally.line(name))
             print("    per run, judge-error interval: " + tally.per_run([s.name for s in specs],
                                                                       [r.name for r in rankings]))
+            print("    per run, mean error / se and spread of the estimate / se: "
+                  + tally.bias([s.name for s in specs], [r.name for r in rankings]))
             if conformal.hits:
                 print(f"    per-query intervals (conformal risk control, target {PER_QUERY:.0%}), ungraded queries:")
                 for s in specs:
