@@ -139,6 +139,9 @@ def test_sample_plan_top_draws_each_runs_top_with_certainty(tmp_path, capsys):
     averaged = set(report["per_query"]["mrr@2"]) - set(report["no_answer"]["query_ids"])
     by_hand = [next((1 / (i + 1) for i, d in enumerate(ranked[q]) if grades[q, d] >= 3), 0.0) for q in averaged]
     assert mrr["se_judge"] == 0.0 and mrr["estimate"] == pytest.approx(float(np.mean(by_hand)))
+    code, out, err = cli(capsys, "evaluate", "--run", BASELINE, "--labels", labels, "--gold", tmp_path / "gold.jsonl",
+                         "--gold-sample", tmp_path / "a.jsonl", "--metrics", "mrr@2")
+    assert f"{len(run_top)} of them the runs' top positions, drawn with certainty" in out
 
 
 def test_sample_plan_top_refuses_a_size_below_the_certain_pairs(tmp_path):
