@@ -66,7 +66,8 @@ class EvaluateOptions(BaseModel):
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
     gold: Path | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
     gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
-    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked
+    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked,
+    # and its pairs drawn with certainty (plan top:K) get inclusion probability 1
     corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
     per_query_coverage: float = 0.9  # target coverage of the per-query intervals (labeller.evaluation.corrected_conformal)
 
