@@ -40,6 +40,7 @@ def test_hand_computed_certain_stratum():
                               metrics="recall@2,precision@2,mrr@2,hit_rate@1",
                               design="pairs", certain={("q", "a"), ("q", "b")})
     assert result.certain_pairs == 2
+    assert any("only 2 random gold pairs beside the 2 drawn with certainty" in w for w in result.warnings)
     assert [(s.judge_grade, s.pool, s.gold) for s in result.strata] == [(3, 4, 2)]
     recall, precision, mrr, hit = result.runs["top"]
     assert recall.corrected.estimate == pytest.approx(1 / 3)
