@@ -1176,6 +1176,10 @@ CASES: list[Case] = [
     Case("annotate-sample-top-larger-than-size", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "top:2", "--top-run",
                                                   "run.trec", "--size", "3"], stderr="more than --size 3",
          outputs=("sample.jsonl",)),
+    Case("annotate-sample-top-run-outside-the-labels", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "top:2",
+                                                       "--top-run", "other.trec"],
+         setup=lambda d: (d / "other.trec").write_text("q9 Q0 d9 1 1.0 sys\n", encoding="utf-8"),
+         stderr="no pair in the top 2 of the --top-run runs is in --labels", outputs=("sample.jsonl",)),
     Case("annotate-sample-top-run-missing", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "top:2", "--top-run",
                                              "nope.trec"], stderr="nope.trec", outputs=("sample.jsonl",)),
     # The judge is part of a figure's identity: a saved baseline on another rubric version's labels is refused.

@@ -55,6 +55,10 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int,
         from labeller.annotate.narrow import narrowing
 
         certain = [c for c in pool if (c.query_id, c.doc_id) in (top or set())] if name == "top" else []
+        if name == "top" and not certain:
+            raise BadInputError(f"plan '{plan}': no pair in the top {depth} of the --top-run runs is in --labels; give "
+                                "the runs whose pairs the judge labelled (the pool `evaluate --gold` corrects)",
+                                field="top_run")
         if len(certain) > size:
             raise BadInputError(f"plan '{plan}' grades every judged pair in the top {depth} of the --top-run runs, "
                                 f"{len(certain)} pairs, more than --size {size}; give --size at least {len(certain)} "
