@@ -131,7 +131,8 @@ def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto",
     if pool.certain.any() and random_gold < FEW_RANDOM:
         pool.warnings.append(f"only {random_gold} random gold pairs beside the {int(pool.certain.sum())} drawn with "
                              "certainty: NDCG and recall count every pool pair and lean on them, and their spread is "
-                             "rough (on LLMJudge 84 beside 1,116 covered 89-98% per run); draw more of the rest")
+                             "rough (on LLMJudge 84-96 beside about 1,110, NDCG@10's interval covered 62-98% per run); "
+                             "draw more of the rest")
     if (drawn & ~pool.in_gold).any():
         pool.warnings.append(f"{int((drawn & ~pool.in_gold).sum())} of the {int(drawn.sum())} pairs drawn with "
                              "certainty (the runs' top positions) have no grade in --gold: they are counted with "
