@@ -8,15 +8,17 @@ llmjudge_system_ranking.py): BM25 (two variants), longest passage first, chance,
 - truth: each run's metric under the human labels (on the queries the plain figure averages);
 - plain: the metric under Y, with its 95% bootstrap interval over queries (the labels taken as the truth);
 - corrected: for each of many random human subsets (pairs drawn uniformly from the pool, or whole
-  queries), `labeller evaluate --gold SUBSET`'s estimate and 95% intervals (judge error; judge error
-  plus the query sample);
+  queries, or every run's top K with certainty plus pairs drawn uniformly from the rest, as
+  `annotate sample --plan top:K` draws them), `labeller evaluate --gold SUBSET`'s estimate and 95% intervals
+  (judge error; judge error plus the query sample);
 - human only: the same estimator from the same subset with a judge that knows nothing (one grade for
   every pair), i.e. what the subset alone says.
 
 Printed: coverage of the truth by each interval (over runs x metrics x subsets), mean width, and the
 mean absolute error of the point estimates. Skips cleanly without ../shared.
 
-    python benchmarks/corrected_coverage.py [--subsets 200] [--pairs 300,600,1200] [--queries 8,12] [--data DIR]
+    python benchmarks/corrected_coverage.py [--subsets 200] [--pairs 300,600,1200] [--queries 8,12]
+                                            [--top 10:1200,5:800] [--data DIR]
 
 One subset, from the command line (the figures the library computes here):
     labeller evaluate --run bm25.trec --labels ../shared/data/llmjudge/llm_Olz-gpt4o.txt \
@@ -73,13 +75,20 @@ def judgments(qrels: dict[str, dict[str, int]], source: str, kind: str) -> Judgm
     return Judgments({q: {d: g + 1 for d, g in docs.items()} for q, docs in qrels.items()}, source, kind)
 
 
-def draw(human: Judgments, rng: random.Random, pairs: int | None, queries: int | None) -> Judgments:
+def top_pairs(rankings: list[Ranking], human: Judgments, depth: int) -> set[tuple[str, str]]:
+    """Every judged pair in some run's top `depth` (the certain stratum of plan top:K)."""
+    return {(q, d) for r in rankings for q, docs in r.docs.items() for d in docs[:depth] if d in human.grades.get(q, {})}
+
+
+def draw(human: Judgments, rng: random.Random, pairs: int | None, queries: int | None,
+         certain: set[tuple[str, str]] = frozenset()) -> Judgments:
+    """Whole queries, or `pairs` pairs: the `certain` ones and the rest uniformly from the other pool pairs."""
     if queries:
         chosen = rng.sample(sorted(human.grades), queries)
         return Judgments({q: dict(human.grades[q]) for q in chosen}, "subset", "gold")
-    everything = [(q, d) for q in sorted(human.grades) for d in sorted(human.grades[q])]
+    everything = [(q, d) for q in sorted(human.grades) for d in sorted(human.grades[q]) if (q, d) not in certain]
     out: dict[str, dict[str, int]] = {}
-    for q, d in rng.sample(everything, pairs):
+    for q, d in sorted(certain) + rng.sample(everything, pairs - len(certain)):
         out.setdefault(q, {})[d] = human.grades[q][d]
     return Judgments(out, "subset", "gold")
 
@@ -89,14 +98,32 @@ class Tally:
         self.hits: dict[str, list[bool]] = {}
         self.widths: dict[str, list[float]] = {}
         self.errors: dict[str, list[float]] = {}
+        self.signed: dict[str, list[tuple[float, float]]] = {}  # (estimate - truth, se of the judge error)
 
-    def add(self, name: str, low, high, estimate, truth: float) -> None:
+    def add(self, name: str, low, high, estimate, truth: float, se: float | None = None) -> None:
         if low is None or high is None:
             return
         self.hits.setdefault(name, []).append(low - 1e-12 <= truth <= high + 1e-12)
         self.widths.setdefault(name, []).append(high - low)
         if estimate is not None:
             self.errors.setdefault(name, []).append(abs(estimate - truth))
+            if se is not None:
+                self.signed.setdefault(name, []).append((estimate - truth, se))
+
+    def bias(self, metrics: list[str], runs: list[str]) -> str:
+        """Per run: the mean error over the mean se, and the spread of the estimate over the mean se (a short
+        interval from a bias shows the first, from a short se the second below 1)."""
+        out = []
+        for metric in metrics:
+            cells = []
+            for run in runs:
+                pairs = np.array(self.signed.get(f"{metric}|{run}", []))
+                if len(pairs) > 1 and pairs[:, 1].mean() > 0:
+                    se = pairs[:, 1].mean()
+                    cells.append(f"{run} {pairs[:, 0].mean() / se:+.2f}/{pairs[:, 0].std(ddof=1) / se:.2f}")
+            if cells:
+                out.append(f"\n      {metric:14s} " + ", ".join(cells))
+        return "".join(out)
 
     def per_run(self, metrics: list[str], runs: list[str]) -> str:
         """Coverage of every run on every metric (the issue's check is per run, not pooled)."""
@@ -116,11 +143,11 @@ class Tally:
                 f"  (n={len(h)})")
 
 
-def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: float | None = None):
+def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: float | None = None, certain=None):
     specs = parse_metrics(metrics)
     scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
     return corrected(rankings, scores, labels, gold, specs, settings, design=design, bootstrap=1,
-                     per_query_coverage=per_query), scores
+                     per_query_coverage=per_query, certain=certain), scores
 
 
 def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None = None):
@@ -137,7 +164,7 @@ def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None 
     return out
 
 
-def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int) -> None:
+def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int, top_sizes=()) -> None:
     labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
     # a judge that knows nothing: one grade (relevant, so no query falls in the no-answer bucket) for every pair
     blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
@@ -163,22 +190,30 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                 assert abs(check - truth[r.name, s.name]) < 1e-9, (r.name, s.name, check, truth[r.name, s.name])
         print(f"\n## judge {judge}, {metrics} ({gain} gain): {len(rankings)} runs")
         print(plain_tally.line("plain bootstrap (judge's labels)"))
-        designs = [("pairs", n, None) for n in pair_sizes] + [("queries", None, n) for n in query_sizes]
-        for design, pairs, queries in designs:
+        designs = ([("pairs", n, None, 0) for n in pair_sizes] + [("queries", None, n, 0) for n in query_sizes]
+                   + [("pairs", n, None, k) for k, n in top_sizes])
+        for design, pairs, queries, depth in designs:
             rng = random.Random(seed)
             tally, conformal = Tally(), Tally()
+            uncorrected: dict[str, int] = {}
+            certain = top_pairs(rankings, human, depth) if depth else set()
+            if len(certain) > (pairs or 0) and depth:
+                print(f"- top {depth} + random rest, {pairs} pairs: skipped, the top {depth} alone is {len(certain)}")
+                continue
             started = time.perf_counter()
             for _ in range(subsets):
-                gold = draw(human, rng, pairs, queries)
-                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, PER_QUERY)
-                alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design)
+                gold = draw(human, rng, pairs, queries, certain)
+                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, PER_QUERY, certain)
+                alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design, certain=certain)
                 for r in rankings:
                     for m, h in zip(result.runs[r.name], alone.runs[r.name]):
                         t = truth[r.name, m.metric]
                         c = m.corrected
+                        if c.estimate is None:
+                            uncorrected[f"{m.metric}|{r.name}"] = uncorrected.get(f"{m.metric}|{r.name}", 0) + 1
                         tally.add("corrected (judge error)", c.ci_low, c.ci_high, c.estimate, t)
                         tally.add(f"  {m.metric}", c.ci_low, c.ci_high, c.estimate, t)
-                        tally.add(f"{m.metric}|{r.name}", c.ci_low, c.ci_high, c.estimate, t)
+                        tally.add(f"{m.metric}|{r.name}", c.ci_low, c.ci_high, c.estimate, t, c.se_judge)
                         tally.add("corrected (+ query sample)", c.ci_low_queries, c.ci_high_queries, c.estimate, t)
                         tally.add("human only, same subset", h.corrected.ci_low, h.corrected.ci_high,
                                   h.corrected.estimate, t)
@@ -188,12 +223,18 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                         conformal.add(f"  {p.metric}", low, high, None, value)
                         conformal.add(f"{p.metric}|{p.run}", low, high, None, value)
             size = f"{pairs} random pairs" if pairs else f"{queries} random queries"
+            if depth:
+                size = f"top {depth} of every run ({len(certain)} pairs) + {pairs - len(certain)} random, {pairs} pairs"
             print(f"- {size} x {subsets} subsets ({time.perf_counter() - started:.0f} s):")
+            if uncorrected:
+                print("    not corrected (subsets): " + ", ".join(f"{k} {v}" for k, v in sorted(uncorrected.items())))
             for name in ("corrected (judge error)", *[f"  {s.name}" for s in specs], "corrected (+ query sample)",
                          "human only, same subset"):
                 print("    " + tally.line(name))
             print("    per run, judge-error interval: " + tally.per_run([s.name for s in specs],
                                                                       [r.name for r in rankings]))
+            print("    per run, mean error / se and spread of the estimate / se: "
+                  + tally.bias([s.name for s in specs], [r.name for r in rankings]))
             if conformal.hits:
                 print(f"    per-query intervals (conformal risk control, target {PER_QUERY:.0%}), ungraded queries:")
                 for s in specs:
@@ -206,6 +247,8 @@ def main() -> int:
     parser.add_argument("--subsets", type=int, default=200)
     parser.add_argument("--pairs", default="300,600,1200", help="gold sizes in pairs (comma-separated)")
     parser.add_argument("--queries", default="8,12", help="gold sizes in whole queries (comma-separated)")
+    parser.add_argument("--top", default="", help="K:pairs, comma-separated: every run's top K with certainty plus "
+                                                   "random pairs of the rest up to `pairs` (plan top:K)")
     parser.add_argument("--judges", default=",".join(LABEL_SETS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
@@ -219,8 +262,9 @@ def main() -> int:
     human = judgments(read_qrels(LLMJUDGE / "human_qrels.txt"), "human", "gold")
     sizes = [int(x) for x in args.pairs.split(",") if x]
     query_sizes = [int(x) for x in args.queries.split(",") if x]
+    top_sizes = [tuple(int(y) for y in x.split(":")) for x in args.top.split(",") if x]
     for judge in args.judges.split(","):
-        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed)
+        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed, top_sizes)
     return 0
 
 

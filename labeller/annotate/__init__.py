@@ -13,9 +13,11 @@ from labeller.errors import BadInputError
 def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | Path | None = None,
                 labels: str | Path | None = None, depth: int = 10, size: int = 60, plan: str = "stratified",
                 seed: int = 0, queries: str | Path | None = None, corpus: str | Path | None = None,
-                rubric: str | None = None) -> Sample:
-    """Freeze a sample drawn from exactly one of a pairs file, a run's top `depth`, or a judge's labels."""
+                rubric: str | None = None, top_runs: list[str | Path] | None = None) -> Sample:
+    """Freeze a sample drawn from exactly one of a pairs file, a run's top `depth`, or a judge's labels;
+    `top_runs`: the runs whose top K plan top:K draws with certainty."""
     from labeller.annotate import sources
+    from labeller.annotate.plans import parse_plan
     from labeller.io.inputs import read_corpus, read_queries
 
     given = [name for name, value in (("--pairs", pairs), ("--run", run), ("--labels", labels)) if value is not None]
@@ -24,7 +26,17 @@ def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
                             + (f" (got {', '.join(given)})" if given else ""))
     from labeller.io.outputs import check_outputs
 
-    check_outputs(inputs=[pairs, run, labels, queries, corpus], files={"--out": out})
+    name, top_depth = parse_plan(plan)
+    if name == "top" and labels is None:
+        raise BadInputError(f"plan '{plan}' draws the rest of the pool within the judge's grades: give --labels (the "
+                            "judge's labels of the pool `labeller evaluate --gold` will correct)", field="labels")
+    if name == "top" and not top_runs:
+        raise BadInputError(f"plan '{plan}' grades the top {top_depth} of each run whose MRR and hit rate are to be "
+                            "corrected: give them with --top-run RUN (repeatable)", field="top_run")
+    if top_runs and name != "top":
+        raise BadInputError("--top-run names the runs whose top K plan top:K grades whole; give --plan top:K",
+                            field="top_run")
+    check_outputs(inputs=[pairs, run, labels, queries, corpus, *(top_runs or [])], files={"--out": out})
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     if labels is not None:
@@ -51,7 +63,9 @@ def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
                 rubric, version = str(rubric), loaded.version
     # The rubric's worked examples are shown to the judge: graded by people they would flatter the judge.
     kept = [c for c in candidates if (c.query_id, c.doc_id) not in examples]
-    frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version)
+    top = {(c.query_id, c.doc_id) for path in top_runs or [] for c in sources.from_run(path, top_depth or 1, query_map,
+                                                                                        doc_map)}
+    frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version, top=top)
     return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept)})
 
 

@@ -7,6 +7,10 @@
 - `uncertain`: the pairs where the judge is least sure first (needs an uncertainty, see sources.py).
 - `narrow`: the pairs whose people's grades narrow the corrected intervals of `labeller evaluate --gold`
   most for the size (labeller.annotate.narrow): more pairs where the judge's grades are many and unsure.
+- `top:K`: every pool pair in the top K of the given runs (`--top-run`) with certainty (inclusion probability
+  1, stratum "top K"), and the rest of the size as `narrow` draws it from the rest of the pool. People's grades
+  then decide each given run's MRR@k and hit rate@k (k <= K) exactly, which scattered pairs cannot correct
+  (labeller.evaluation.corrected), and the random rest corrects NDCG, recall and P@k as before.
 
 Every plan is deterministic: the same candidates, size and seed give the same sample.
 """
@@ -19,26 +23,51 @@ from collections import defaultdict
 from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate, require_every
 from labeller.errors import BadInputError
 
-PLANS = ("stratified", "uniform", "uncertain", "narrow")
+PLANS = ("stratified", "uniform", "uncertain", "narrow", "top:K")
+CERTAIN_STRATUM = "top "  # a sample row's stratum for pairs drawn with certainty: "top 10"
 
 
-def draw(candidates: list[Candidate], size: int, plan: str, seed: int) -> list[Candidate]:
-    """`size` candidates (all of them when there are fewer), in the order people will grade them."""
+def parse_plan(plan: str) -> tuple[str, int | None]:
+    """(name, K): ("top", K) for top:K, (plan, None) for the others."""
+    if plan.startswith("top:") or plan == "top":
+        depth = plan[4:]
+        if not depth.isdigit() or int(depth) < 1:
+            raise BadInputError(f"plan '{plan}': expected top:K with K a whole number of at least 1 (e.g. top:10), "
+                                "the depth of each run people grade whole", field="plan")
+        return "top", int(depth)
     if plan not in PLANS:
         raise BadInputError(f"unknown plan '{plan}'; expected one of: {', '.join(PLANS)}", field="plan")
+    return plan, None
+
+
+def draw(candidates: list[Candidate], size: int, plan: str, seed: int,
+         top: set[tuple[str, str]] | None = None) -> list[Candidate]:
+    """`size` candidates (all of them when there are fewer), in the order people will grade them; `top`: the pairs
+    plan top:K draws with certainty (the given runs' top K)."""
+    name, depth = parse_plan(plan)
     if size < 1:
         raise BadInputError(f"--size {size} must be at least 1", field="size")
     pool = sorted(candidates, key=lambda c: (c.query_id, c.doc_id))  # the file's order must not matter
     rng = random.Random(seed)
-    if plan == "uncertain":
+    if name == "uncertain":
         return _most_uncertain(pool, size, rng)
-    if plan == "narrow":
+    if name in ("narrow", "top"):
         from labeller.annotate.narrow import narrowing
 
-        chosen = narrowing(pool, size, rng)
+        certain = [c for c in pool if (c.query_id, c.doc_id) in (top or set())] if name == "top" else []
+        if name == "top" and not certain:
+            raise BadInputError(f"plan '{plan}': no pair in the top {depth} of the --top-run runs is in --labels; give "
+                                "the runs whose pairs the judge labelled (the pool `evaluate --gold` corrects)",
+                                field="top_run")
+        if len(certain) > size:
+            raise BadInputError(f"plan '{plan}' grades every judged pair in the top {depth} of the --top-run runs, "
+                                f"{len(certain)} pairs, more than --size {size}; give --size at least {len(certain)} "
+                                "(the rest is drawn at random) or a smaller K", field="size")
+        rest = [c for c in pool if (c.query_id, c.doc_id) not in (top or set())] if name == "top" else pool
+        chosen = certain + narrowing(rest, size - len(certain), rng)
         rng.shuffle(chosen)
         return chosen
-    if plan == "uniform":
+    if name == "uniform":
         chosen = rng.sample(pool, min(size, len(pool)))
     else:
         chosen = _stratified(pool, size, rng)

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from labeller.annotate.plans import draw
+from labeller.annotate.plans import CERTAIN_STRATUM, draw, parse_plan
 from labeller.annotate.sources import Candidate
 from labeller.errors import BadInputError
 from labeller.io.tables import read_rows, write_rows
@@ -28,8 +28,9 @@ class SampleRow(Record):
     doc_id: str
     position: int = Field(ge=1)  # the order people grade in
     sample_id: str
-    plan: Literal["stratified", "uniform", "uncertain", "narrow"]
-    stratum: str | None = None  # e.g. "judge grade 3": how the pair was drawn (never shown while grading)
+    plan: Literal["stratified", "uniform", "uncertain", "narrow", "top"]
+    # how the pair was drawn (never shown while grading): "judge grade 3", or "top 10" (with certainty, plan top:K)
+    stratum: str | None = None
     uncertainty: float | None = None
     rubric: str | None = None
     rubric_version: str | None = None
@@ -57,8 +58,10 @@ def sample_id_of(plan: str, pairs: list[tuple[str, str]]) -> str:
 
 
 def freeze(candidates: list[Candidate], out: str | Path, *, size: int, plan: str = "stratified", seed: int = 0,
-           rubric: str | None = None, rubric_version: str | None = None) -> Sample:
-    """Draw a sample and write it to `out` (refusing to replace an existing file: it may hold a frozen sample)."""
+           rubric: str | None = None, rubric_version: str | None = None,
+           top: set[tuple[str, str]] | None = None) -> Sample:
+    """Draw a sample and write it to `out` (refusing to replace an existing file: it may hold a frozen sample);
+    `top`: the pairs plan top:K draws with certainty."""
     out = Path(out)
     if out.suffix.lower() != ".jsonl":
         raise BadInputError("a sample is written as JSONL; expected a path ending in .jsonl", path=str(out))
@@ -67,11 +70,14 @@ def freeze(candidates: list[Candidate], out: str | Path, *, size: int, plan: str
                             path=str(out))
     if not candidates:
         raise BadInputError("no candidate pairs to sample from")
-    chosen = draw(candidates, size, plan, seed)
+    chosen = draw(candidates, size, plan, seed, top)
+    plan, depth = parse_plan(plan)
+    certain = top if plan == "top" and top else set()
     sid = sample_id_of(plan, [(c.query_id, c.doc_id) for c in chosen])
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     rows = [SampleRow(query_id=c.query_id, doc_id=c.doc_id, position=i, sample_id=sid, plan=plan,
-                      stratum=None if c.judge_grade is None else f"judge grade {c.judge_grade}",
+                      stratum=f"{CERTAIN_STRATUM}{depth}" if (c.query_id, c.doc_id) in certain
+                      else None if c.judge_grade is None else f"judge grade {c.judge_grade}",
                       uncertainty=c.uncertainty, rubric=rubric or c.rubric,
                       rubric_version=rubric_version or c.rubric_version, created_at=now)
             for i, c in enumerate(chosen, start=1)]

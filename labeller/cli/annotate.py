@@ -41,7 +41,12 @@ def sample(
     plan: Annotated[str, typer.Option("--plan", help="stratified (by judge grade and query), uniform, "
                                                      "uncertain (most uncertain first), or narrow (with --labels: "
                                                      "the pairs that narrow `evaluate --gold`'s corrected "
-                                                     "intervals most for --size).")] = "stratified",
+                                                     "intervals most for --size), or top:K (with --labels and "
+                                                     "--top-run: every judged pair in the top K of those runs, "
+                                                     "then narrow for the rest of --size; corrects MRR@k and hit "
+                                                     "rate@k, k <= K).")] = "stratified",
+    top_run: Annotated[Optional[list[Path]], typer.Option("--top-run", help="With --plan top:K: a run (TREC or "
+                                                          "table) whose top K people grade whole (repeatable).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
     queries: Annotated[Optional[Path], typer.Option("--queries", help="Check ids against this queries file.")] = None,
     corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Check ids against this corpus file.")] = None,
@@ -51,7 +56,7 @@ def sample(
     from labeller.annotate import make_sample
 
     frozen = make_sample(out, pairs=pairs, run=run, labels=labels, depth=depth, size=size, plan=plan, seed=seed,
-                         queries=queries, corpus=corpus, rubric=rubric)
+                         queries=queries, corpus=corpus, rubric=rubric, top_runs=top_run)
     queries_n = len({r.query_id for r in frozen.rows})
     typer.echo(f"froze sample {frozen.sample_id}: {len(frozen.rows)} pairs over {queries_n} queries "
                f"({frozen.plan}) in {out}")

@@ -99,7 +99,8 @@ def evaluate(
                                                   "or auto.")] = "auto",
     gold_sample: Annotated[Optional[Path], typer.Option(help="The frozen sample --gold was graded from (`labeller "
                                                              "annotate sample --out`): its plan and strata are "
-                                                             "checked against this pool.")] = None,
+                                                             "checked against this pool, and the pairs it drew with "
+                                                             "certainty (--plan top:K) are weighed as such.")] = None,
     per_query_coverage: Annotated[float, typer.Option(
         help="With --gold graded by whole queries: each other query gets an interval that holds its value under "
              "people's grades for at least this share of queries (conformal risk control; docs/evaluate.md).")] = 0.9,

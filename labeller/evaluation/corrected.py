@@ -7,10 +7,13 @@ corrected_terms (one query's metric and gradient from grade distributions), corr
 estimators and their intervals). See docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
-ratios of sums over pairs, are corrected under both designs; MRR and hit rate, which hang on every
-pair above the first relevant one at once, only under the query design (under the pair design the
-first-order correction covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP
-is not corrected. A figure without a correction says why beside the plain one.
+ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the
+first relevant one at once: under the query design they are corrected as the others; under the pair design
+only where the gold holds every pool pair of a run's ranking down to its first relevant one (people's grade),
+for every query (the sample plan top:K grades each given run's top K with certainty): the value is then
+people's, exactly, with no judge error. Scattered random pairs cannot correct them (a first-order correction
+covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
+without a correction says why beside the plain one.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
-PAIRS_UNSUPPORTED = ("mrr", "hit_rate")  # corrected under the query design only (see the module docstring)
+FIRST_RELEVANT = ("mrr", "hit_rate")  # under the pair design, only where the graded prefix decides them (above)
 # Sums (and ratios of sums) of per-pair gains or relevance: the judge's grade distribution predicts them by its
 # expected gain or relevance. MRR and hit rate hang on the first relevant pair, whose expectation under independent
 # pairs predicted people's value worse than the judge's grades did (on a planted case the interval covered 68% and
@@ -57,6 +60,7 @@ class _Model:
     def __init__(self, pool: GoldPool, settings: Settings):
         self.pool = pool
         self.gains = grade_gains(settings.gain, GRADES)
+        self.relevant_from = settings.relevant_from
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
         self.calibration = pool.calibration()
         self.plain = _point_masses(pool.judge)
@@ -112,6 +116,9 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
             if q in whole:
                 out.human[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
+        if spec.kind in FIRST_RELEVANT:  # the graded prefix decides it (checked by `_ungraded_prefix`): exact
+            out.model[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
+            continue
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
@@ -124,12 +131,32 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
     return out
 
 
-def _unsupported(spec: MetricSpec, design: str) -> str | None:
+def _ungraded_prefix(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model) -> list[str]:
+    """The queries whose MRR or hit rate people's grades do not decide: a pool pair of the (cut) ranking above its
+    first relevant one under people's grades has no grade (a document outside the pool is not relevant either way)."""
+    pool, out = model.pool, []
+    for q in queries:
+        for i in _positions(ranking, pool, q, spec.k)[0]:
+            if i < 0:
+                continue
+            if not pool.in_gold[i]:
+                out.append(q)
+                break
+            if pool.human[i] >= model.relevant_from:
+                break
+    return out
+
+
+def _unsupported(spec: MetricSpec, ranking: Ranking, queries: list[str], model: _Model) -> str | None:
     if spec.kind not in SUPPORTED_KINDS:
         return f"no corrected estimate for {spec.kind}"
-    if design == "pairs" and spec.kind in PAIRS_UNSUPPORTED:
-        return (f"{spec.name} is corrected only when people grade whole queries (--gold-design queries): it "
-                "hangs on every pair above the first relevant one")
+    if model.pool.design == "pairs" and spec.kind in FIRST_RELEVANT:
+        missing = _ungraded_prefix(ranking, queries, spec, model)
+        if missing:
+            return (f"{spec.name} is corrected under the pair design only where people graded the run's ranking "
+                    f"down to its first relevant pair, and {len(missing)} of {len(queries)} queries have an ungraded "
+                    f"pair there (e.g. {missing[0]}): draw the sample with `annotate sample --plan top:K --top-run` "
+                    "this run, or grade whole queries (--gold-design queries)")
     return None
 
 
@@ -148,10 +175,11 @@ def _averaged(scores: RunScores, metric: str) -> list[str]:
 def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Judgments, gold: Judgments,
               specs: list[MetricSpec], settings: Settings, *, design: str = "auto", confidence: float = 0.95,
               bootstrap: int = 10_000, seed: int = 42, reference: str | None = None,
-              per_query_coverage: float | None = 0.9) -> Corrected:
+              per_query_coverage: float | None = 0.9, certain: set[tuple[str, str]] | None = None) -> Corrected:
     """Corrected figures for every run, and for every run minus the reference (when given); per-query intervals
-    at `per_query_coverage` (None: none) by conformal risk control on the queries people graded whole."""
-    pool = gold_pool(labels, gold, design)
+    at `per_query_coverage` (None: none) by conformal risk control on the queries people graded whole.
+    `certain`: the pairs the sample drew with certainty (plan top:K; labeller.evaluation.corrected_pool)."""
+    pool = gold_pool(labels, gold, design, certain)
     model = _Model(pool, settings)
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
     parts: dict[tuple[str, str], Contribution] = {}
@@ -163,7 +191,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
             queries = _averaged(run_scores, spec.name)
             plain = [run_scores.per_query[spec.name][q] for q in queries]
             low, high = bootstrap_interval(np.array(plain), confidence, bootstrap, seed)
-            why = _unsupported(spec, pool.design)
+            why = _unsupported(spec, ranking, queries, model)
             if why:
                 value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
@@ -193,7 +221,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         gold_queries=len(pool.gold_queries()) if pool.design == "queries"
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
-        confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings, per_query=intervals.out)
+        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings, per_query=intervals.out)
 
 
 class _PerQuery:

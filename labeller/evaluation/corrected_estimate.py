@@ -7,7 +7,8 @@ PPI with a calibrated predictor, Angelopoulos et al. 2023; Boyeau et al., arXiv 
            + sum over gold pairs of z_i (1/pi_i - 1) / Q,
 z_i the first-order effect of the pair's residual (its human feature minus its leave-one-out
 prediction) on its query's value, pi_i = n_j / N_j. Unbiased for sums (P@k, DCG), first order for
-ratios of sums (NDCG, recall), exact when the gold covers the pool (pi = 1). The judge-error variance
+ratios of sums (NDCG, recall), exact when the gold covers the pool (pi = 1). Pairs drawn with certainty
+(plan top:K) are a stratum of their own with pi = 1: no correction, no variance. The judge-error variance
 is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q,
 with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum.
 
@@ -100,7 +101,7 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
     spreads = {}
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded:
-            in_stratum = z[pool.in_gold & (pool.judge == j)]
+            in_stratum = z[pool.in_gold & pool.stratum(j)]
             correction += float(in_stratum.sum()) * (size / graded - 1.0)
             spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
     known = [s for s in spreads.values() if s is not None]
@@ -108,8 +109,8 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
     for j, (size, graded) in pool.stratum_sizes().items():
         if not graded:
             continue
-        spread = spreads[j] if spreads[j] is not None else (max(known) if known else float(z[pool.in_gold & (
-            pool.judge == j)][0] ** 2))
+        spread = spreads[j] if spreads[j] is not None else (max(known) if known else float(z[pool.in_gold &
+                                                                                              pool.stratum(j)][0] ** 2))
         parts.append((size**2 * (1.0 - graded / size) * spread / graded, max(graded - 1, 1)))
     variance = sum(v for v, _ in parts)
     value = float(np.mean([c.model[q] for q in queries])) + correction

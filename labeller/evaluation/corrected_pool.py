@@ -30,6 +30,7 @@ from labeller.records import GRADE_MAX, GRADE_MIN
 
 GRADES = np.arange(GRADE_MIN, GRADE_MAX + 1)
 DESIGNS = ("auto", "pairs", "queries")
+FEW_RANDOM = 100  # random gold pairs beside a certain stratum below which the intervals of NDCG and recall are rough
 
 
 @dataclass
@@ -47,15 +48,27 @@ class GoldPool:
     warnings: list[str] = field(default_factory=list)
     # the judge's own distribution over GRADE_MIN.. per pair (`label --grade-probs`); NaN rows where none was given
     judge_probs: np.ndarray = field(default_factory=lambda: np.zeros((0, len(GRADES))))
+    # pairs drawn with certainty (`annotate sample --plan top:K`: every given run's top K) and graded: inclusion
+    # probability 1, outside the random strata; empty when the sample had no such stratum
+    certain: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def in_gold(self) -> np.ndarray:
         return self.human > 0
 
+    def stratum(self, j: int) -> np.ndarray:
+        """The pool pairs of judge grade j's random stratum (the certain pairs are outside every stratum)."""
+        mask = self.judge == j
+        return mask & ~self.certain if len(self.certain) else mask
+
     def stratum_sizes(self) -> dict[int, tuple[int, int]]:
-        """judge grade -> (pool pairs N_j, gold pairs n_j)."""
-        return {int(j): (int(np.sum(self.judge == j)), int(np.sum(self.in_gold & (self.judge == j))))
-                for j in np.unique(self.judge)}
+        """judge grade -> (pool pairs N_j, gold pairs n_j) of the random strata."""
+        out = {}
+        for j in np.unique(self.judge):
+            mask = self.stratum(int(j))
+            if mask.any():
+                out[int(j)] = (int(mask.sum()), int(np.sum(self.in_gold & mask)))
+        return out
 
     def calibration(self) -> np.ndarray:
         """P(human grade | judge grade) from the gold, rows by judge grade, columns by human grade
@@ -74,7 +87,9 @@ class GoldPool:
         return sorted(q for q, rows in self.by_query.items() if self.in_gold[rows].all())
 
 
-def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto") -> GoldPool:
+def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto",
+              certain: set[tuple[str, str]] | None = None) -> GoldPool:
+    """`certain`: the pairs the sample drew with certainty (labeller.annotate.plans, plan top:K)."""
     if design not in DESIGNS:
         raise BadInputError(f"--gold-design '{design}' is unknown; expected {', '.join(DESIGNS)}",
                             field="gold_design")
@@ -106,7 +121,23 @@ def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto") -> GoldP
                             "the corrected estimate needs people's grades for a sample of the judged pairs "
                             "(the same query_id and doc_id)", path=gold.source, field="doc_id")
     pool.design = _design(pool, design)
+    drawn = np.zeros(len(query), dtype=bool)
+    for pair in certain or ():
+        if pair in index and pool.design == "pairs":  # the query design weighs whole queries, not pairs
+            drawn[index[pair]] = True
+    pool.certain = drawn & pool.in_gold
     pool.warnings = _warnings(pool, gold.pairs)
+    random_gold = int((pool.in_gold & ~pool.certain).sum())
+    if pool.certain.any() and random_gold < FEW_RANDOM:
+        pool.warnings.append(f"only {random_gold} random gold pairs beside the {int(pool.certain.sum())} drawn with "
+                             "certainty: NDCG and recall count every pool pair and lean on them, and their spread is "
+                             "rough (on LLMJudge 84-96 beside about 1,110, NDCG@10's interval covered 62-98% per run); "
+                             "draw more of the rest")
+    if (drawn & ~pool.in_gold).any():
+        pool.warnings.append(f"{int((drawn & ~pool.in_gold).sum())} of the {int(drawn.sum())} pairs drawn with "
+                             "certainty (the runs' top positions) have no grade in --gold: they are counted with "
+                             "the random pairs of their judge grade, whose inclusion probabilities they bend; "
+                             "grade them")
     return pool
 
 
@@ -161,6 +192,15 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
         out.append(f"the gold touches {len(counts)} of {len(pool.by_query)} queries: a random sample of the pool "
                    "would spread wider; the correction assumes one")
     return out
+
+
+def sample_certain(path) -> set[tuple[str, str]]:
+    """The pairs a frozen sample drew with certainty (stratum "top K": labeller.annotate.plans, plan top:K)."""
+    from labeller.annotate.plans import CERTAIN_STRATUM
+    from labeller.annotate.sample import read_sample
+
+    return {(r.query_id, r.doc_id) for r in read_sample(path).rows
+            if r.stratum and r.stratum.startswith(CERTAIN_STRATUM)}
 
 
 def sample_warnings(path, labels: Judgments) -> list[str]:

@@ -63,6 +63,8 @@ def corrected_intro(c: Corrected) -> str:
     level = f"{c.confidence:.0%}"
     design = ("gold pairs sampled within the judge's grades" if c.design == "pairs"
               else f"every judged pair of {c.gold_queries} sampled queries")
+    if c.certain_pairs:
+        design += f"; {c.certain_pairs} of them the runs' top positions, drawn with certainty"
     judge = f" by {', '.join(c.judge)}" if c.judge else ""
     return (f"Corrected with people's grades from `{display_path(c.gold)}`: {c.gold_pairs} of the {c.pool_pairs} "
             f"pairs labelled{judge} ({design}). Each corrected figure estimates the value under people's "

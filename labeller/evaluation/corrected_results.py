@@ -73,7 +73,8 @@ class Corrected(_Result):
     gold_pairs: int  # gold pairs in the pool
     gold_outside: int  # gold pairs not in the pool (left out)
     gold_queries: int  # queries with a gold pair (all of whose pairs are gold, under the query design)
-    strata: list[Stratum]
+    strata: list[Stratum]  # the random strata (pairs drawn with certainty are outside them)
+    certain_pairs: int = 0  # gold pairs drawn with certainty (plan top:K: each given run's top K), inclusion 1
     confidence: float
     runs: dict[str, list[CorrectedMetric]]
     differences: list[CorrectedDifference] = Field(default_factory=list)

@@ -66,7 +66,8 @@ class EvaluateOptions(BaseModel):
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
     gold: Path | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
     gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
-    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked
+    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked,
+    # and its pairs drawn with certainty (plan top:K) get inclusion probability 1
     corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
     per_query_coverage: float = 0.9  # target coverage of the per-query intervals (labeller.evaluation.corrected_conformal)
 
@@ -255,11 +256,13 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
         raise BadInputError("--corrected needs the baseline's ranking, and a saved --json result has only its "
                             "per-query values; give the baseline run file", path=str(options.baseline),
                             field="corrected")
+    from labeller.evaluation.corrected_pool import example_warnings, sample_certain, sample_warnings
+
     gold = load_judgments(options.gold, scale, role="gold")
+    certain = sample_certain(options.gold_sample) if options.gold_sample is not None else None
     result = corrected(rankings, scores, judgments, gold, specs, settings, design=options.gold_design,
                        confidence=options.confidence, bootstrap=options.bootstrap, seed=options.seed,
-                       reference=reference, per_query_coverage=options.per_query_coverage)
-    from labeller.evaluation.corrected_pool import example_warnings, sample_warnings
+                       reference=reference, per_query_coverage=options.per_query_coverage, certain=certain)
 
     result.warnings += example_warnings(gold, judgments.rubrics)
     if options.gold_sample is not None:
