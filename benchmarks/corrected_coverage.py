@@ -137,7 +137,8 @@ def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None 
     return out
 
 
-def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int) -> None:
+def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int,
+              per_query: float | None = PER_QUERY) -> None:
     labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
     # a judge that knows nothing: one grade (relevant, so no query falls in the no-answer bucket) for every pair
     blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
@@ -170,7 +171,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
             started = time.perf_counter()
             for _ in range(subsets):
                 gold = draw(human, rng, pairs, queries)
-                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, PER_QUERY)
+                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, per_query)
                 alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design)
                 for r in rankings:
                     for m, h in zip(result.runs[r.name], alone.runs[r.name]):
@@ -208,6 +209,8 @@ def main() -> int:
     parser.add_argument("--queries", default="8,12", help="gold sizes in whole queries (comma-separated)")
     parser.add_argument("--judges", default=",".join(LABEL_SETS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-query", type=float, default=PER_QUERY,
+                        help="target coverage of the per-query intervals; 0 skips them (the slow part)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
     args = parser.parse_args()
     global LLMJUDGE
@@ -220,7 +223,7 @@ def main() -> int:
     sizes = [int(x) for x in args.pairs.split(",") if x]
     query_sizes = [int(x) for x in args.queries.split(",") if x]
     for judge in args.judges.split(","):
-        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed)
+        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed, args.per_query or None)
     return 0
 
 
