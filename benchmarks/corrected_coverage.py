@@ -164,7 +164,8 @@ def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None 
     return out
 
 
-def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int, top_sizes=()) -> None:
+def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int, top_sizes=(),
+              per_query: float | None = PER_QUERY) -> None:
     labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
     # a judge that knows nothing: one grade (relevant, so no query falls in the no-answer bucket) for every pair
     blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
@@ -203,7 +204,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
             started = time.perf_counter()
             for _ in range(subsets):
                 gold = draw(human, rng, pairs, queries, certain)
-                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, PER_QUERY, certain)
+                result, _ = evaluate_all(rankings, labels, gold, metrics, settings, design, per_query, certain)
                 alone, _ = evaluate_all(rankings, blind, gold, metrics, settings, design, certain=certain)
                 for r in rankings:
                     for m, h in zip(result.runs[r.name], alone.runs[r.name]):
@@ -251,6 +252,8 @@ def main() -> int:
                                                    "random pairs of the rest up to `pairs` (plan top:K)")
     parser.add_argument("--judges", default=",".join(LABEL_SETS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-query", type=float, default=PER_QUERY,
+                        help="target coverage of the per-query intervals; 0 skips them (the slow part)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
     args = parser.parse_args()
     global LLMJUDGE
@@ -264,7 +267,7 @@ def main() -> int:
     query_sizes = [int(x) for x in args.queries.split(",") if x]
     top_sizes = [tuple(int(y) for y in x.split(":")) for x in args.top.split(",") if x]
     for judge in args.judges.split(","):
-        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed, top_sizes)
+        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed, top_sizes, args.per_query or None)
     return 0
 
 

@@ -17,11 +17,16 @@ in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a surv
   estimate = mean over the n of human + lambda (mean over Q of plain - mean over the n of plain),
 lambda the least-squares slope of human on plain over the n (lambda = 1 is classic PPI, 0 human only),
 ("plain": the judge's prediction of each query's value, at its grades, or at its grade distributions where
-the labels carry them), with judge-error variance (1 - n/Q) s^2 / n + (mean_Q plain - mean_S plain)^2 s^2 / Sxx
-(the second term the fitted slope's own error), s^2 the spread of the residuals human - lambda plain with one
-pseudo-query carrying the spread of the judge's per-query values over all Q (so eight graded queries that happen
-to agree do not claim no spread; for hit rate, 0 or 1 per query, two more at +-1/2), and a Student t quantile on
-n - 2 degrees of freedom.
+the labels carry them). Its judge-error variance is the regression prediction variance of the ungraded queries'
+mean, (1 - n/Q) s^2 / n + (mean_Q plain - mean_S plain)^2 s^2 / Sxx (the second term the fitted slope's own
+error), with a Student t quantile on n - 2 degrees; exact when the residuals are normal with one variance.
+lambda falls back to 0 (the graded queries' mean, (1 - n/Q) s^2 / n, n - 1 degrees) when that interval is the
+narrower: PPI++ picks lambda for the least variance, which with few queries must count the slope's error and
+the degree of freedom it costs, so the corrected interval is never wider than the human-only one.
+s^2 carries one pseudo-query at the widest spread of a value in [0, 1] (variance 1/4; two for hit rate): an
+ungraded query is more extreme than every graded one with chance 1/(n+1) under random queries, which no
+graded residual shows. For hit rate the half-width is also at least k/Q, k the most ungraded queries that could
+all differ from the graded ones with chance above (1 - confidence)/2 (hypergeometric).
 
 Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
 Intervals are normal approximations.
@@ -134,9 +139,9 @@ def _student(confidence: float, df: float) -> float:
 
 
 def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one: bool = False) -> CorrectedValue:
-    """The regression (power-tuned, PPI++) form: mean_S human + lambda (mean_Q plain - mean_S plain), lambda
-    the slope of human on plain over the graded queries, so a judge whose per-query figures track people's
-    poorly is leaned on less (lambda 0 is the human-only estimate); a Student t quantile on n - 1 degrees."""
+    """mean_S human + lambda (mean_Q plain - mean_S plain) with lambda the slope of human on plain over the graded
+    queries (PPI++ power tuning, a survey regression estimator), or lambda 0 (the graded queries' own mean) when
+    that interval is the narrower one; see the module docstring and docs/evaluate.md for the variance."""
     graded = [q for q in queries if q in c.human]
     if not graded:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None,
@@ -144,31 +149,78 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one
     human = np.array([c.human[q] for q in graded])
     plain = np.array([c.model[q] for q in graded])  # the judge's prediction (its grades or its distributions)
     everyone = np.array([c.model[q] for q in queries])
-    slope = 0.0
-    if len(graded) > 1 and plain.var(ddof=1) > 1e-15:
-        slope = float(np.cov(human, plain, ddof=1)[0, 1] / plain.var(ddof=1))
-    value = float(human.mean() + slope * (everyone.mean() - plain.mean()))
-    shift = float(human.mean() - slope * plain.mean())
-    per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
-    if len(graded) < 3:
+    n, share = len(graded), len(graded) / len(queries)
+    if n < 3:
+        slope = _slope(human, plain)
+        value = float(human.mean() + slope * (everyone.mean() - plain.mean()))
         return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
-                              note=f"{len(graded)} graded queries: too few to build an interval from")
-    residual = human - slope * plain
-    # One pseudo-query with the spread of the judge's per-query values over all queries joins the residuals:
-    # a few graded queries that happen to agree (hit rate 1 on all eight) must not claim no spread at all.
-    prior = float(everyone.var(ddof=1)) if len(everyone) > 1 else 0.0
-    # A 0/1 value (hit rate) near 0 or 1 on a few graded queries shows almost no spread where a query of the
-    # other value may still come: two pseudo-queries, one each side of the residuals' mean by 1/2 (the largest
-    # spread a 0/1 value has), as the Agresti-Coull interval adds pseudo-observations to a proportion.
-    floor = 2 * 0.25 if zero_one else 0.0
-    spread = (float(np.sum((residual - residual.mean()) ** 2)) + prior + floor) / (len(graded) - 1)
-    # The slope is estimated from the same few queries: the prediction of the ungraded queries' mean carries its
-    # error too, (mean_Q plain - mean_S plain)^2 s^2 / Sxx (the regression prediction variance; with 8 graded
-    # queries leaving it out covered P@10 of a BM25 run 80% of the time on LLMJudge).
-    sxx = float(np.sum((plain - plain.mean()) ** 2))
-    slope_part = (everyone.mean() - plain.mean()) ** 2 * spread / sxx if slope and sxx > 1e-15 else 0.0
-    se = math.sqrt((1.0 - len(graded) / len(queries)) * spread / len(graded) + slope_part)
-    return _interval(value, se, _spread(per_query), confidence, quantile=_student(confidence, len(graded) - 2))
+                              note=f"{n} graded queries: too few to build an interval from")
+    # One pseudo-query at the largest spread a value in [0, 1] has (1/2 either side, variance 1/4) joins the
+    # residuals; for hit rate (0 or 1 per query) two: the Agresti-Coull device. Under random queries each ungraded
+    # query is the most extreme of itself and the n graded with chance 1/(n+1), which the graded residuals alone
+    # never show (on LLMJudge one query whose P@10 the judge put at 0 and people at 0.6 left the interval at 80-88%
+    # whenever it was ungraded); the same pseudo-query serves the human-only form, so the two stay comparable.
+    floor = 2 * 0.25 if zero_one else 0.25
+    human_only = _HalfWidth(float(human.mean()), (_squares(human) + floor) / (n - 1), 0.0, n - 1)
+    best = human_only
+    sxx = _squares(plain)
+    slope = _slope(human, plain)
+    if slope:
+        residual = human - slope * plain
+        spread = (_squares(residual) + floor) / (n - 2)
+        # the slope is fitted on the same few queries: the prediction of the ungraded queries' mean carries its
+        # error, (mean_Q plain - mean_S plain)^2 s^2 / Sxx (the regression prediction variance), and one degree
+        regression = _HalfWidth(float(human.mean() + slope * (everyone.mean() - plain.mean())), spread,
+                                (everyone.mean() - plain.mean()) ** 2 * spread / sxx, n - 2)
+        # PPI++ tunes lambda to the smaller variance; here to the narrower interval, the t quantile's degrees included
+        if regression.half(share, n, confidence) < human_only.half(share, n, confidence):
+            best = regression
+        else:
+            slope = 0.0
+    shift = best.value - slope * everyone.mean()
+    per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
+    se = best.se(share, n)
+    quantile = _student(confidence, best.df)
+    if zero_one and se > 0:
+        # a 0/1 value: k ungraded queries can all differ from what the graded ones show with chance
+        # C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above (1-conf)/2
+        quantile = max(quantile, _unseen(len(queries), n, confidence) / len(queries) / se)
+    return _interval(best.value, se, _spread(per_query), confidence, quantile=quantile)
+
+
+@dataclass
+class _HalfWidth:
+    """One candidate of the query design: its estimate, residual variance s^2, the slope's variance part, t df."""
+
+    value: float
+    spread: float
+    slope_part: float
+    df: int
+
+    def se(self, share: float, n: int) -> float:
+        return math.sqrt((1.0 - share) * self.spread / n + self.slope_part)
+
+    def half(self, share: float, n: int, confidence: float) -> float:
+        return _student(confidence, self.df) * self.se(share, n)
+
+
+def _squares(values: np.ndarray) -> float:
+    return float(np.sum((values - values.mean()) ** 2))
+
+
+def _slope(human: np.ndarray, plain: np.ndarray) -> float:
+    sxx = _squares(plain)
+    return float(np.sum((plain - plain.mean()) * (human - human.mean())) / sxx) if len(plain) > 1 and sxx > 1e-15 \
+        else 0.0
+
+
+def _unseen(total: int, graded: int, confidence: float) -> int:
+    """The most queries that could all lie among the ungraded ones (so no graded query shows their kind) with
+    chance above (1 - confidence) / 2 under a random draw of `graded` of `total` queries."""
+    k = 0
+    while k < total - graded and math.comb(total - k - 1, graded) / math.comb(total, graded) > (1 - confidence) / 2:
+        k += 1
+    return k
 
 
 def p_worse(value: CorrectedValue) -> float | None:

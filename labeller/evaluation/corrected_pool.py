@@ -172,13 +172,13 @@ def _warnings(pool: GoldPool, gold_pairs: int) -> list[str]:
     if pool.design == "queries":
         n, total = len(pool.gold_queries()), len(pool.by_query)
         if n < 10:
-            out.append(f"only {n} of {total} queries are graded by people: the interval is rough on so few (on "
-                       "LLMJudge 8 graded queries covered the truth 92-96% of the time, hit rate as little as 86%); "
-                       "quote the wider interval, or grade more queries")
+            out.append(f"only {n} of {total} queries are graded by people: the interval is wide on so few and the "
+                       "judge barely narrows it (on LLMJudge, 8 graded of 25: width 0.32-0.44, about the human-only "
+                       "one); grade more queries")
         if 0 < total - n < 10:
-            out.append(f"only {total - n} of {total} queries are left ungraded: the judge-error interval approximates "
-                       "the error of a handful of queries by a normal one (on LLMJudge, 5 left, it covered as little "
-                       "as 78%); quote the wider interval")
+            out.append(f"only {total - n} of {total} queries are left ungraded: their error is that of a handful of "
+                       "queries, one unusual one moving it most; the interval allows for one more extreme than any "
+                       "graded (on LLMJudge, 5 left, it covered 92-100% per run); the wider interval is safer")
         return out
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded == 0:
