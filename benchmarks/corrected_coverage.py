@@ -112,8 +112,8 @@ class Tally:
         h, w, e = self.hits.get(name, []), self.widths.get(name, []), self.errors.get(name, [])
         if not h:
             return f"{name:34s} –"
-        return (f"{name:34s} coverage {np.mean(h):6.1%}  width {np.mean(w):.4f}  |error| {np.mean(e):.4f}"
-                f"  (n={len(h)})")
+        error = f"  |error| {np.mean(e):.4f}" if e else ""  # per-query intervals have no point estimate
+        return f"{name:34s} coverage {np.mean(h):6.1%}  width {np.mean(w):.4f}{error}  (n={len(h)})"
 
 
 def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: float | None = None):
