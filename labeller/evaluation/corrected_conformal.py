@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from labeller.evaluation.corrected_draws import draw_grades, ends, query_values
+from labeller.evaluation.corrected_draws import draw_grades, ends, ideal_dcg, query_values
 from labeller.evaluation.corrected_pool import GRADES, GoldPool
 from labeller.evaluation.corrected_results import PerQueryIntervals
 from labeller.evaluation.corrected_terms import grade_gains
@@ -41,7 +41,7 @@ LEVELS = np.concatenate((np.geomspace(0.5, 1e-4, 80), [0.0]))  # tail mass left 
 FLOOR = 1e-5  # every grade keeps this much probability
 PEAK = math.log(8.0)  # prior of a judge grade: each grade step away is 8 times less likely
 PRIOR = 2.0  # pseudo-pairs of that prior in the gold's P(human | judge grade)
-SETS_KINDS = ("precision", "mrr")  # bounded with grade sets; every other metric from draws
+SETS_KINDS = ("precision", "mrr", "ndcg")  # bounded with grade sets (NDCG's ideal from draws); the rest drawn
 BEYOND = np.geomspace(0.05, 20.0, 60)  # multiples of a query's spread beyond its draws' range
 SPREAD_FLOOR = 0.005  # the least spread either side: a query whose draws all agree still gets an interval
 
@@ -103,8 +103,8 @@ class QueryPool:
     """One query's pool pairs (`rows`, pool indices, ascending) as its interval sees them: each pair's plausible
     grades at every level as relevance (GradeSets, for P@k and MRR), and DRAWS draws of people's grades."""
 
-    def __init__(self, rows: np.ndarray, sets: GradeSets, grades: np.ndarray):
-        self.rows, self.sets, self.grades = rows, sets, grades
+    def __init__(self, rows: np.ndarray, sets: dict[str, GradeSets], grades: np.ndarray):
+        self.rows, self.sets, self.grades = rows, sets, grades  # sets: "gains" and "relevant"
 
     def local(self, pos: np.ndarray) -> np.ndarray:
         """Rows of this query's arrays at the ranking's pool indices; -1 for an unjudged document."""
@@ -121,7 +121,7 @@ class PoolModel:
     coverage was already above the target)."""
 
     def __init__(self, pool: GoldPool, graded: set[str], gain: str, relevant_from: int):
-        self.pool, self.graded, self.relevant_from = pool, graded, relevant_from
+        self.pool, self.graded, self.gain, self.relevant_from = pool, graded, gain, relevant_from
         self.gains = grade_gains(gain, GRADES)
         self.judge = JudgeModel(pool)
         self.queries: dict[str, QueryPool] = {}
@@ -129,7 +129,9 @@ class PoolModel:
     def query(self, q: str) -> QueryPool:
         if q not in self.queries:
             rows = self.pool.by_query.get(q, np.zeros(0, dtype=np.int64))
-            sets = GradeSets(self.judge.for_rows(rows), lambda g: np.clip(g - (self.relevant_from - 1), 0.0, 1.0))
+            dist = self.judge.for_rows(rows)
+            sets = {"gains": GradeSets(dist, lambda g: grade_gains(self.gain, g)),
+                    "relevant": GradeSets(dist, lambda g: np.clip(g - (self.relevant_from - 1), 0.0, 1.0))}
             grades = draw_grades(self.judge.for_rows(rows, leave_out=q in self.graded), q)
             self.queries[q] = QueryPool(rows, sets, grades)
         return self.queries[q]
@@ -142,17 +144,28 @@ def _at(values: np.ndarray, at: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ratio(top: np.ndarray, bottom: np.ndarray, empty: float) -> np.ndarray:
+    safe = np.where(bottom > 1e-12, bottom, 1.0)
+    return np.where(bottom > 1e-12, np.minimum(top / safe, 1.0), empty)
+
+
 def _first_relevant(p: np.ndarray, weights: np.ndarray) -> np.ndarray:
     survive = np.cumprod(1.0 - p, axis=0)
     survive = np.vstack([np.ones((1, p.shape[1])), survive[:-1]]) if len(p) else survive
     return weights @ (p * survive)
 
 
-def bounds(spec: MetricSpec, pos: np.ndarray, length: int, query: QueryPool) -> tuple:
-    """(low, high) of one query's P@k or MRR at every level of LEVELS: the ranking's pairs at their low ends, then
-    at their high ends. `pos`: the cut ranking's pool indices (-1 unjudged)."""
+def bounds(spec: MetricSpec, pos: np.ndarray, length: int, query: QueryPool, gains: np.ndarray) -> tuple:
+    """(low, high) of one query's P@k, MRR or NDCG at every level of LEVELS: the ranking's pairs at their low ends,
+    then at their high ends; NDCG's ideal DCG, which hangs on every pool pair, at its draws' (1 - s)-quantile for
+    the low end and s-quantile for the high end. `pos`: the cut ranking's pool indices (-1 unjudged)."""
     at = query.local(pos)
-    top_hi, top_lo = _at(query.sets.high, at), _at(query.sets.low, at)
+    sets = query.sets["gains" if spec.kind == "ndcg" else "relevant"]
+    top_hi, top_lo = _at(sets.high, at), _at(sets.low, at)
+    if spec.kind == "ndcg":
+        disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
+        ideal_low, ideal_high = ends(ideal_dcg(query.grades, gains, spec.k), LEVELS)
+        return _ratio(disc @ top_lo, ideal_high, 0.0), _ratio(disc @ top_hi, ideal_low, 1.0)
     if spec.kind == "precision":
         width = spec.k if spec.k else max(length, 1)
         return top_lo.sum(axis=0) / width, top_hi.sum(axis=0) / width
@@ -176,7 +189,7 @@ def ladder(spec: MetricSpec, pos: np.ndarray, length: int, model: PoolModel, q: 
     """(low, high) of one query at every level, nested, the last the metric's whole range [0, 1]."""
     query = model.query(q)
     if spec.kind in SETS_KINDS:
-        low, high = bounds(spec, pos, length, query)
+        low, high = bounds(spec, pos, length, query, model.gains)
     else:
         low, high = simulated(query_values(spec, pos, query.rows, query.grades, length, model.gains,
                                            model.relevant_from))
