@@ -81,6 +81,7 @@ def test_at_temperature_zero_a_pair_cannot_fall_back_and_the_run_says_so(inputs,
     assert by_doc["dropped"].grade_probs is None and by_doc["sure"].grade_probs is not None
     notes = [w for w in run.stats.warnings if "log-probabilities" in w]
     assert len(notes) == 1 and "2 of 4 new verdicts came back without" in notes[0] and "carry none" in notes[0]
+    assert "give --temperature above 0" in notes[0]
 
 
 def test_a_dry_run_prices_one_request_a_pair_and_says_more_may_follow(inputs, monkeypatch):

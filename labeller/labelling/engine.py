@@ -14,7 +14,7 @@ from labeller.io.tables import load_own
 from labeller.judges.base import Judge
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import MeteredJudge, Spending
-from labeller.labelling.adaptive import label_adaptive, no_probs_note
+from labeller.labelling.adaptive import NO_PROBS, label_adaptive, no_probs_note
 from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.grading import plan_grading
 from labeller.labelling.probs_fallback import label_with_fallback
@@ -269,6 +269,9 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
                kept.extend if sink is None or sampled else sink, lines=lines)
     stats = await run.finish(started)
     stats.warnings[:0] = notes
+    if grading.source == "logprobs" and not sampled:  # temperature 0: the pairs without a distribution keep none
+        stats.warnings = [f"{w} (at temperature 0 a pair cannot fall back to samples: give --temperature above 0)"
+                          if NO_PROBS in w else w for w in stats.warnings]
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return grading.finish(LabelRun(labels=[r for r in results if isinstance(r, Label)],
