@@ -3,25 +3,33 @@ Bates, Fisch, Lei, Schuster, "Conformal risk control", arXiv 2208.02814).
 
 Each pool pair has a distribution over people's grades predicted from the judge: its `--grade-probs`
 distribution where the label row has one, else P(human grade | judge grade) from the gold pairs (PRIOR
-pseudo-pairs of a distribution peaked at the judge's grade), every grade kept possible (FLOOR). At a level s a
-pair's plausible grades run from the distribution's s-quantile to its (1 - s)-quantile (grade g spread evenly over
-[g - 1/2, g + 1/2], so the ends move smoothly; s = 0: every grade), the way the paper perturbs the predicted label
-distributions: a pair the judge is unsure of gets a wider span. A query's interval at level s is [the metric with
-the ranking's pairs at their low ends and the rest of the pool at their high ends, the metric the other way round]
-(gains, or relevance as a ramp between grades, at those fractional grades). Every metric here rises with its
-ranking's pairs and falls with the other pairs (NDCG as DCG over an ideal DCG sorted from every pool pair's gain;
-recall as the ranking's hits over hits plus the rest), so every value the metric takes with each pair's grade
-inside its span lies in the interval, and at s = 0 the interval holds every value the metric can take.
+pseudo-pairs of a distribution peaked at the judge's grade), every grade kept possible (FLOOR). From it, a family
+of intervals per query, nested as the level s falls (LEVELS: tail mass left out), in one of two ways:
+- grade sets (P@k, MRR, and the ranking's own pairs in NDCG): a pair's plausible grades run from the
+  distribution's s-quantile to its (1 - s)-quantile (grade g spread evenly over [g - 1/2, g + 1/2], so the ends
+  move smoothly; s = 0: every grade), the way the paper perturbs the predicted label distributions; the interval
+  has the ranking's pairs at their low ends, then at their high ends (gains, or relevance as a ramp between
+  grades, at those fractional grades). Every value the metric takes with each pair's grade inside its span lies
+  in the interval.
+- draws (recall, hit rate, and NDCG's ideal DCG): DRAWS draws of people's grades for every pool pair of the query,
+  each pair on its own (labeller.evaluation.corrected_draws); the interval runs from the s-quantile of the metric's
+  drawn values to their (1 - s)-quantile, then past the drawn range by BEYOND times their spread either side.
+  NDCG's ideal ranking and recall's denominator hang on every judged pair of the query (hundreds on a deep pool):
+  with all of them at their worst at once the interval was nearly the whole range (LLMJudge: NDCG@10 0.89 wide,
+  recall@100 0.83), while a sum over hundreds of pairs drawn on their own spreads far less. On the ranking's top
+  pairs alone (P@10, MRR@10) the grade sets measured narrower than draws; benchmarks/README.md has both.
+Every family ends with the metric's whole range [0, 1].
 
 Calibration: the queries people graded whole (every pool pair), whose value under people's grades is known.
 For a target coverage 1 - a over n of them, the level is the largest on the grid at which
 (misses among the n + 1) / (n + 1) <= a, the conformal risk control bound for the 0/1 loss "the value is outside
-the interval" (s = 0 when none qualifies: with n < 1/a - 1 graded queries only the whole range is guaranteed).
+the interval" (the whole range when none qualifies: with n < 1/a - 1 graded queries only it is guaranteed).
 Then for a new query exchangeable with the graded ones (the graded queries a random sample of the judged ones),
 P(its value under people's grades is inside its interval) >= 1 - a, over the draw of the graded queries and the
 query: a marginal guarantee over queries, not one for each query. One level per run and metric. A judge that
-errs more, or a gold too small for the target, gives wider intervals, never narrower ones. (P(human | judge
-grade) is fitted on the same gold: a small departure from exchangeability, 20 numbers against n queries.)
+errs more, or a gold too small for the target, gives wider intervals, never narrower ones. A graded query's draws
+come from P(human | judge grade) fitted without its own pairs, as a new query's are; the grade sets use the table
+fitted on every gold pair (a small departure from exchangeability, 20 numbers against n queries).
 """
 
 from __future__ import annotations
@@ -228,5 +236,6 @@ def per_query_intervals(run: str, spec: MetricSpec, queries: list[str], position
                 "range")
     return PerQueryIntervals(
         run=run, metric=spec.name, target_coverage=coverage, calibration_queries=len(calibration),
-        level=None if at == whole else float(LEVELS[min(at, len(LEVELS) - 1)]), graded={q: truth[q] for q in calibration},
+        level=None if at == whole else float(LEVELS[min(at, len(LEVELS) - 1)]),
+        graded={q: truth[q] for q in calibration},
         intervals={q: (float(lows[q][at]), float(highs[q][at])) for q in queries if q not in truth}, note=note)
