@@ -108,47 +108,41 @@ class GradeSets:
 
 
 class QueryPool:
-    """One query's pool pairs (`rows`, pool indices, ascending) as its interval sees them: each pair's plausible
-    grades at every level as relevance (GradeSets, for P@k and MRR), and DRAWS draws of people's grades."""
+    """One query's pool pairs (`rows`, pool indices, ascending) as its interval sees them: every pool pair's plausible
+    grades at every level as gains and as relevance (`sets`, pool-wide GradeSets by pool index), and DRAWS draws of
+    people's grades for the query's own pairs (rows x DRAWS)."""
 
     def __init__(self, rows: np.ndarray, sets: dict[str, GradeSets], grades: np.ndarray):
         self.rows, self.sets, self.grades = rows, sets, grades  # sets: "gains" and "relevant"
-
-    def local(self, pos: np.ndarray) -> np.ndarray:
-        """Rows of this query's arrays at the ranking's pool indices; -1 for an unjudged document."""
-        if not len(self.rows):
-            return np.full(len(pos), -1)
-        at = np.minimum(np.searchsorted(self.rows, pos), len(self.rows) - 1)
-        return np.where((pos >= 0) & (self.rows[at] == pos), at, -1)
 
 
 class PoolModel:
     """Every query's QueryPool, built on first use. The draws of a graded query come from P(human | judge grade)
     fitted without its own grades, as a new query's are fitted without its grades; the grade sets from the table
-    fitted on every gold pair (leaving the query out widened P@10 and MRR@10 by 0.03-0.09 on LLMJudge while their
-    coverage was already above the target)."""
+    fitted on every gold pair, once for the whole pool (leaving the query out widened P@10 and MRR@10 by
+    0.03-0.09 on LLMJudge while their coverage was already above the target)."""
 
     def __init__(self, pool: GoldPool, graded: set[str], gain: str, relevant_from: int):
-        self.pool, self.graded, self.gain, self.relevant_from = pool, graded, gain, relevant_from
+        self.pool, self.graded, self.relevant_from = pool, graded, relevant_from
         self.gains = grade_gains(gain, GRADES)
         self.judge = JudgeModel(pool)
+        dist = self.judge.for_rows(np.arange(len(pool.judge)))
+        self.sets = {"gains": GradeSets(dist, lambda g: grade_gains(gain, g)),
+                     "relevant": GradeSets(dist, lambda g: np.clip(g - (relevant_from - 1), 0.0, 1.0))}
         self.queries: dict[str, QueryPool] = {}
 
     def query(self, q: str) -> QueryPool:
         if q not in self.queries:
             rows = self.pool.by_query.get(q, np.zeros(0, dtype=np.int64))
-            dist = self.judge.for_rows(rows)
-            sets = {"gains": GradeSets(dist, lambda g: grade_gains(self.gain, g)),
-                    "relevant": GradeSets(dist, lambda g: np.clip(g - (self.relevant_from - 1), 0.0, 1.0))}
             grades = draw_grades(self.judge.for_rows(rows, leave_out=q in self.graded), q)
-            self.queries[q] = QueryPool(rows, sets, grades)
+            self.queries[q] = QueryPool(rows, self.sets, grades)
         return self.queries[q]
 
 
-def _at(values: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Rows of `values` at the ranking's positions (QueryPool.local); an unjudged document (-1) counts 0."""
-    out = values[np.maximum(at, 0)] if len(values) else np.zeros((len(at), len(LEVELS)))
-    out[at < 0] = 0.0
+def _at(values: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Rows of `values` at the ranking's pool indices; an unjudged document (-1) counts 0 at every level."""
+    out = values[np.maximum(pos, 0)] if len(values) else np.zeros((len(pos), len(LEVELS)))
+    out[pos < 0] = 0.0
     return out
 
 
@@ -167,9 +161,8 @@ def bounds(spec: MetricSpec, pos: np.ndarray, length: int, query: QueryPool, gai
     """(low, high) of one query's P@k, MRR or NDCG at every level of LEVELS: the ranking's pairs at their low ends,
     then at their high ends; NDCG's ideal DCG, which hangs on every pool pair, at its draws' (1 - s)-quantile for
     the low end and s-quantile for the high end. `pos`: the cut ranking's pool indices (-1 unjudged)."""
-    at = query.local(pos)
     sets = query.sets["gains" if spec.kind == "ndcg" else "relevant"]
-    top_hi, top_lo = _at(sets.high, at), _at(sets.low, at)
+    top_hi, top_lo = _at(sets.high, pos), _at(sets.low, pos)
     if spec.kind == "ndcg":
         disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
         ideal_low, ideal_high = ends(ideal_dcg(query.grades, gains, spec.k), LEVELS)

@@ -50,7 +50,8 @@ def ends(values: np.ndarray, tails: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """(the tails-quantiles, the (1 - tails)-quantiles) of a query's simulated values, one per level."""
     if not len(values):
         return np.zeros(len(tails)), np.zeros(len(tails))
-    return np.quantile(values, tails), np.quantile(values, 1.0 - tails)
+    both = np.quantile(values, np.concatenate((tails, 1.0 - tails)))
+    return both[:len(tails)], both[len(tails):]
 
 
 def _at_positions(values: np.ndarray, pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
