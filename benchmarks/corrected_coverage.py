@@ -19,6 +19,7 @@ mean absolute error of the point estimates. Skips cleanly without ../shared.
 
     python benchmarks/corrected_coverage.py [--subsets 200] [--pairs 300,600,1200] [--queries 8,12]
                                             [--top 10:1200,5:800] [--data DIR]
+    python benchmarks/corrected_coverage.py --cost   # what the per-query intervals cost (with against without)
 
 One subset, from the command line (the figures the library computes here):
     labeller evaluate --run bm25.trec --labels ../shared/data/llmjudge/llm_Olz-gpt4o.txt \
@@ -139,8 +140,8 @@ class Tally:
         h, w, e = self.hits.get(name, []), self.widths.get(name, []), self.errors.get(name, [])
         if not h:
             return f"{name:34s} –"
-        return (f"{name:34s} coverage {np.mean(h):6.1%}  width {np.mean(w):.4f}  |error| {np.mean(e):.4f}"
-                f"  (n={len(h)})")
+        error = f"  |error| {np.mean(e):.4f}" if e else ""  # per-query intervals have no point estimate
+        return f"{name:34s} coverage {np.mean(h):6.1%}  width {np.mean(w):.4f}{error}  (n={len(h)})"
 
 
 def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: float | None = None, certain=None):
@@ -243,6 +244,24 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                 print("    per run: " + conformal.per_run([s.name for s in specs], [r.name for r in rankings]))
 
 
+def per_query_cost(judge: str, human: Judgments, graded: int = 15, subsets: int = 5) -> None:
+    """The per-query intervals' cost: `corrected` with them against without, same golds, one process, best of 2."""
+    labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
+    rankings, settings = systems(judge), Settings(relevant_from=3)
+    golds = [draw(human, random.Random(seed), None, graded) for seed in range(subsets)]
+
+    def timed(per_query: float | None) -> float:
+        started = time.perf_counter()
+        for gold in golds:
+            evaluate_all(rankings, labels, gold, METRICS, settings, "queries", per_query)
+        return time.perf_counter() - started
+
+    timed(None), timed(PER_QUERY)  # warm
+    without, with_ = min(timed(None) for _ in range(2)), min(timed(PER_QUERY) for _ in range(2))
+    print(f"per-query intervals cost ({judge}, {subsets} subsets of {graded} graded queries, {len(rankings)} runs, "
+          f"{METRICS}): {with_:.2f} s against {without:.2f} s without, {with_ / without:.2f} times")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--subsets", type=int, default=200)
@@ -255,6 +274,7 @@ def main() -> int:
     parser.add_argument("--per-query", type=float, default=PER_QUERY,
                         help="target coverage of the per-query intervals; 0 skips them (the slow part)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
+    parser.add_argument("--cost", action="store_true", help="only time the per-query intervals (with against without)")
     args = parser.parse_args()
     global LLMJUDGE
     if args.data is not None:
@@ -263,6 +283,9 @@ def main() -> int:
         print(f"skipped: {LLMJUDGE} is absent (the shared validation data)")
         return 0
     human = judgments(read_qrels(LLMJUDGE / "human_qrels.txt"), "human", "gold")
+    if args.cost:
+        per_query_cost(args.judges.split(",")[0], human)
+        return 0
     sizes = [int(x) for x in args.pairs.split(",") if x]
     query_sizes = [int(x) for x in args.queries.split(",") if x]
     top_sizes = [tuple(int(y) for y in x.split(":")) for x in args.top.split(",") if x]

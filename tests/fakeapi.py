@@ -39,7 +39,9 @@ Token log-probabilities (`--grade-probs`): with `logprobs=True`, a chat completi
 logprob 0 except the grade's. There, a marker `[[probs:p1,p2,p3,p4,p5]]` in the user message plants the grade
 distribution: the top_logprobs are " 1".." 5" at log(0.9 * p) (zeros left out) plus a non-grade token ' "' at
 log(0.1), the likeliest first, cut to the request's top_logprobs. Without a marker the grade is certain. With
-`logprobs=False` (the default: a server that ignores the parameter) `logprobs` is null.
+`logprobs=False` (the default: a server that ignores the parameter) `logprobs` is null; with `logprobs=True`, a
+marker `[[nologprobs]]` in the user message makes that one reply's `logprobs` null (a server that drops them for
+some replies).
 In a claim, `[[claimseq:v1,v2,...]]` plants the claim verdict of each request for the prompt the same way (each v
 a claim marker's body: `supported:d1`, `not_supported`, `contradicted:d2`).
 A marker `[[seq:g1,g2,...]]` plants the grade of the 1st, 2nd, ... request for that prompt (the last repeats):
@@ -524,7 +526,8 @@ class FakeAPI:
         elif self.text_fence and "response_format" not in body and "tools" not in body and content and finish == "stop":
             message["content"] = f"Here is my verdict.\n```json\n{content}\n```"
         logprobs = None
-        if self.logprobs and body.get("logprobs") and message.get("content") and finish == "stop":
+        if (self.logprobs and body.get("logprobs") and message.get("content") and finish == "stop"
+                and "[[nologprobs]]" not in user):
             logprobs = {"content": token_logprobs(message["content"], user, int(body.get("top_logprobs") or 0))}
         reply = {
             "id": f"chatcmpl-{self.total}", "object": "chat.completion", "created": int(time.time()),

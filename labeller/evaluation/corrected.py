@@ -232,26 +232,19 @@ class _PerQuery:
         self.pool, self.model, self.settings, self.coverage = pool, model, settings, coverage
         self.whole = set(pool.gold_queries())
         self.out: list = []
-        self.sets: dict = {}
-
-    def _sets(self, kind: str):
-        from labeller.evaluation.corrected_conformal import GradeSets, judge_distributions
-
-        if not self.sets and self.whole:
-            dist, relevant_from, gain = judge_distributions(self.pool), self.settings.relevant_from, self.settings.gain
-            self.sets = {"gains": GradeSets(dist, lambda g: grade_gains(gain, g)),
-                         "relevant": GradeSets(dist, lambda g: np.clip(g - (relevant_from - 1), 0.0, 1.0))}
-        return self.sets.get("gains" if kind == "ndcg" else "relevant")
+        self.queries = None
 
     def add(self, ranking: Ranking, spec: MetricSpec, queries: list[str]) -> None:
-        from labeller.evaluation.corrected_conformal import per_query_intervals
+        from labeller.evaluation.corrected_conformal import PoolModel, per_query_intervals
 
         if self.coverage is None or spec.kind not in SUPPORTED_KINDS:
             return
         pool, model = self.pool, self.model
+        if self.queries is None:
+            self.queries = PoolModel(pool, self.whole, self.settings.gain, self.settings.relevant_from)
         positions = {q: _positions(ranking, pool, q, spec.k) for q in queries}
         empty = np.zeros(0, dtype=np.int64)
         truth = {q: _value(spec, model.human, model.feature(spec), pool.by_query.get(q, empty), *positions[q], model,
                            self.settings).value for q in queries if q in self.whole}
-        self.out.append(per_query_intervals(ranking.name, spec, queries, positions, pool, self._sets(spec.kind), truth,
+        self.out.append(per_query_intervals(ranking.name, spec, queries, positions, self.queries, truth,
                                             self.coverage))

@@ -59,7 +59,7 @@ class PerQueryIntervals(_Result):
     metric: str
     target_coverage: float
     calibration_queries: int  # queries people graded whole, on which the width is calibrated
-    level: float | None  # each pair's plausible grades: those at least this probable (None: every grade)
+    level: float | None  # the tail mass s left out at each end (0: past the drawn range too; None: the whole range)
     graded: dict[str, float]  # query -> its value under people's grades (known exactly)
     intervals: dict[str, tuple[float, float]]  # every other query -> (low, high)
     note: str | None = None

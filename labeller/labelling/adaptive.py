@@ -59,10 +59,13 @@ def parse_samples(text: str | int) -> tuple[int, bool]:
                         f"(e.g. auto:5: more samples only where the first are unsure, at most N)", field="samples")
 
 
+NO_PROBS = ("came back without token log-probabilities at the grade (the server ignores `logprobs`, or the grade's "
+            "token was not among them)")
+
+
 def no_probs_note(missing: int, new: int, options: LabelOptions) -> str:
     fallback = "; --samples auto asked those pairs a second sample" if options.adaptive else ""
-    return (f"{NOTE}{missing} of {new} new verdicts came back without token log-probabilities at the grade (the "
-            f"server ignores `logprobs`, or the grade's token was not among them); they carry none{fallback}")
+    return f"{NOTE}{missing} of {new} new verdicts {NO_PROBS}; they carry none{fallback}"
 
 
 def needs_more(results: Sequence[Label | LabelFailure | None]) -> bool:
@@ -131,7 +134,8 @@ async def sample_in_rounds(count: int, part_for: Callable[[list[int], int], Task
     return asked, rounds
 
 
-def merge_rounds(rounds: list[LabelStats], options: LabelOptions, notes: list[str], counts: Counter) -> LabelStats:
+def merge_rounds(rounds: list[LabelStats], options: LabelOptions, notes: list[str], counts: Counter,
+                 more: str | None = None) -> LabelStats:
     """One LabelStats for the rounds: counts and spending summed (they count samples), the first round's
     estimate notes, the grade-probability note of the first round only (later rounds ask the pairs again)."""
     first = rounds[0]
@@ -147,7 +151,7 @@ def merge_rounds(rounds: list[LabelStats], options: LabelOptions, notes: list[st
     merged.warnings = [*notes, *first.warnings, *later]
     merged.samples = options.samples
     merged.sample_counts = {str(n): counts[n] for n in sorted(counts)}
-    if merged.dry_run and options.samples > 1:
-        merged.estimate_notes.append(f"--samples auto:{options.samples}: the first sample of each pair is priced; "
-                                     f"a pair the judge is unsure of may take up to {options.samples - 1} more")
+    if merged.dry_run and (options.samples > 1 or more):
+        merged.estimate_notes.append(more or f"--samples auto:{options.samples}: the first sample of each pair is "
+                                     f"priced; a pair the judge is unsure of may take up to {options.samples - 1} more")
     return merged

@@ -14,13 +14,14 @@ from labeller.io.tables import load_own
 from labeller.judges.base import Judge
 from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import MeteredJudge, Spending
-from labeller.labelling.adaptive import label_adaptive, no_probs_note
+from labeller.labelling.adaptive import NO_PROBS, label_adaptive, no_probs_note
 from labeller.labelling.estimate import estimate_requests
 from labeller.labelling.grading import plan_grading
+from labeller.labelling.probs_fallback import label_with_fallback
 from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
 from labeller.labelling.planning import Found, looked_up
-from labeller.labelling.samples import check_sampling, collapse, expand
+from labeller.labelling.samples import check_sampling, collapse, expand, sampling_temperature
 from labeller.labelling.sending import POLL_SECONDS, SYSTEMATIC_REJECTIONS, Item, Sending, _RateLimitedJudge
 from labeller.prices import ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
@@ -253,6 +254,10 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     if options.adaptive:
         return grading.finish(await label_adaptive(pairs, queries, corpus, judge, rubric, cache, options, notes,
                                                    prices=prices))
+    if grading.source == "logprobs" and options.samples == 1 and sampling_temperature(judge) > 0:
+        # a pair whose reply carries no log-probabilities falls back to samples on its own (labelling.probs_fallback)
+        return grading.finish(await label_with_fallback(pairs, queries, corpus, judge, rubric, cache, options, notes,
+                                                        prices=prices))
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
     work = expand(pairs, options.samples)  # --samples N: each pair N times, one verdict per sample
@@ -264,6 +269,9 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
                kept.extend if sink is None or sampled else sink, lines=lines)
     stats = await run.finish(started)
     stats.warnings[:0] = notes
+    if grading.source == "logprobs" and not sampled:  # temperature 0: the pairs without a distribution keep none
+        stats.warnings = [f"{w} (at temperature 0 a pair cannot fall back to samples: give --temperature above 0)"
+                          if NO_PROBS in w else w for w in stats.warnings]
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return grading.finish(LabelRun(labels=[r for r in results if isinstance(r, Label)],

@@ -10,10 +10,12 @@
   shares in steps of 0.2: coarser than log-probabilities, and paid five times.
 - A judge that cannot sample (temperature 0: every sample would give the same grade) cannot fall back: the run
   says so and its labels carry no distribution (give --temperature above 0).
-- A server that takes `logprobs` and sends none back is only known from its replies (counted and said once:
-  adaptive.no_probs_note). A pair of such a run that was sampled more than once (--samples N, or --samples auto,
-  which gives a pair without a distribution a second sample) takes the shares of its samples
-  (`grade_probs_source: "samples"`); a pair asked once carries none.
+- A server that takes `logprobs` and sends none back (for every reply, or for some) is only known from its
+  replies. A pair asked once whose reply carried none falls back to samples on its own (labelling.probs_fallback:
+  FALLBACK_SAMPLES in all, keyed as --samples 5 keys them, `grade_probs_source: "samples"`); the run says once how
+  many pairs did. A pair sampled more than once (--samples N, or --samples auto, which gives a pair without a
+  distribution a second sample) takes the shares of its samples. At temperature 0 a pair cannot fall back: it
+  carries none, and the run says so (adaptive.no_probs_note).
 - Every label of a run that is not one plain request per pair names how it was graded in `grading`
   (grading_label): "grade-probs logprobs top 10", "grade-probs from samples; samples", "samples auto". It is part
   of the label set's identity (io.gold.label_identities, the pipelines' judge drift): a figure from a
