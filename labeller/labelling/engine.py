@@ -141,11 +141,11 @@ class _Run(Sending):
         return todo
 
     def dry_run(self) -> None:
-        """The estimate, each chunk's prompts rendered and counted as it is planned (none kept): every pair
-        not answered from the store would be new."""
+        """The estimate, each chunk's prompts rendered and counted as it is planned (none kept, and no row of a
+        pair the store answers: a dry run returns no labels): every pair not answered from the store would be new."""
         def prompts() -> Iterator[JudgePrompt]:
             for todo in self.plan_chunks():
-                self.done.flush()
+                self.done.forget()
                 yield from (self.render(positions[0]) for _, positions in todo)
 
         est = estimate_requests(prompts(), provider=self.judge.provider, model=self.judge.model, price=self.price,
@@ -264,6 +264,8 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
                kept.extend if sink is None or sampled else sink, lines=lines)
     stats = await run.finish(started)
     stats.warnings[:0] = notes
+    if options.dry_run:  # counted and estimated; nothing settled, nothing kept
+        return grading.finish(LabelRun(stats=stats))
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return grading.finish(LabelRun(labels=[r for r in results if isinstance(r, Label)],
