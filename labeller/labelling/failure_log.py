@@ -20,9 +20,9 @@ KEPT = 2_000  # failures held as records; the rest are read back from the file
 
 
 class FailureLog(Sequence):
-    def __init__(self, kept: int = KEPT) -> None:
+    def __init__(self, kept: int | None = None) -> None:
         self.head: list[LabelFailure] = []
-        self.kept = kept
+        self.kept = KEPT if kept is None else kept
         self.file: Any = None
         self.spilled = 0
 
