@@ -185,20 +185,53 @@ class ParquetRows:
         schema = self.witnesses.schema()
         columns = list(self.witnesses.columns)
         with pq.ParquetWriter(self.handle, schema, compression="snappy") as writer:
-            group: list[Any] = []
-            size = 0
+            group = _Group(schema)
             for rows in self._chunks():
                 frame = typed_frame(pd.DataFrame(rows, columns=columns))
                 table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
-                group.append(table)
-                size += len(table)
-                while size >= ROW_GROUP:
-                    whole = pa.concat_tables(group)
-                    writer.write_table(whole.slice(0, ROW_GROUP).combine_chunks(), row_group_size=ROW_GROUP)
-                    rest = whole.slice(ROW_GROUP)
-                    group, size = ([rest] if len(rest) else []), len(rest)
-            if size:
-                writer.write_table(pa.concat_tables(group).combine_chunks(), row_group_size=ROW_GROUP)
+                while len(table):
+                    taken = min(len(table), ROW_GROUP - group.rows)
+                    group.add(table.slice(0, taken))
+                    table = table.slice(taken)
+                    if group.rows == ROW_GROUP:
+                        writer.write_table(group.table(), row_group_size=ROW_GROUP)
+            if group.rows:
+                writer.write_table(group.table(), row_group_size=ROW_GROUP)
+
+
+class _Group:
+    """The rows of one row group, a column at a time: a text column dictionary-encoded while it is gathered
+    when that makes it smaller (judge, model, rubric: a few values over every row), each column made whole
+    (one contiguous array: the file's pages fall where a whole-table write puts them) only as it is written."""
+
+    def __init__(self, schema) -> None:
+        self.schema = schema
+        self.parts: list[list[Any]] = [[] for _ in schema]
+        self.rows = 0
+
+    def add(self, table) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        for parts, column in zip(self.parts, table.columns):
+            array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+            if pa.types.is_large_string(array.type) or pa.types.is_string(array.type):
+                encoded = pc.dictionary_encode(array)
+                if encoded.dictionary.nbytes * 2 < array.nbytes:
+                    array = encoded
+            parts.append(array)
+        self.rows += len(table)
+
+    def table(self):
+        import pyarrow as pa
+
+        arrays = []
+        for i, field in enumerate(self.schema):
+            parts, self.parts[i] = self.parts[i], []
+            arrays.append(pa.concat_arrays([p.cast(field.type) if pa.types.is_dictionary(p.type) else p
+                                            for p in parts]))
+        self.rows = 0
+        return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
 def write_whole(handle: IO[bytes], rows: list[dict[str, Any]]) -> None:
