@@ -93,8 +93,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                                                                      temperature=temperature or 0.0,
                                                                      output_mode=output_mode))
 
-    if options.dry_run:
-        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+    if options.dry_run:  # nothing is written: the rows of pairs the store answers are not kept either
+        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
+                        sink=None if keep_labels else _dropped)
         run.stats.warnings = [*skipped, *run.stats.warnings]
         return run
     with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
@@ -119,6 +120,10 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
             failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
     _raise_for(run)
     return run
+
+
+def _dropped(rows: list[dict]) -> None:
+    """The sink of a dry run from the command line: it writes nothing."""
 
 
 def _write_failures(path: Path, failures) -> Path:
@@ -162,10 +167,10 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
 
     if options.dry_run:
         try:
-            return run_labelling(lambda sender: _label(cache_spec, sender, create=False), judge, cache_spec)
+            return run_labelling(lambda sender: _label(cache_spec, sender, create=False, sink=sink), judge, cache_spec)
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
-                return run_labelling(lambda sender: _label(empty, sender), judge, empty)
+                return run_labelling(lambda sender: _label(empty, sender, sink=sink), judge, empty)
     return run_labelling(lambda sender: _label(cache_spec, sender, sink=sink), judge, cache_spec)
 
 
