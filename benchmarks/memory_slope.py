@@ -63,27 +63,39 @@ def _measured(row: dict, kind: str, pairs: int, before: Path | None, run: Callab
               out: Path) -> dict:
     for side, source in _sides(before):
         seconds, peak = run({**os.environ, "PYTHONPATH": str(source)})
-        written = sum(1 for _ in open(out, "rb"))
+        written = _rows_in(out)
         assert written == pairs, f"{kind} wrote {written} rows, expected {pairs}"
         row[f"{side}_s"], row[f"{side}_mb"] = seconds, peak
         print(f"  memory: {kind}, {pairs:,} pairs, {side}: {seconds:.1f} s, peak {peak:.0f} MB", flush=True)
     return row
 
 
+def _rows_in(out: Path) -> int:
+    if out.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(out).metadata.num_rows
+    return sum(1 for _ in open(out, "rb")) - (out.suffix == ".csv")  # a CSV's header line
+
+
 def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Callable, write_inputs: Callable,
                  before: Path | None = None, keep: Path | None = None, first: list[int] = (),
-                 fake_server: Callable | None = None, postgres: tuple[list[int], Callable] | None = None) -> list[dict]:
-    """Rows of {kind, pairs, <side>_s, <side>_mb}: cached reruns (directory store) at `sizes`, first labelling
-    at `first`, cached reruns on PostgreSQL at postgres[0] (postgres[1]: a fresh database's URL)."""
+                 fake_server: Callable | None = None, postgres: tuple[list[int], Callable] | None = None,
+                 formats: tuple[str, ...] = (".jsonl",)) -> list[dict]:
+    """Rows of {kind, pairs, <side>_s, <side>_mb}: cached reruns (directory store) at `sizes`, one a `formats`
+    output (.jsonl, .csv, .parquet), first labelling at `first`, cached reruns on PostgreSQL at postgres[0]
+    (postgres[1]: a fresh database's URL)."""
     root = keep or tmp
     rows = []
     for pairs in sizes:
         folder = _prepared(root, pairs, write_inputs, lambda f: fill_stores(f, [str(f / "store")]))
         try:
-            out = folder / "labels.jsonl"
-            cmd = _label_cmd(folder, JUDGE, str(folder / "store"), out)
-            rows.append(_measured({"kind": "cached rerun, directory store", "pairs": pairs}, "cached rerun", pairs,
-                                  before, lambda env: measure(cmd, env), out))
+            for suffix in formats:
+                out = folder / f"labels{suffix}"
+                cmd = _label_cmd(folder, JUDGE, str(folder / "store"), out)
+                kind = "cached rerun, directory store" + ("" if suffix == ".jsonl" else f", {suffix} out")
+                rows.append(_measured({"kind": kind, "pairs": pairs}, kind, pairs, before,
+                                      lambda env, cmd=cmd: measure(cmd, env), out))
         finally:
             if keep is None:
                 shutil.rmtree(folder, ignore_errors=True)

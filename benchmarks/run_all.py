@@ -27,6 +27,7 @@ fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-pos
     python benchmarks/run_all.py                          # 10,000 x 1,000 evaluation, 200k cached pairs
     python benchmarks/run_all.py --cached-pairs 1000000 --write-readme
     python benchmarks/run_all.py --only memory --memory-pairs 250000,500000,1000000
+    python benchmarks/run_all.py --only memory --memory-pairs 300000,1000000 --memory-formats .jsonl,.csv,.parquet
     python benchmarks/run_all.py --only ray --repeat 1
     python benchmarks/run_all.py --only memory --memory-pairs 1000000,5000000,10000000 --memory-keep DIR \
         --memory-before DIR --memory-first 100000,300000 --memory-postgres 1000000
@@ -329,6 +330,8 @@ def main() -> None:
                         help="--only memory: first labelling runs (fake provider) of these many pairs, comma-separated")
     parser.add_argument("--memory-postgres", default="",
                         help="--only memory: cached reruns on PostgreSQL of these many pairs, comma-separated")
+    parser.add_argument("--memory-formats", default=".jsonl",
+                        help="--only memory: the cached reruns' outputs, comma-separated (.jsonl, .csv, .parquet)")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL rows")
     parser.add_argument("--write-readme", action="store_true", help="put the table into benchmarks/README.md")
     args = parser.parse_args()
@@ -348,7 +351,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
             memory = with_postgres(args, lambda url: bench_memory(
                 Path(tmp), sizes(args.memory_pairs), measure, fill_stores, write_inputs, args.memory_before,
-                args.memory_keep, sizes(args.memory_first), start_fakeapi, on_postgres(url)),
+                args.memory_keep, sizes(args.memory_first), start_fakeapi, on_postgres(url),
+                tuple(args.memory_formats.split(","))),
                 need=bool(args.memory_postgres))
         print("\n" + memory_table(memory, command.strip(), machine()))
         print(json.dumps(memory))

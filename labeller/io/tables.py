@@ -22,6 +22,7 @@ from labeller.errors import BadInputError, OutputError
 from labeller.io.csvcells import escape_row, unescape_cell
 from labeller.io.jsonl import jsonl
 from labeller.io.outputs import refuse_guarded
+from labeller.io.parquet_rows import TIMESTAMP_COLUMNS, ParquetRows, typed_frame, write_whole  # noqa: F401 (typed_frame, TIMESTAMP_COLUMNS: their old home)
 from labeller.io.staletemp import own_temp
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -284,11 +285,11 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
         else:
             import pandas as pd
 
-            frame = pd.DataFrame([escape_row(_json_cells(row)) for row in rows] if kind == "csv" else rows)
             if kind == "csv":  # read by people in spreadsheets too: no cell may run as a formula
+                frame = pd.DataFrame([escape_row(_json_cells(row)) for row in rows])
                 handle.write(frame.to_csv(index=False).encode("utf-8"))
             else:
-                typed_frame(frame).to_parquet(handle, index=False)
+                write_whole(handle, rows)
     return path
 
 
@@ -302,19 +303,20 @@ class RowWriter:
     """write_rows a chunk at a time: JSONL and CSV rows go to the temporary file as they come (the same
     bytes write_rows writes, except that a CSV column of whole numbers with gaps keeps "12" rather than
     pandas' "12.0"), and the file is moved into place by close(); abort() (or an error in the with block)
-    leaves no output, as write_rows does. Parquet has one schema for the whole file, so its rows are kept
-    and written at close()."""
+    leaves no output, as write_rows does. Parquet has one schema for the whole file: its rows go to a
+    temporary file as they come and are written a row group at a time at close() (io.parquet_rows), the
+    same bytes as write_rows."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.kind = table_format(self.path)
         if self.kind == "tsv":
             raise BadInputError("writing .tsv is not supported; expected .jsonl, .csv or .parquet", path=str(path))
-        self.kept: list[dict[str, Any]] = []
         self.columns: list[str] | None = None
         self.rows = 0
-        self._atomic = atomic_file(self.path) if self.kind != "parquet" else None
-        self._handle = self._atomic.__enter__() if self._atomic is not None else None
+        self._atomic = atomic_file(self.path)
+        self._handle = self._atomic.__enter__()
+        self._parquet = ParquetRows(self._handle) if self.kind == "parquet" else None
 
     def write(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -334,17 +336,24 @@ class RowWriter:
                 self._handle.write(frame.to_csv(index=False, header=self.columns is None).encode("utf-8"))
                 self.columns = list(frame.columns)
             else:
-                self.kept.extend(rows)
+                self._parquet.add(rows)
         except OSError as exc:
             self.abort()
             raise _cannot_write(self.path, exc) from None
 
     def close(self) -> Path:
-        if self._atomic is None:
-            return write_rows(self.path, self.kept)
         if not self.rows:  # nothing came: exactly what write_rows writes for no rows
             self.abort()
             return write_rows(self.path, [])
+        try:
+            if self._parquet is not None:
+                self._parquet.finish()
+        except OSError as exc:
+            self.abort()
+            raise _cannot_write(self.path, exc) from None
+        except BaseException:
+            self.abort()
+            raise
         atomic, self._atomic = self._atomic, None
         atomic.__exit__(None, None, None)
         return self.path
@@ -353,6 +362,8 @@ class RowWriter:
         if self._atomic is not None:
             atomic, self._atomic = self._atomic, None
             atomic.__exit__(_Aborted, _Aborted(), None)  # atomic_file removes its temporary file
+        if self._parquet is not None:
+            self._parquet.spill.close()
 
     def __enter__(self) -> RowWriter:
         return self
@@ -364,32 +375,6 @@ class RowWriter:
 
 class _Aborted(Exception):
     """Thrown into atomic_file's generator: remove the temporary file, move nothing into place."""
-
-
-TIMESTAMP_COLUMNS = ("created_at",)  # labels, failures and cache exports
-
-
-def typed_frame(frame):
-    """Real dtypes for Parquet: a column of whole numbers with gaps (token counts of a cached or
-    unpriced verdict) stays integer (nullable Int64) instead of float NaN, and ISO-8601 time columns
-    become UTC timestamps. Reading back (read_rows) gives the same plain values as before."""
-    import pandas as pd
-
-    frame = frame.copy()
-    for column in frame.columns:
-        values = frame[column].dropna()
-        if column in TIMESTAMP_COLUMNS and len(values) and all(isinstance(v, str) for v in values):
-            try:
-                frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
-            except (ValueError, TypeError):
-                pass  # not all ISO-8601: kept as written
-        elif str(column).endswith("_tokens") or (frame[column].dtype == object and len(values) and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in values)):
-            try:
-                frame[column] = frame[column].astype("Int64")
-            except (TypeError, ValueError):
-                pass  # not whole numbers after all: kept as they are
-    return frame
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -14,7 +14,8 @@ The flow of one run (label_job, then label_pairs):
    With --samples N each pair is N work items, sample k with its own cache key (labelling.samples),
    collapsed back into one label per pair at the end (such a run keeps its labels until then).
 3. A dry run stops here: it counts new and cached pairs and estimates tokens and cost, a chunk at a time
-   (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it).
+   (labelling.estimate: the shared rubric prefix at the cached-input rate when the provider caches it);
+   from the command line it keeps no row.
 4. `concurrency` workers (labelling.sending) take the remaining keys in input order. For each: take a lease in the
    cache (so another process labelling into the same cache never pays for it too; a pair leased
    elsewhere is waited for and read from the cache; leases are claimed --concurrency queued keys
@@ -29,8 +30,10 @@ The flow of one run (label_job, then label_pairs):
 5. Every pair ends as a Label or a LabelFailure (judge gave up, or never sent because the budget
    or a fatal judge error stopped the run). Once every pair of the oldest open chunk has settled,
    its label rows (labelling.rows) go to the output's temporary file, in input order; the file is
-   moved into place at the end (atomically: no half-written output). Failures go to
-   `<out stem>.failures.jsonl`. Then label_job raises if anything was not labelled.
+   moved into place at the end (atomically: no half-written output; a Parquet file is written then, a
+   row group at a time: io.parquet_rows). Failures (on disk past the first few thousand:
+   labelling.failure_log) go to `<out stem>.failures.jsonl`. Then label_job raises if anything was not
+   labelled.
 """
 
 from labeller.labelling.engine import label_pairs

@@ -65,6 +65,7 @@ class _Run(Sending):
         self.settings = task.settings(judge)
         self.secrets = _secrets(judge)
         self.done = PlannedChunks(len(task.items), PLAN_CHUNK, sink)
+        self.dry_rows = True  # a dry run keeps the rows of pairs the store answers (see dry_run)
         self.lines = lines  # the sink takes a cached pair's row as its JSONL line, built by the store (rows.CACHED_ROW)
         self.query_ids, self.doc_ids = task.query_ids, task.doc_ids
         self.inflight: dict[str, list[int]] = {}  # keys queued or being graded: later duplicates join them
@@ -142,11 +143,12 @@ class _Run(Sending):
         return todo
 
     def dry_run(self) -> None:
-        """The estimate, each chunk's prompts rendered and counted as it is planned (none kept): every pair
-        not answered from the store would be new."""
+        """The estimate, each chunk's prompts rendered and counted as it is planned (none kept): every pair not
+        answered from the store would be new. The rows of pairs the store answers are kept for a caller that keeps
+        rows (an escalation's dry run reads them), and none for one that streams them (the CLI: nothing is written)."""
         def prompts() -> Iterator[JudgePrompt]:
             for todo in self.plan_chunks():
-                self.done.flush()
+                self.done.flush() if self.dry_rows else self.done.forget()
                 yield from (self.render(positions[0]) for _, positions in todo)
 
         est = estimate_requests(prompts(), provider=self.judge.provider, model=self.judge.model, price=self.price,
@@ -265,13 +267,17 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     kept: list[dict[str, Any]] = []
     # A cached rerun's lines come from the store's projected row, which holds no grade distribution.
     lines = lines and sink is not None and not sampled and not options.grade_probs
+    keep = sink is None or sampled
     run = _Run(RelevanceTask(work.items, queries, corpus, rubric, work.sample_of), judge, cache, options, price,
-               kept.extend if sink is None or sampled else sink, lines=lines)
+               kept.extend if keep else sink, lines=lines)
+    run.dry_rows = keep
     stats = await run.finish(started)
     stats.warnings[:0] = notes
     if grading.source == "logprobs" and not sampled:  # temperature 0: the pairs without a distribution keep none
         stats.warnings = [f"{w} (at temperature 0 a pair cannot fall back to samples: give --temperature above 0)"
                           if NO_PROBS in w else w for w in stats.warnings]
+    if options.dry_run and not keep:  # counted and estimated; no row kept, none streamed
+        return grading.finish(LabelRun(stats=stats))
     if sampled:
         results = collapse(work, run.done.in_position_order(kept), options.aggregate)
         return grading.finish(LabelRun(labels=[r for r in results if isinstance(r, Label)],

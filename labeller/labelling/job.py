@@ -10,7 +10,7 @@ from typing import NamedTuple
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import read_corpus, read_pairs, read_queries
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
-from labeller.io.tables import RowWriter, table_format, write_rows
+from labeller.io.tables import RowWriter, table_format
 from labeller.io.trec import read_known_run
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
@@ -93,8 +93,9 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
                                                                      temperature=temperature or 0.0,
                                                                      output_mode=output_mode))
 
-    if options.dry_run:
-        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+    if options.dry_run:  # nothing is written: the rows of pairs the store answers are not kept either
+        run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
+                        sink=None if keep_labels else _dropped)
         run.stats.warnings = [*skipped, *run.stats.warnings]
         return run
     with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
@@ -114,11 +115,28 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     with verdicts_kept(cache_spec):
         failures_file = failures_path_for(out_path)
         if run.failures:
-            run.failures_path = str(write_rows(failures_file, (f.model_dump() for f in run.failures)))
+            run.failures_path = str(_write_failures(failures_file, run.failures))
         else:
             failures_file.unlink(missing_ok=True)  # an old failures file would describe pairs now labelled
     _raise_for(run)
     return run
+
+
+def _dropped(rows: list[dict]) -> None:
+    """The sink of a dry run from the command line: it writes nothing."""
+
+
+def _write_failures(path: Path, failures) -> Path:
+    """The failures file, a few thousand rows at a time (a run's failures may be on disk: FailureLog)."""
+    with RowWriter(path) as writer:
+        rows: list[dict] = []
+        for failure in failures:
+            rows.append(failure.model_dump())
+            if len(rows) == 4096:
+                writer.write(rows)
+                rows = []
+        writer.write(rows)
+        return writer.close()
 
 
 def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge, rubric_obj: Rubric,
@@ -149,10 +167,10 @@ def run_judge(pairs: list[Pair], queries: dict[str, Query], corpus: dict[str, Do
 
     if options.dry_run:
         try:
-            return run_labelling(lambda sender: _label(cache_spec, sender, create=False), judge, cache_spec)
+            return run_labelling(lambda sender: _label(cache_spec, sender, create=False, sink=sink), judge, cache_spec)
         except NoStoreError:  # a dry run creates no store: every pair is new
             with tempfile.TemporaryDirectory() as empty:
-                return run_labelling(lambda sender: _label(empty, sender), judge, empty)
+                return run_labelling(lambda sender: _label(empty, sender, sink=sink), judge, empty)
     return run_labelling(lambda sender: _label(cache_spec, sender, sink=sink), judge, cache_spec)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from labeller.distributed.options import RayOptions
+from labeller.labelling.failure_log import FailureLog
 from labeller.records import Label, LabelFailure
 from labeller.retry import RetryPolicy
 
@@ -86,7 +87,8 @@ class LabelStats(BaseModel):
 class LabelRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
     labels: list[Label] = Field(default_factory=list)  # in input pair order
-    failures: list[LabelFailure] = Field(default_factory=list)  # in input pair order
+    # in input pair order; a run's own FailureLog (on disk past a few thousand) is kept as it is
+    failures: list[LabelFailure] | FailureLog = Field(default_factory=list)
     stats: LabelStats = Field(default_factory=LabelStats)
     out_path: str | None = None
     failures_path: str | None = None

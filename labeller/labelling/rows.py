@@ -10,6 +10,7 @@ straight from the stored verdict's JSON: a cached rerun builds no pydantic objec
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import orjson
 
 from labeller.judges.grade_probs import prob_columns
+from labeller.labelling.failure_log import FailureLog
 from labeller.records import Label, LabelFailure
 from labeller.store.cached_row import CACHED_ROW, COPIED_FIELDS, LABEL_DEFAULTS, OWN_FIELDS, ROW_TEMPLATE
 
@@ -79,8 +81,8 @@ class PlannedChunks:
         self.settled: dict[int, int] = {}  # chunk number -> pairs settled in it
         self.head = 0  # the oldest chunk not yet emitted
         self.planned = 0  # chunks planned so far
-        self.failures: list[LabelFailure] = []  # kept for the summary and the failures file (in input order)
-        self.failed_positions: list[int] = []  # the input position of each of those failures
+        self.failures = FailureLog()  # for the summary and the failures file (in input order), on disk past a few
+        self.failed_positions = array("q")  # the input position of each of those failures
 
     def plan(self, chunk: int) -> list[Any]:
         """Open a chunk; its slots are returned for a planner that settles many pairs at once (filled())."""
@@ -120,6 +122,12 @@ class PlannedChunks:
             del self.slots[self.head], self.settled[self.head]
             self.head += 1
             self.sink(rows)
+
+    def forget(self) -> None:
+        """Let every chunk planned so far go, settled or not, emitting nothing (a dry run keeps no rows)."""
+        self.slots.clear()
+        self.settled.clear()
+        self.head = self.planned
 
     def in_position_order(self, rows: list[dict[str, Any]],
                           build: Callable[[dict[str, Any]], Any] = Label.model_validate) -> list[Any]:
