@@ -8,8 +8,8 @@ the same rerun is also run on that source, on the same inputs and store: the ref
 is labeller's peak over its peak. Each size's files are removed before the next is written (a million pairs
 take ~1.4 GB of disk with their store) unless `keep` names a directory to keep them in and reuse them from
 (ten million verdicts take ~14 GB; filling five million took 57 min in one process on the loaded shared machine:
---memory-fill-workers N writes them from N processes). Inputs written whole are kept and reused when a run
-was interrupted while it filled the store.
+--memory-fill-workers N builds them in N processes). Inputs written whole are kept and reused when a run was
+interrupted while it filled the store, and the fill resumes: the verdicts stored already are left alone.
 
 First labelling (`first`): every pair sent to the fake OpenAI server (tests/fakeapi.py, no latency) at
 --concurrency 64 into a fresh directory store, each side on the same inputs. PostgreSQL (`postgres`): the
@@ -52,7 +52,6 @@ def _prepared(root: Path, pairs: int, write_inputs: Callable, fill: Callable | N
         write_inputs(folder, pairs)
         written.write_text(str(pairs))
     if fill is not None:
-        shutil.rmtree(folder / "store", ignore_errors=True)  # a fill cut short
         started = time.perf_counter()
         fill(folder)
         print(f"  memory: filled {pairs:,} verdicts in {time.perf_counter() - started:.0f} s", flush=True)

@@ -12,10 +12,11 @@ BATCH = 10_000
 
 def fill_stores(folder: Path, specs: list[str], workers: int = 1) -> int:
     """Every pair's verdict, under the key `labeller label` computes, written into each store (a directory, a
-    PostgreSQL URL) BATCH at a time. With `workers` > 1 the inputs are read once and that many forked processes
-    each write every workers-th pair (the same verdicts; each a transaction of its own, as several labelling
-    processes share a store): building a verdict and its key is Python, one core's work a process, and ten
-    million took ~2 hours in one on the shared machine."""
+    PostgreSQL URL) BATCH at a time; a verdict a store holds already is left alone, so a fill cut short is
+    resumed. With `workers` > 1 the inputs are read once and that many forked processes each build every
+    workers-th pair's verdict (building and keying a verdict is Python, one core's work a process: five million
+    took 57 min in one on the loaded machine). They write one at a time (a lock): four writers always
+    contending left SQLite no moment without a reader to restart its WAL, which grew to 8 GB by 2.2M verdicts."""
     from labeller.cache_key import user_keyer
     from labeller.io.inputs import pair_ids, read_corpus, read_pairs, read_queries
     from labeller.judges.base import SCHEMA_VERSION
@@ -23,6 +24,7 @@ def fill_stores(folder: Path, specs: list[str], workers: int = 1) -> int:
     from labeller.records import Verdict
     from labeller.rubric import JudgePrompt, load_rubric
     from labeller.store import CachedVerdict, now_iso, open_store
+    from labeller.store.copy import copy_new
 
     judge = make_judge(JUDGE_CACHED)
     rubric, settings = load_rubric("general"), judge.decoding_settings()
@@ -46,19 +48,21 @@ def fill_stores(folder: Path, specs: list[str], workers: int = 1) -> int:
                     schema_version=SCHEMA_VERSION, rubric=rubric.name, rubric_version=rubric.version,
                     input_tokens=400, output_tokens=30, cost_usd=0.0002, latency_s=0.2, created_at=now_iso()))
                 if len(batch) == BATCH or n + workers > len(doc_ids):
-                    for store in stores:
-                        store.put_many(batch)
+                    with writing:
+                        for store in stores:
+                            copy_new(batch, store)
                     batch = []
         finally:
             for store in stores:
                 store.close()
 
+    forked = multiprocessing.get_context("fork")
+    writing = forked.Lock()
     if workers == 1:
         fill(0)
         return len(doc_ids)
     for spec in specs:  # created (a directory's database, PostgreSQL's tables) before the writers race to
         open_store(spec).close()
-    forked = multiprocessing.get_context("fork")
     writers = [forked.Process(target=fill, args=(part,)) for part in range(workers)]
     for writer in writers:
         writer.start()
