@@ -7,7 +7,9 @@ With `before` (a directory holding another labeller's source, e.g. `git archive 
 the same rerun is also run on that source, on the same inputs and store: the reference run, and the ratio
 is labeller's peak over its peak. Each size's files are removed before the next is written (a million pairs
 take ~1.4 GB of disk with their store) unless `keep` names a directory to keep them in and reuse them from
-(filling ten million verdicts takes ~30 min and ~14 GB).
+(ten million verdicts take ~14 GB; filling five million took 57 min in one process on the loaded shared machine:
+--memory-fill-workers N builds them in N processes). Inputs written whole are kept and reused when a run was
+interrupted while it filled the store, and the fill resumes: the verdicts stored already are left alone.
 
 First labelling (`first`): every pair sent to the fake OpenAI server (tests/fakeapi.py, no latency) at
 --concurrency 64 into a fresh directory store, each side on the same inputs. PostgreSQL (`postgres`): the
@@ -41,17 +43,19 @@ def _label_cmd(folder: Path, judge: str, store: str, out: Path) -> list[str]:
 def _prepared(root: Path, pairs: int, write_inputs: Callable, fill: Callable | None, name: str = "memory") -> Path:
     """The inputs (and, given `fill`, the filled store) of this size: reused when a run before finished them."""
     folder = root / f"{name}-{pairs}"
-    done = folder / ("filled" if fill else "written")
-    if done.exists():
+    written, filled = folder / "written", folder / "filled"
+    if filled.exists() or (fill is None and written.exists()):
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    write_inputs(folder, pairs)
+    if not written.exists():  # inputs written whole are kept for a run interrupted while it filled the store
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        write_inputs(folder, pairs)
+        written.write_text(str(pairs))
     if fill is not None:
         started = time.perf_counter()
         fill(folder)
         print(f"  memory: filled {pairs:,} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
-    done.write_text(str(pairs))
+        filled.write_text(str(pairs))
     return folder
 
 
@@ -81,14 +85,15 @@ def _rows_in(out: Path) -> int:
 def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Callable, write_inputs: Callable,
                  before: Path | None = None, keep: Path | None = None, first: list[int] = (),
                  fake_server: Callable | None = None, postgres: tuple[list[int], Callable] | None = None,
-                 formats: tuple[str, ...] = (".jsonl",)) -> list[dict]:
+                 formats: tuple[str, ...] = (".jsonl",), fill_workers: int = 1) -> list[dict]:
     """Rows of {kind, pairs, <side>_s, <side>_mb}: cached reruns (directory store) at `sizes`, one a `formats`
     output (.jsonl, .csv, .parquet), first labelling at `first`, cached reruns on PostgreSQL at postgres[0]
-    (postgres[1]: a fresh database's URL)."""
+    (postgres[1]: a fresh database's URL). A directory store is filled by `fill_workers` processes
+    (store_fill.fill_stores)."""
     root = keep or tmp
     rows = []
     for pairs in sizes:
-        folder = _prepared(root, pairs, write_inputs, lambda f: fill_stores(f, [str(f / "store")]))
+        folder = _prepared(root, pairs, write_inputs, lambda f: fill_stores(f, [str(f / "store")], fill_workers))
         try:
             for suffix in formats:
                 out = folder / f"labels{suffix}"

@@ -55,6 +55,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from memory_slope import bench_memory, memory_table  # noqa: E402
+from store_fill import JUDGE_CACHED, fill_stores  # noqa: E402
 from synthetic_eval import write_eval_data  # noqa: E402
 from throughput import requests_so_far, start_fakeapi, write_inputs, write_prompts  # noqa: E402
 
@@ -109,47 +110,6 @@ def bench_evaluate(tmp: Path, queries: int, depth: int, repeat: int) -> list[dic
 
     rows.append(alternate(f"{label} (cold)", cold, lambda: measure(theirs, env), repeat))
     return rows
-
-
-JUDGE_CACHED = "offline:lexical"
-
-
-def fill_stores(folder: Path, specs: list[str]) -> int:
-    """Every pair's verdict, under the key `labeller label` computes, written straight into each store (a
-    directory, a PostgreSQL URL) 10,000 at a time: much faster than grading a million pairs first."""
-    from labeller.cache_key import user_keyer
-    from labeller.io.inputs import pair_ids, read_corpus, read_pairs, read_queries
-    from labeller.judges.base import SCHEMA_VERSION
-    from labeller.judges.registry import make_judge
-    from labeller.records import Verdict
-    from labeller.rubric import JudgePrompt, load_rubric
-    from labeller.store import CachedVerdict, now_iso, open_store
-
-    judge = make_judge(JUDGE_CACHED)
-    rubric, settings = load_rubric("general"), judge.decoding_settings()
-    queries, corpus = read_queries(folder / "queries.jsonl"), read_corpus(folder / "corpus.jsonl", lean=True)
-    key_of = user_keyer(provider=judge.provider, model=judge.model, base_url=judge.base_url, settings=settings,
-                        prompt=JudgePrompt(system=rubric.system_prompt(), user=""))
-    query_ids, doc_ids = pair_ids(read_pairs(folder / "pairs.jsonl", lean=True))
-    stores = [open_store(spec) for spec in specs]
-    try:
-        batch = []
-        for n, (qid, did) in enumerate(zip(query_ids, doc_ids), start=1):
-            user = rubric.user_text(rubric.query_block(queries[qid]), rubric.block("document", *corpus.text_and_fields(did)))
-            batch.append(CachedVerdict(
-                cache_key=key_of(user), query_id=qid, doc_id=did,
-                verdict=Verdict(grade=1 + n % 5, justification=f"stored verdict {n} for the benchmark"),
-                judge=judge.name, provider=judge.provider, model=judge.model, settings=settings,
-                schema_version=SCHEMA_VERSION, rubric=rubric.name, rubric_version=rubric.version, input_tokens=400,
-                output_tokens=30, cost_usd=0.0002, latency_s=0.2, created_at=now_iso()))
-            if len(batch) == 10_000 or n == len(doc_ids):
-                for store in stores:
-                    store.put_many(batch)
-                batch = []
-    finally:
-        for store in stores:
-            store.close()
-    return len(doc_ids)
 
 
 def bench_cached(tmp: Path, pairs: int, repeat: int, postgres: str | None) -> list[dict]:
@@ -326,6 +286,8 @@ def main() -> None:
     parser.add_argument("--ray-concurrency", type=int, default=16, help="--only ray: requests in flight per worker")
     parser.add_argument("--memory-keep", type=Path,
                         help="--only memory: keep each size's inputs and filled store here, and reuse them")
+    parser.add_argument("--memory-fill-workers", type=int, default=1,
+                        help="--only memory: processes filling a size's directory store (store_fill.fill_stores)")
     parser.add_argument("--memory-first", default="",
                         help="--only memory: first labelling runs (fake provider) of these many pairs, comma-separated")
     parser.add_argument("--memory-postgres", default="",
@@ -352,7 +314,7 @@ def main() -> None:
             memory = with_postgres(args, lambda url: bench_memory(
                 Path(tmp), sizes(args.memory_pairs), measure, fill_stores, write_inputs, args.memory_before,
                 args.memory_keep, sizes(args.memory_first), start_fakeapi, on_postgres(url),
-                tuple(args.memory_formats.split(","))),
+                tuple(args.memory_formats.split(",")), args.memory_fill_workers),
                 need=bool(args.memory_postgres))
         print("\n" + memory_table(memory, command.strip(), machine()))
         print(json.dumps(memory))

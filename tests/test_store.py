@@ -323,3 +323,67 @@ def test_a_damaged_record_is_named_set_aside_and_judged_again(store_spec, tmp_pa
 
 def _grades(path: Path) -> dict[tuple[str, str], int]:
     return {(r["query_id"], r["doc_id"]): r["grade"] for r in map(json.loads, path.read_text().splitlines())}
+
+
+def test_a_directory_store_bulk_write_leaves_the_rows_cache_set_would(tmp_path):
+    """DirectoryStore.put_many inserts new keys' entries itself (one executemany): the table it leaves must be the
+    one diskcache's own Cache.set and Cache.delete leave, written one by one, for new keys, a key held, a key
+    twice in one call, a lease and a failure to drop, and a value too long to stay in its row."""
+    import diskcache
+
+    from labeller.store.cached_row import CACHED_ROW, cached_row_of
+    from labeller.store.directory import FAILURE, LEASE, VERDICT, DirectoryStore
+
+    _label(tmp_path, str(tmp_path / "seed"), FakeJudge(), n=1)
+    with open_store(str(tmp_path / "seed")) as seed:
+        template = next(seed.records())
+
+    def verdict(key: str, grade: int, words: int = 3) -> object:
+        return template.model_copy(update={"cache_key": key, "verdict": template.verdict.model_copy(
+            update={"grade": grade, "justification": " ".join(["why"] * words)})})
+
+    first = [verdict("held", 1), verdict("leased", 2)]
+    second = [verdict(f"new{i}", i % 4) for i in range(30)] + [
+        verdict("held", 3), verdict("twice", 1), verdict("twice", 2), verdict("leased", 0), verdict("failed", 3),
+        verdict("long", 2, words=20_000)]  # ~80 kB of JSON: kept in a file of its own
+    failure = LabelFailure(query_id="q", doc_id="d", judge="j", rubric="r", rubric_version="v", cache_key="failed",
+                           reason="gave up", attempts=3, created_at="now")
+
+    bulk = DirectoryStore(tmp_path / "bulk")
+    bulk.put_many(first)
+    assert bulk.claim(["leased", "other"], "me|1|x") == [DONE, MINE]
+    bulk.record_failure(failure)
+    bulk.put_many(second)
+    assert bulk.get("twice").verdict.grade == 2 and bulk.get("held").verdict.grade == 3
+    assert len(bulk.get("long").verdict.justification) > 70_000
+    assert bulk.lease_holder("other") == "me|1|x" and bulk.stats().failures_recorded == 0
+    assert bulk.check() == []
+    bulk.close()
+
+    plain = diskcache.Cache(str(tmp_path / "plain"), eviction_policy="none", statistics=0)
+
+    def write_one_by_one(batch: list) -> None:
+        for record in batch:
+            row = cached_row_of(record)
+            plain.set(VERDICT + record.cache_key, record.model_dump_json(),
+                      tag=None if row is None else f"{CACHED_ROW.fingerprint}:{row}")
+            plain.delete(LEASE + record.cache_key)
+            plain.delete(FAILURE + record.cache_key)
+
+    write_one_by_one(first)
+    plain.add(LEASE + "other", "me|1|x", expire=30)
+    plain.set(FAILURE + "failed", failure.model_dump_json())
+    write_one_by_one(second)
+    plain.close()
+
+    def table(folder: Path) -> tuple[list, list]:
+        cache = diskcache.Cache(str(folder))
+        try:
+            rows = cache._sql("SELECT key, raw, expire_time IS NULL, tag, size, mode, filename IS NULL, value "  # noqa: SLF001
+                              "FROM Cache WHERE key NOT LIKE 'lease:%' ORDER BY key").fetchall()
+            return rows, cache._sql("SELECT key, value FROM Settings WHERE key IN ('count', 'size')").fetchall()  # noqa: SLF001
+        finally:
+            cache.close()
+
+    bulk_rows, plain_rows = table(tmp_path / "bulk"), table(tmp_path / "plain")
+    assert len(bulk_rows[0]) == 2 + 30 + 3 and bulk_rows == plain_rows
