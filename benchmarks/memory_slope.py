@@ -9,8 +9,9 @@ is labeller's peak over its peak. Each size's files are removed before the next 
 take ~1.4 GB of disk with their store) unless `keep` names a directory to keep them in and reuse them from
 (filling ten million verdicts takes ~30 min and ~14 GB).
 
-First labelling (`first`): every pair sent to the fake OpenAI server (tests/fakeapi.py, no latency) at
---concurrency 64 into a fresh directory store, each side on the same inputs. PostgreSQL (`postgres`): the
+First labelling (`first`): every pair sent to the lean fake OpenAI server (tests/leanapi.py, its own process,
+no latency, no request kept: ~3x tests/fakeapi.py's pairs a second) at --concurrency 64 into a fresh directory
+store, each side on the same inputs; every label row written is counted. PostgreSQL (`postgres`): the
 cached rerun against a database filled with the same verdicts.
 
 The slope is the least-squares line of peak MB against millions of pairs; "flat" is a slope near 0.
@@ -96,7 +97,7 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
         rows.append(_measured({"kind": "cached rerun, PostgreSQL", "pairs": pairs}, "cached rerun, PostgreSQL",
                               pairs, before, lambda env: measure(cmd, env), out))
     if first:
-        server, url = fake_server(0.0)
+        server, url = fake_server()
         try:
             for pairs in first:
                 folder = _prepared(root, pairs, write_inputs, None, "first")
@@ -116,7 +117,7 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
             server.terminate()
             try:
                 server.wait(10)
-            except subprocess.TimeoutExpired:  # it records every request: a large run's take a while to free
+            except subprocess.TimeoutExpired:  # not expected of the lean server; never left running
                 server.kill()
                 server.wait()
     return rows
