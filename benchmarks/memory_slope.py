@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from peak_trace import WARM_PAIRS, PeakTrace, least_squares
+
 JUDGE = "offline:lexical"
 REPO = Path(__file__).resolve().parent.parent
 CONCURRENCY = 64
@@ -101,18 +103,25 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
         try:
             for pairs in first:
                 folder = _prepared(root, pairs, write_inputs, None, "first")
-                out, count = folder / "labels.jsonl", iter(range(10**6))
+                out, count, traces = folder / "labels.jsonl", iter(range(10**6)), []
 
-                def run(env: dict, folder=folder, out=out) -> tuple[float, float]:
+                def run(env: dict, folder=folder, out=out, traces=traces) -> tuple[float, float]:
                     store = folder / f"store-{next(count)}"
                     cmd = _label_cmd(folder, "openai:gpt-4.1-mini", str(store), out) + ["--concurrency", str(CONCURRENCY)]
-                    try:
-                        return measure(cmd, {**env, "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "sk-bench-unused"})
+                    try:  # the peak so far against pairs answered, sampled while it runs (peak_trace)
+                        with PeakTrace(str(store), url) as trace:
+                            seconds_peak = measure(cmd, {**env, "OPENAI_BASE_URL": url + "/v1",
+                                                         "OPENAI_API_KEY": "sk-bench-unused"})
+                        traces.append(trace)
+                        return seconds_peak
                     finally:
                         shutil.rmtree(store, ignore_errors=True)
 
-                rows.append(_measured({"kind": "first labelling, fake provider", "pairs": pairs},
-                                      "first labelling", pairs, before, run, out))
+                row = _measured({"kind": "first labelling, fake provider", "pairs": pairs}, "first labelling", pairs,
+                                before, run, out)
+                for (side, _), trace in zip(_sides(before), traces):
+                    row[f"{side}_trace"], row[f"{side}_trace_slope"] = trace.points, trace.slope()
+                rows.append(row)
         finally:
             server.terminate()
             try:
@@ -125,13 +134,7 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
 
 def slope(rows: list[dict], side: str) -> float | None:
     """MB per million pairs: the least-squares slope of peak memory against pairs."""
-    points = [(r["pairs"] / 1e6, r[f"{side}_mb"]) for r in rows if f"{side}_mb" in r]
-    if len(points) < 2:
-        return None
-    mean_x = sum(x for x, _ in points) / len(points)
-    mean_y = sum(y for _, y in points) / len(points)
-    spread = sum((x - mean_x) ** 2 for x, _ in points)
-    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else None
+    return least_squares([(r["pairs"] / 1e6, r[f"{side}_mb"]) for r in rows if f"{side}_mb" in r])
 
 
 def memory_table(rows: list[dict], command: str, machine: str) -> str:
@@ -149,4 +152,11 @@ def memory_table(rows: list[dict], command: str, machine: str) -> str:
             value = slope(of_kind, side)
             if value is not None:
                 out.append(f"\nSlope, {kind}, {name}: {value:.1f} MB per million pairs.")
+    for r in rows:  # first labelling: the peak so far against pairs done within one run (peak_trace)
+        for side, name in (("labeller", "this labeller"), ("before", "before")):
+            if r.get(f"{side}_trace_slope") is not None:
+                warm = [point for point in r[f"{side}_trace"] if point[0] >= WARM_PAIRS]
+                out.append(f"\nWithin the {r['pairs']:,}-pair first labelling, {name}: peak so far {warm[0][1]:.0f} MB "
+                           f"at {warm[0][0]:,} pairs done, {warm[-1][1]:.0f} MB at {warm[-1][0]:,}: "
+                           f"{r[f'{side}_trace_slope']:.1f} MB per million pairs.")
     return "\n".join(out) + "\n"
