@@ -10,7 +10,7 @@ take ~1.4 GB of disk with their store) unless `keep` names a directory to keep t
 (filling ten million verdicts takes ~30 min and ~14 GB).
 
 First labelling (`first`): every pair sent to the lean fake OpenAI server (tests/leanapi.py, its own process,
-no latency, no request kept: ~3x tests/fakeapi.py's pairs a second) at --concurrency 64 into a fresh directory
+no latency, no request kept: tests/fakeapi.py keeps every request, gigabytes over a million pairs) at --concurrency 64 into a fresh directory
 store, each side on the same inputs; every label row written is counted. PostgreSQL (`postgres`): the
 cached rerun against a database filled with the same verdicts.
 
