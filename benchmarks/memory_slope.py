@@ -11,8 +11,9 @@ take ~1.4 GB of disk with their store) unless `keep` names a directory to keep t
 --memory-fill-workers N builds them in N processes). Inputs written whole are kept and reused when a run was
 interrupted while it filled the store, and the fill resumes: the verdicts stored already are left alone.
 
-First labelling (`first`): every pair sent to the fake OpenAI server (tests/fakeapi.py, no latency) at
---concurrency 64 into a fresh directory store, each side on the same inputs. PostgreSQL (`postgres`): the
+First labelling (`first`): every pair sent to the lean fake OpenAI server (tests/leanapi.py, its own process,
+no latency, no request kept: tests/fakeapi.py keeps every request, gigabytes over a million pairs) at --concurrency 64 into a fresh directory
+store, each side on the same inputs; every label row written is counted. PostgreSQL (`postgres`): the
 cached rerun against a database filled with the same verdicts.
 
 The slope is the least-squares line of peak MB against millions of pairs; "flat" is a slope near 0.
@@ -27,6 +28,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from peak_trace import WARM_PAIRS, PeakTrace, least_squares
 
 JUDGE = "offline:lexical"
 REPO = Path(__file__).resolve().parent.parent
@@ -113,27 +116,34 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
         rows.append(_measured({"kind": "cached rerun, PostgreSQL", "pairs": pairs}, "cached rerun, PostgreSQL",
                               pairs, before, lambda env: measure(cmd, env), out))
     if first:
-        server, url = fake_server(0.0)
+        server, url = fake_server()
         try:
             for pairs in first:
                 folder = _prepared(root, pairs, write_inputs, None, "first")
-                out, count = folder / "labels.jsonl", iter(range(10**6))
+                out, count, traces = folder / "labels.jsonl", iter(range(10**6)), []
 
-                def run(env: dict, folder=folder, out=out) -> tuple[float, float]:
+                def run(env: dict, folder=folder, out=out, traces=traces) -> tuple[float, float]:
                     store = folder / f"store-{next(count)}"
                     cmd = _label_cmd(folder, "openai:gpt-4.1-mini", str(store), out) + ["--concurrency", str(CONCURRENCY)]
-                    try:
-                        return measure(cmd, {**env, "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "sk-bench-unused"})
+                    try:  # the peak so far against pairs answered, sampled while it runs (peak_trace)
+                        with PeakTrace(str(store), url) as trace:
+                            seconds_peak = measure(cmd, {**env, "OPENAI_BASE_URL": url + "/v1",
+                                                         "OPENAI_API_KEY": "sk-bench-unused"})
+                        traces.append(trace)
+                        return seconds_peak
                     finally:
                         shutil.rmtree(store, ignore_errors=True)
 
-                rows.append(_measured({"kind": "first labelling, fake provider", "pairs": pairs},
-                                      "first labelling", pairs, before, run, out))
+                row = _measured({"kind": "first labelling, fake provider", "pairs": pairs}, "first labelling", pairs,
+                                before, run, out)
+                for (side, _), trace in zip(_sides(before), traces):
+                    row[f"{side}_trace"], row[f"{side}_trace_slope"] = trace.points, trace.slope()
+                rows.append(row)
         finally:
             server.terminate()
             try:
                 server.wait(10)
-            except subprocess.TimeoutExpired:  # it records every request: a large run's take a while to free
+            except subprocess.TimeoutExpired:  # not expected of the lean server; never left running
                 server.kill()
                 server.wait()
     return rows
@@ -141,13 +151,7 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
 
 def slope(rows: list[dict], side: str) -> float | None:
     """MB per million pairs: the least-squares slope of peak memory against pairs."""
-    points = [(r["pairs"] / 1e6, r[f"{side}_mb"]) for r in rows if f"{side}_mb" in r]
-    if len(points) < 2:
-        return None
-    mean_x = sum(x for x, _ in points) / len(points)
-    mean_y = sum(y for _, y in points) / len(points)
-    spread = sum((x - mean_x) ** 2 for x, _ in points)
-    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else None
+    return least_squares([(r["pairs"] / 1e6, r[f"{side}_mb"]) for r in rows if f"{side}_mb" in r])
 
 
 def memory_table(rows: list[dict], command: str, machine: str) -> str:
@@ -165,4 +169,11 @@ def memory_table(rows: list[dict], command: str, machine: str) -> str:
             value = slope(of_kind, side)
             if value is not None:
                 out.append(f"\nSlope, {kind}, {name}: {value:.1f} MB per million pairs.")
+    for r in rows:  # first labelling: the peak so far against pairs done within one run (peak_trace)
+        for side, name in (("labeller", "this labeller"), ("before", "before")):
+            if r.get(f"{side}_trace_slope") is not None:
+                warm = [point for point in r[f"{side}_trace"] if point[0] >= WARM_PAIRS]
+                out.append(f"\nWithin the {r['pairs']:,}-pair first labelling, {name}: peak so far {warm[0][1]:.0f} MB "
+                           f"at {warm[0][0]:,} pairs done, {warm[-1][1]:.0f} MB at {warm[-1][0]:,}: "
+                           f"{r[f'{side}_trace_slope']:.1f} MB per million pairs.")
     return "\n".join(out) + "\n"

@@ -9,7 +9,7 @@ peak RSS (os.wait4's rusage of that very child).
                     straight into the store: fill_stores), on the directory store and on PostgreSQL, vs
                     a bare script reading the three inputs and writing a row per pair
   memory            peak memory of the cached rerun against pairs (--memory-pairs, default 1M, 5M, 10M), of
-                    first labelling against the fake server (--memory-first) and of the cached rerun on
+                    first labelling against the lean fake server, tests/leanapi.py (--memory-first) and of the cached rerun on
                     PostgreSQL (--memory-postgres), and their slopes, beside another labeller's source
                     (--memory-before DIR, the reference run): benchmarks/memory_slope.py
   label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
@@ -58,6 +58,9 @@ from memory_slope import bench_memory, memory_table  # noqa: E402
 from store_fill import JUDGE_CACHED, fill_stores  # noqa: E402
 from synthetic_eval import write_eval_data  # noqa: E402
 from throughput import requests_so_far, start_fakeapi, write_inputs, write_prompts  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tests"))
+from leanapi import start as start_leanapi  # noqa: E402
 
 MARK_BEGIN, MARK_END = "<!-- run_all:begin -->", "<!-- run_all:end -->"
 
@@ -313,7 +316,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="labeller-bench-") as tmp:
             memory = with_postgres(args, lambda url: bench_memory(
                 Path(tmp), sizes(args.memory_pairs), measure, fill_stores, write_inputs, args.memory_before,
-                args.memory_keep, sizes(args.memory_first), start_fakeapi, on_postgres(url),
+                args.memory_keep, sizes(args.memory_first), start_leanapi, on_postgres(url),
                 tuple(args.memory_formats.split(",")), args.memory_fill_workers),
                 need=bool(args.memory_postgres))
         print("\n" + memory_table(memory, command.strip(), machine()))

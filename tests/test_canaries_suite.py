@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from labeller.canaries import (Answer, SuiteCriteria, date_forms, load_canaries, plant_files, probe_files,
+from labeller.canaries import (SuiteCriteria, date_forms, load_canaries, plant_files, probe_files,
                                score_canaries)
 from labeller.canaries.dates import planted_date
 from labeller.cli import main

@@ -8,7 +8,6 @@ first, the bad run last. Everything goes through the real command line.
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from evaluation_helpers import cli

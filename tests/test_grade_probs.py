@@ -141,7 +141,7 @@ def test_adaptive_sample_counts_are_the_planted_ones_and_a_rerun_pays_nothing(in
         assert api.total == 0  # every sample was keyed as --samples keys it
         assert [lb.sample_grades for lb in again.labels] == [lb.sample_grades for lb in run.labels]
         api.reset()
-        fixed = run_label(inputs, api, monkeypatch, grade_probs=True, samples=5, out="fixed.jsonl")
+        run_label(inputs, api, monkeypatch, grade_probs=True, samples=5, out="fixed.jsonl")
         assert api.total == 5 * len(PLANTED) - 14  # --samples 5 reuses the adaptive run's samples
 
 

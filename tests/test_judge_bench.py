@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import krippendorff
-import numpy as np
 import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakeapi import FakeAPI, expected_grade
+from fakeapi import FakeAPI
 
 from labeller.cache_key import cache_key
 from labeller.cli import main

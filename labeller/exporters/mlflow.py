@@ -23,7 +23,7 @@ from contextlib import contextmanager
 # did not ask for that. Off unless they set MLFLOW_DISABLE_TELEMETRY themselves (before MLflow reads it).
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
-from mlflow.entities import Metric, Param, RunTag  # noqa: E402
+from mlflow.entities import Metric, Param  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 from labeller.exporters.base import ExportBatch, ExportSettings, Figure, Target

@@ -8,7 +8,7 @@ from labeller.errors import ConfigError
 from labeller.io.tables import write_text
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
-from labeller.pipelines.steps import (cost_text, failure_lines, label, load_inputs, pairs_of, paragraphs, retrieve,
+from labeller.pipelines.steps import (cost_text, failure_lines, label, load_inputs, pairs_of, retrieve,
                                      save_run, write_pairs)
 from labeller.pipelines.slice_report import rubric_name, slice_page
 from labeller.reports import display_path

@@ -1,0 +1,81 @@
+"""Peak memory against pairs done, inside one first-labelling run (memory_slope.py's `first` runs).
+
+Every `every` seconds: the labeller process's peak RSS so far (VmHWM in /proc/<pid>/status, the process found by
+a string only its command line holds, e.g. its store's path) and the pairs the fake server has answered
+(tests/leanapi.py's GET /stats). One large run then shows whether the peak grows while pairs are judged, without
+a run of every size: on two shared cores a judge over HTTP labels a few hundred pairs a second at best.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from pathlib import Path
+
+WARM_PAIRS = 40_000  # two planning chunks (engine.PLAN_CHUNK): the peak's start-up climb is over by then
+
+
+def _pid_of(marker: str) -> int | None:
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in args and b"labeller" in args and not args[0].endswith(b"time"):
+            return int(proc.name)
+    return None
+
+
+def _peak_kib(pid: int) -> int | None:
+    try:
+        return next(int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
+
+
+class PeakTrace:
+    """`with PeakTrace(marker, server_url) as trace:` ... trace.points: [(pairs answered, peak MB so far)]."""
+
+    def __init__(self, marker: str, url: str, every: float = 10.0) -> None:
+        self.marker, self.url, self.every = marker, url, every
+        self.points: list[tuple[int, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> PeakTrace:
+        with urllib.request.urlopen(self.url + "/stats") as reply:
+            self._base = json.load(reply)["total"]  # the server may have answered earlier runs
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        pid = None
+        while not self._stop.wait(self.every):
+            pid = pid or _pid_of(self.marker)
+            peak = _peak_kib(pid) if pid else None
+            if peak is None:
+                continue
+            with urllib.request.urlopen(self.url + "/stats") as reply:
+                done = json.load(reply)["total"] - self._base
+            self.points.append((done, peak / 1024))
+
+    def slope(self) -> float | None:
+        """MB per million pairs: the least-squares slope of the peak so far against pairs done, past WARM_PAIRS."""
+        return least_squares([(done / 1e6, mb) for done, mb in self.points if done >= WARM_PAIRS])
+
+
+def least_squares(points: list[tuple[float, float]]) -> float | None:
+    """The least-squares slope of y against x; None without two distinct x."""
+    if len(points) < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    spread = sum((x - mean_x) ** 2 for x, _ in points)
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else None
