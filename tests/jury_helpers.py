@@ -10,7 +10,7 @@ from pathlib import Path
 from fakeapi import FakeAPI, _text
 from fakejudge import write_rubric
 
-from cli_helpers import jsonl
+from cli_helpers import cli, jsonl  # noqa: F401 (cli: re-exported to the jury tests)
 
 N = 40
 BASE = ["label", "--queries", "queries.jsonl", "--corpus", "corpus.jsonl", "--pairs", "pairs.jsonl",
