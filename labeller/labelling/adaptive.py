@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from labeller.errors import BadInputError
@@ -87,10 +87,11 @@ async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpu
     started = time.monotonic()
     price = (prices or load_prices()).lookup(judge.provider, judge.model)
 
-    def part_for(pending: list[int], k: int) -> RelevanceTask:
-        return RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
+    def part_for(items: list[int], samples: list[int]) -> RelevanceTask:
+        return RelevanceTask([pairs[i] for i in items], queries, corpus, rubric, samples.__getitem__)
 
-    asked, rounds = await sample_in_rounds(len(pairs), part_for, judge, cache, options, price, needs_more)
+    asked, rounds = await sample_in_rounds(len(pairs), part_for, sync_round(judge, cache, price), options,
+                                           needs_more)
     results = [r for chunk in asked for r in collapse_pair([s for s in chunk if s is not None], len(chunk),
                                                           options.aggregate)]
     stats = merge_rounds(rounds, options, notes, Counter(len(chunk) for chunk in asked))
@@ -99,36 +100,54 @@ async def label_adaptive(pairs: Sequence[Pair], queries: dict[str, Query], corpu
                     failures=[r for r in results if isinstance(r, LabelFailure)], stats=stats)
 
 
-async def sample_in_rounds(count: int, part_for: Callable[[list[int], int], Task], judge: Judge,
-                           store: VerdictStore, options: LabelOptions, price: Any,
-                           needs_more: Callable[[list[Any]], bool],
+Transport = Callable[[Task, LabelOptions], Awaitable[tuple[list[Any], LabelStats]]]
+"""How one round of a task is asked: (each position's row, LabelFailure or None (never settled), in position order;
+the round's stats). sync_round below, or batch_results.batch_round (one provider batch a round)."""
+
+
+def sync_round(judge: Judge, store: VerdictStore, price: Any) -> Transport:
+    """The synchronous engine (labelling.engine._Run) as a round transport."""
+    async def run_round(task: Task, options: LabelOptions) -> tuple[list[Any], LabelStats]:
+        from labeller.labelling.engine import _Run  # the engine imports this module
+
+        kept: list[dict[str, Any]] = []
+        run = _Run(task, judge, store, options, price, kept.extend)
+        stats = await run.finish(time.monotonic())
+        return run.done.in_position_order(kept, build=lambda row: row), stats
+    return run_round
+
+
+async def sample_in_rounds(count: int, part_for: Callable[[list[int], list[int]], Task], transport: Transport,
+                           options: LabelOptions, needs_more: Callable[[list[Any]], bool],
                            build: Callable[[dict[str, Any]], Any] = Label.model_validate,
-                           dry_rounds: int = 1) -> tuple[list[list[Any]], list[LabelStats]]:
+                           dry_rounds: int = 1, rest_at_once: bool = False) -> tuple[list[list[Any]], list[LabelStats]]:
     """The rounds of --samples auto:N over `count` items of any task: round k asks sample k of every item still
-    pending (`part_for(pending, k)`: the task over those items, keyed as sample k); an item stays pending while
-    `needs_more(its results so far)` and fewer than N were asked. The budget left is handed from round to round (as
+    pending (`part_for(items, samples)`: the task over those items, item j keyed as samples[j]); an item stays
+    pending while `needs_more(its results so far)` and fewer than N were asked. With rest_at_once, round 1 asks
+    samples 1..N-1 of each item still pending at once (the --grade-probs fallback, whose rule is settled by the
+    first reply: one follow-up batch rather than N-1). The budget left is handed from round to round (as
     --max-cost counts); a stop ends the rounds; a dry run prices its first `dry_rounds` rounds. Returns each item's
     results in sample order (`build` makes them from rows) and each round's stats."""
-    from labeller.labelling.engine import _Run  # the engine imports this module
-
     asked: list[list[Any]] = [[] for _ in range(count)]
     pending = list(range(count))
     rounds: list[LabelStats] = []
-    for k in range(options.samples):
+    k = 0
+    while k < options.samples:
+        upto = options.samples if rest_at_once and k == 1 else k + 1
         spent = sum((s.cost_usd or 0.0) + (s.unconfirmed_cost_usd or 0.0) for s in rounds)
         one = options.model_copy(update={"samples": 1, "max_cost": None if options.max_cost is None
                                          else max(options.max_cost - spent, 0.0)})
-        kept: list[dict[str, Any]] = []
-        run = _Run(part_for(pending, k), judge, store, one, price, kept.extend)
-        stats = await run.finish(time.monotonic())
+        items = [i for i in pending for _ in range(k, upto)]
+        results, stats = await transport(part_for(items, [s for _ in pending for s in range(k, upto)]), one)
         rounds.append(stats)
-        for i, result in zip(pending, run.done.in_position_order(kept, build=build)):
-            asked[i].append(result)
+        for i, result in zip(items, results):
+            asked[i].append(build(result) if isinstance(result, dict) else result)
         if stats.stopped_by or stats.budget_stopped or (stats.dry_run and k + 1 >= dry_rounds):
             break
+        k = upto
         if stats.dry_run:  # priced as asked again: the same items
             continue
-        pending = [i for i in pending if k + 1 < options.samples and needs_more(asked[i])]
+        pending = [i for i in pending if k < options.samples and needs_more(asked[i])]
         if not pending:
             break
     return asked, rounds
@@ -145,6 +164,9 @@ def merge_rounds(rounds: list[LabelStats], options: LabelOptions, notes: list[st
     for name in _SUMMED_OR_NONE:
         values = [getattr(s, name) for s in rounds]
         setattr(merged, name, None if any(v is None for v in values) else round(sum(values), 6))
+    if merged.batch is not None:  # one provider batch (or more) a round: the summary counts them all
+        for name in type(merged.batch).model_fields:
+            setattr(merged.batch, name, sum(getattr(s.batch, name) for s in rounds if s.batch is not None))
     merged.budget_stopped = any(s.budget_stopped for s in rounds)
     merged.stopped_by = next((s.stopped_by for s in rounds if s.stopped_by), None)
     later = [w for s in rounds[1:] for w in s.warnings if not w.startswith(NOTE)]

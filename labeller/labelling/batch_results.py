@@ -14,10 +14,11 @@ from labeller.batch import CLIENTS
 from labeller.errors import BadInputError
 from labeller.judges.base import Judge
 from labeller.judges.grade_probs import prob_columns
-from labeller.labelling.adaptive import no_probs_note
+from labeller.labelling.adaptive import Transport, no_probs_note
 from labeller.labelling.batched import BatchRun
-from labeller.labelling.grading import plan_grading
+from labeller.labelling.grading import FALLBACK_SAMPLES, falls_back, plan_grading
 from labeller.labelling.models import BatchSummary, LabelOptions, LabelRun, LabelStats
+from labeller.labelling.probs_fallback import label_with_fallback
 from labeller.labelling.samples import collapse, expand
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Label, LabelFailure, Pair, Query
@@ -105,6 +106,11 @@ async def label_pairs_batched(pairs: Sequence[Pair], queries: dict[str, Query], 
     started = time.monotonic()
     grading = plan_grading(judge, options)  # --grade-probs: logprobs in each line's body, or samples (Anthropic)
     options = grading.options
+    if falls_back(grading, judge):  # a pair whose line carries no log-probabilities: a follow-up batch of samples
+        _check_pairs(pairs, queries, corpus)
+        return grading.finish(await label_with_fallback(
+            pairs, queries, corpus, judge, rubric, store, options, grading.notes, prices=prices,
+            transport=batch_round(judge, store, prices or load_prices())))
     work = expand(pairs, options.samples)  # --samples N: N requests per pair in the batches, one key each
     run = relevance_run(work.items, queries, corpus, judge, rubric, store, options, prices or load_prices(),
                         work.sample_of)
@@ -140,6 +146,14 @@ async def judge_task_batched(work: Task, judge: Judge, store: VerdictStore, opti
     return rows, run.stats
 
 
+def batch_round(judge: Judge, store: VerdictStore, prices: PriceTable) -> Transport:
+    """The batch API as a round transport (adaptive.sample_in_rounds): each round is a BatchRun of its own, so a
+    killed run's rerun polls the round's open batch instead of paying for it again."""
+    async def run_round(task: Task, options: LabelOptions) -> tuple[list[Any], LabelStats]:
+        return await judge_task_batched(task, judge, store, options, prices)
+    return run_round
+
+
 async def finish_open_task_batches(task: Task, judge: Judge, store: VerdictStore, options: LabelOptions,
                                    prices: PriceTable) -> BatchSummary | None:
     """Before a run without --batch: poll to the end the open batches that cover its items (a --batch run killed
@@ -156,8 +170,10 @@ async def finish_open_batches(pairs: Sequence[Pair], queries: dict[str, Query], 
     """finish_open_task_batches for relevance pairs."""
     if judge.provider not in CLIENTS or not store.open_batches(judge.provider):
         return None
-    options = plan_grading(judge, options).options  # the keys the run will ask for (--grade-probs' settings in them)
-    work = expand(pairs, options.samples)
+    grading = plan_grading(judge, options)  # the keys the run will ask for (--grade-probs' settings in them)
+    options = grading.options
+    # a --batch run's follow-up batch of samples for the pairs without log-probabilities is collected too
+    work = expand(pairs, FALLBACK_SAMPLES if falls_back(grading, judge) else options.samples)
     return await _collect_open(relevance_run(work.items, queries, corpus, judge, rubric, store, options,
                                              prices or load_prices(), work.sample_of))
 

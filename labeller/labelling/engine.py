@@ -16,12 +16,12 @@ from labeller.labelling.batch import LoopBatcher
 from labeller.labelling.budget import MeteredJudge, Spending
 from labeller.labelling.adaptive import NO_PROBS, label_adaptive, no_probs_note
 from labeller.labelling.estimate import estimate_requests
-from labeller.labelling.grading import plan_grading
+from labeller.labelling.grading import falls_back, plan_grading
 from labeller.labelling.probs_fallback import label_with_fallback
 from labeller.labelling.rows import CACHED_ROW, PlannedChunks, cached_lines, labels_from_rows
 from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
 from labeller.labelling.planning import Found, looked_up
-from labeller.labelling.samples import check_sampling, collapse, expand, sampling_temperature
+from labeller.labelling.samples import check_sampling, collapse, expand
 from labeller.labelling.sending import POLL_SECONDS, SYSTEMATIC_REJECTIONS, Item, Sending, _RateLimitedJudge
 from labeller.prices import ModelPrice, PriceTable, load_prices
 from labeller.progress import ProgressBar
@@ -256,7 +256,7 @@ async def label_pairs(pairs: Sequence[Pair], queries: dict[str, Query], corpus: 
     if options.adaptive:
         return grading.finish(await label_adaptive(pairs, queries, corpus, judge, rubric, cache, options, notes,
                                                    prices=prices))
-    if grading.source == "logprobs" and options.samples == 1 and sampling_temperature(judge) > 0:
+    if falls_back(grading, judge):
         # a pair whose reply carries no log-probabilities falls back to samples on its own (labelling.probs_fallback)
         return grading.finish(await label_with_fallback(pairs, queries, corpus, judge, rubric, cache, options, notes,
                                                         prices=prices))

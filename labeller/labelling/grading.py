@@ -90,6 +90,14 @@ class Grading:
         return run
 
 
+def falls_back(grading: Grading, judge: Judge) -> bool:
+    """Whether a pair whose reply carries no log-probabilities falls back to samples on its own
+    (labelling.probs_fallback): log-probabilities asked, one request a pair, a judge that samples."""
+    options = grading.options
+    return (grading.source == "logprobs" and options.samples == 1 and not options.adaptive
+            and sampling_temperature(judge) > 0)
+
+
 def plan_grading(judge: Judge, options: LabelOptions) -> Grading:
     """Ask the judge for log-probabilities when --grade-probs is given; where it gives none, fall back to samples
     (the module docstring). Call once per run, before any request is built: the settings join the cache key."""

@@ -6,9 +6,12 @@ gives no log-probabilities (labelling.grading): it is asked FALLBACK_SAMPLES - 1
 how many pairs fell back. Only a judge that samples (temperature above 0) can fall back; at temperature 0 the
 pairs carry none and the run says so (adaptive.no_probs_note).
 
-The rounds are adaptive.sample_in_rounds': round 0 asks every pair (its key that of a run without samples), and
-rounds 1..4 the pairs whose first reply had no distribution. Like --samples auto, the labels are returned whole
-rather than streamed (each pair's label is known only after its last round).
+The rounds are adaptive.sample_in_rounds' (rest_at_once), through any transport: round 0 asks every pair (its key
+that of a run without samples), and round 1 samples 1..4 of the pairs whose first reply had no distribution, all at
+once (the rule is settled by the first reply). Synchronously that is one more pass of requests; with --batch
+(batch_results.batch_round) one follow-up batch, recorded in the store like any other, so a killed run's rerun
+polls it instead of paying again, and --max-cost counts it (the budget left after round 0 is handed on). Like
+--samples auto, the labels are returned whole rather than streamed (a pair's label is known after its last round).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from labeller.judges.base import Judge
-from labeller.labelling.adaptive import NO_PROBS, NOTE, merge_rounds, sample_in_rounds
+from labeller.labelling.adaptive import NO_PROBS, NOTE, Transport, merge_rounds, sample_in_rounds, sync_round
 from labeller.labelling.grading import FALLBACK_SAMPLES
 from labeller.labelling.models import LabelOptions, LabelRun
 from labeller.labelling.samples import collapse_pair
@@ -50,19 +53,22 @@ def fallback_note(asked: list[list[Any]], samples: int) -> str | None:
 
 async def label_with_fallback(pairs: Sequence[Pair], queries: dict[str, Query], corpus: dict[str, Doc], judge: Judge,
                               rubric: Rubric, cache: VerdictStore, options: LabelOptions, notes: list[str], *,
-                              prices: PriceTable | None = None) -> LabelRun:
+                              prices: PriceTable | None = None, transport: Transport | None = None) -> LabelRun:
     """One request per pair, and FALLBACK_SAMPLES for a pair whose reply carried no distribution; labels in pair
-    order (labelling.engine.label_pairs hands a --grade-probs run with log-probabilities on to it)."""
+    order (labelling.engine.label_pairs hands a --grade-probs run with log-probabilities on to it, and
+    batch_results.label_pairs_batched with its batch transport). Two rounds through `transport` (default: the
+    synchronous engine): sample 0 of every pair, then samples 1..N-1 of the pairs without a distribution."""
     from labeller.tasks.relevance import RelevanceTask
 
     started = time.monotonic()
-    price = (prices or load_prices()).lookup(judge.provider, judge.model)
+    if transport is None:
+        transport = sync_round(judge, cache, (prices or load_prices()).lookup(judge.provider, judge.model))
 
-    def part_for(pending: list[int], k: int) -> RelevanceTask:
-        return RelevanceTask([pairs[i] for i in pending], queries, corpus, rubric, lambda position, k=k: k)
+    def part_for(items: list[int], samples: list[int]) -> RelevanceTask:
+        return RelevanceTask([pairs[i] for i in items], queries, corpus, rubric, samples.__getitem__)
 
     sampled = options.model_copy(update={"samples": FALLBACK_SAMPLES})
-    asked, rounds = await sample_in_rounds(len(pairs), part_for, judge, cache, sampled, price, lacks_probs)
+    asked, rounds = await sample_in_rounds(len(pairs), part_for, transport, sampled, lacks_probs, rest_at_once=True)
     results: list[Label | LabelFailure] = []
     for chunk in asked:
         got = [s for s in chunk if s is not None]

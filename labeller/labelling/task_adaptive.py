@@ -19,7 +19,7 @@ from typing import Any
 
 from labeller.errors import BadInputError
 from labeller.judges.base import Judge
-from labeller.labelling.adaptive import merge_rounds, sample_in_rounds
+from labeller.labelling.adaptive import merge_rounds, sample_in_rounds, sync_round
 from labeller.labelling.models import LabelOptions, LabelStats
 from labeller.labelling.samples import failed_samples
 from labeller.prices import PriceTable
@@ -53,12 +53,12 @@ async def judge_task_adaptive(task: Task, judge: Judge, store: VerdictStore, opt
     started = time.monotonic()
     price = prices.lookup(judge.provider, judge.model)
 
-    def part_for(pending: list[int], k: int) -> Task:
-        part = task.subset(pending)
-        part.sample_of = lambda position, k=k: k  # type: ignore[method-assign]  # every item's sample k
+    def part_for(items: list[int], samples: list[int]) -> Task:
+        part = task.subset(items)
+        part.sample_of = samples.__getitem__  # type: ignore[method-assign]  # item j keyed as its sample samples[j]
         return part
 
-    asked, rounds = await sample_in_rounds(len(task.base_items), part_for, judge, store, options, price,
+    asked, rounds = await sample_in_rounds(len(task.base_items), part_for, sync_round(judge, store, price), options,
                                            partial(needs_more, task), build=lambda row: row, dry_rounds=2)
     rows, failures = _collapsed(task, asked)
     stats = merge_rounds(rounds, options, [], Counter(len(chunk) for chunk in asked))
