@@ -75,7 +75,7 @@ async def label_with_fallback(pairs: Sequence[Pair], queries: dict[str, Query], 
         results.extend(got if len(chunk) == 1 else collapse_pair(got, len(chunk), options.aggregate))
     more = (f"--grade-probs: the first request of each pair is priced; a pair whose reply carries no "
             f"log-probabilities takes {FALLBACK_SAMPLES - 1} more (samples in its place)")
-    stats = merge_rounds(rounds, options, notes, Counter(len(chunk) for chunk in asked), more)
+    stats = merge_rounds(rounds, sampled, notes, Counter(len(chunk) for chunk in asked), more)  # at most 5 a pair
     stats.warnings = [w for w in stats.warnings if not (w.startswith(NOTE) and NO_PROBS in w)]
     note = fallback_note(asked, FALLBACK_SAMPLES)
     stats.warnings += [note] if note else []
