@@ -122,12 +122,12 @@ def test_a_server_that_ignores_logprobs_samples_every_pair_in_the_follow_up(inpu
     assert len(notes) == 1 and "4 of 4 pairs came back without" in notes[0]
 
 
-def _dry_cost(inputs: Path, api: FakeAPI, monkeypatch, doc: str) -> float:
+def _dry_cost(base: Path, api: FakeAPI, monkeypatch, doc: str) -> float:
     """The estimated batch cost of one request for `doc`'s prompt: a dry run over that pair alone."""
-    folder = inputs / f"only-{doc}"
+    folder = base / f"only-{doc}"
     folder.mkdir()
     for name in ("queries.jsonl", "corpus.jsonl", "rubric.md"):
-        (folder / name).write_bytes((inputs / name).read_bytes())
+        (folder / name).write_bytes((base / name).read_bytes())
     (folder / "pairs.jsonl").write_text(json.dumps({"query_id": "q1", "doc_id": doc}) + "\n", encoding="utf-8")
     return run_label(folder, api, monkeypatch, grade_probs=True, dry_run=True, **BATCH).stats.estimated_cost_usd
 
@@ -214,3 +214,12 @@ def test_anthropic_batches_go_to_samples_in_one_batch(inputs, monkeypatch):  # n
     assert {label.doc_id: label.grade_probs for label in run.labels} == {
         doc: _shares(_planted(doc, FALLBACK_SAMPLES)) for doc in PLANTED}
     assert {label.grade_probs_source for label in run.labels} == {"samples"}
+
+
+def test_a_batch_dry_run_prices_the_first_batch_and_says_more_may_follow(inputs, monkeypatch):  # noqa: F811
+    with FakeAPI(logprobs=True) as api:
+        dry = run_label(inputs, api, monkeypatch, grade_probs=True, dry_run=True, **BATCH)
+        assert api.counts["/v1/batches"] == 0 and api.counts["/v1/chat/completions"] == 0
+    assert dry.stats.new == len(PLANTED) and dry.stats.estimated_cost_usd > 0
+    assert any("takes 4 more" in note for note in dry.stats.estimate_notes), dry.stats.estimate_notes
+    assert not (inputs / "labels.jsonl").exists()

@@ -1,7 +1,9 @@
 """The --batch entry points over a BatchRun (labelling.batched): relevance pairs (label_pairs_batched), any
 other task (judge_task_batched), and polling a killed --batch run's open batches before a run without
 --batch (finish_open_batches, finish_open_task_batches). A BatchRun resolves keys; here each position of
-the task becomes its record or failure, the run's stats are counted, and samples are collapsed.
+the task becomes its record or failure, the run's stats are counted, and samples are collapsed. batch_round is the
+batch API as a round transport: --grade-probs' per-pair fallback (labelling.probs_fallback) runs over it, so the
+pairs whose lines carry no log-probabilities get one follow-up batch of samples.
 """
 
 from __future__ import annotations

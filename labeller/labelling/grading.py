@@ -12,8 +12,8 @@
   says so and its labels carry no distribution (give --temperature above 0).
 - A server that takes `logprobs` and sends none back (for every reply, or for some) is only known from its
   replies. A pair asked once whose reply carried none falls back to samples on its own (labelling.probs_fallback:
-  FALLBACK_SAMPLES in all, keyed as --samples 5 keys them, `grade_probs_source: "samples"`); the run says once how
-  many pairs did. A pair sampled more than once (--samples N, or --samples auto, which gives a pair without a
+  FALLBACK_SAMPLES in all, keyed as --samples 5 keys them, `grade_probs_source: "samples"`; with --batch through
+  one follow-up batch); the run says once how many pairs did. A pair sampled more than once (--samples N, or --samples auto, which gives a pair without a
   distribution a second sample) takes the shares of its samples. At temperature 0 a pair cannot fall back: it
   carries none, and the run says so (adaptive.no_probs_note).
 - Every label of a run that is not one plain request per pair names how it was graded in `grading`
