@@ -66,7 +66,7 @@ def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
     top = {(c.query_id, c.doc_id) for path in top_runs or [] for c in sources.from_run(path, top_depth or 1, query_map,
                                                                                         doc_map)}
     frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version, top=top)
-    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept)})
+    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept), "pool_pairs": len(kept)})
 
 
 __all__ = ["Sample", "Session", "make_sample", "read_sample"]

@@ -63,9 +63,28 @@ def sample(
     if frozen.left_out_examples:
         typer.echo(f"left out {frozen.left_out_examples} pairs that are worked examples of the rubric (the judge "
                    "is shown them; they belong in a tuning file, not the gold set)")
+    if frozen.plan == "top":
+        typer.echo(top_split(frozen))
     if len(frozen.rows) < size:
         typer.echo(f"labeller: warning: only {len(frozen.rows)} candidate pairs; the sample holds all of them",
                    err=True)
+
+
+def top_split(frozen) -> str:
+    """Plan top:K: how the sample splits into certain and random pairs, and how many random ones NDCG's interval
+    needs (labeller.evaluation.corrected_spread)."""
+    from labeller.annotate.plans import CERTAIN_STRATUM
+    from labeller.evaluation.corrected_spread import recommended_random
+
+    certain = sum(1 for r in frozen.rows if r.stratum and r.stratum.startswith(CERTAIN_STRATUM))
+    drawn, rest = len(frozen.rows) - certain, frozen.pool_pairs - certain
+    advice = recommended_random(rest)
+    line = (f"{certain} pairs drawn with certainty (the --top-run runs' top positions) and {drawn} at random from the "
+            f"other {rest} pool pairs")
+    if drawn >= advice:
+        return line
+    return (line + f"; NDCG's interval leans on the random ones and below about {advice} ({advice / rest:.0%} of the "
+            f"rest here) takes the spread the pool predicts, honest but wide: --size {certain + advice} draws them")
 
 
 @annotate_app.command("serve", help="Start the grading page on 127.0.0.1: each person picks their name and grades "

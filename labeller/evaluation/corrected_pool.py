@@ -30,7 +30,7 @@ from labeller.records import GRADE_MAX, GRADE_MIN
 
 GRADES = np.arange(GRADE_MIN, GRADE_MAX + 1)
 DESIGNS = ("auto", "pairs", "queries")
-FEW_RANDOM = 100  # random gold pairs beside a certain stratum below which the intervals of NDCG and recall are rough
+FEW_RANDOM = 100  # random gold pairs beside a certain stratum below which recall's spread is rough and NDCG's wide
 
 
 @dataclass
@@ -130,9 +130,10 @@ def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto",
     random_gold = int((pool.in_gold & ~pool.certain).sum())
     if pool.certain.any() and random_gold < FEW_RANDOM:
         pool.warnings.append(f"only {random_gold} random gold pairs beside the {int(pool.certain.sum())} drawn with "
-                             "certainty: NDCG and recall count every pool pair and lean on them, and their spread is "
-                             "rough (on LLMJudge 84-96 beside about 1,110, NDCG@10's interval covered 62-98% per run); "
-                             "draw more of the rest")
+                             "certainty: NDCG and recall count every pool pair and lean on them; recall's spread is "
+                             "rough and NDCG's interval takes the spread the pool predicts (honest, wide: on LLMJudge "
+                             "84-96 beside about 1,110 gave NDCG@10 intervals covering every time, twice as wide as "
+                             "needed); draw more of the rest")
     if (drawn & ~pool.in_gold).any():
         pool.warnings.append(f"{int((drawn & ~pool.in_gold).sum())} of the {int(drawn.sum())} pairs drawn with "
                              "certainty (the runs' top positions) have no grade in --gold: they are counted with "
