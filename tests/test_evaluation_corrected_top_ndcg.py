@@ -182,3 +182,22 @@ def test_sample_plan_top_says_how_many_random_pairs_it_leaves(tmp_path, capsys):
     assert f"{advice} at random" in out and "below about" not in out
     rows = [json.loads(x) for x in (tmp_path / "b.jsonl").read_text().splitlines()]
     assert len(rows) == top + advice
+
+
+def test_a_difference_and_the_gate_say_where_the_spread_came_from():
+    """run minus a reference that ranks a random-stratum pair first: the difference's spread is anticipated too (its
+    gradient the difference of theirs), and a gate decided on it says the spread is the pool's prediction."""
+    from labeller.evaluation.gate import _corrected_check
+    from labeller.evaluation.results import GateCheck
+
+    other = Ranking("other", docs={"q": ["e", "a"]})
+    result, _ = run_corrected([RUN, other], LABELS, GOLD, Settings(relevant_from=3), metrics="ndcg", design="pairs",
+                              certain=CERTAIN, per_query_coverage=None, reference="other")
+    (diff,) = result.differences
+    assert diff.corrected.spread == "anticipated" and diff.corrected.se_judge > 0
+    plain = GateCheck(run="run", metric="ndcg", threshold=0.0, baseline=0.5, run_value=0.4, drop=0.1, p_value=0.01,
+                      decided_by="threshold and significance", verdict="regression")
+    check = _corrected_check(plain, diff, (None, None), 0.05, "gold.jsonl")
+    assert "its spread is the one the pool predicts" in check.note
+    sample = diff.model_copy(update={"corrected": diff.corrected.model_copy(update={"spread": "sample"})})
+    assert "pool predicts" not in _corrected_check(plain, sample, (None, None), 0.05, "gold.jsonl").note

@@ -4,7 +4,7 @@ the judge's error (and, wider, the query sample too). Differences between runs g
 
 The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
-estimators and their intervals). See docs/evaluate.md for the method and when to trust it.
+estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum). See docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the

@@ -10,7 +10,10 @@ prediction) on its query's value, pi_i = n_j / N_j. Unbiased for sums (P@k, DCG)
 ratios of sums (NDCG, recall), exact when the gold covers the pool (pi = 1). Pairs drawn with certainty
 (plan top:K) are a stratum of their own with pi = 1: no correction, no variance. The judge-error variance
 is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q,
-with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum.
+with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum. Beside a certain stratum,
+NDCG's s_j^2 is at least the spread the pool predicts for stratum j (labeller.evaluation.corrected_spread: a few
+random pairs mostly miss the rare relevant pairs outside the top that its ideal DCG hangs on), with no t penalty
+for that part.
 
 Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024),
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
