@@ -16,8 +16,8 @@ import pytest
 
 from labeller.evaluation import corrected as corrected_module
 from labeller.evaluation.corrected_estimate import estimate
-from labeller.evaluation.corrected_pool import gold_pool
-from labeller.evaluation.corrected_spread import Anticipated, recommended_random
+from labeller.evaluation.corrected_pool import gold_pool, recommended_random
+from labeller.evaluation.corrected_spread import Anticipated
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from labeller.evaluation.runs import Ranking
@@ -54,13 +54,13 @@ def test_hand_computed_anticipated_spread():
     assert value.se_judge == pytest.approx(math.sqrt(4 * spread))
     assert value.estimate - value.ci_low == pytest.approx(1.959964 * math.sqrt(4 * spread), rel=1e-6)  # high: cut at 1
     assert value.spread == "anticipated"
-    assert any("ndcg (1 run figures, e.g. run): the 2 random gold pairs beside the 2 drawn with certainty" in w
-               for w in result.warnings)
+    assert any("only 2 random gold pairs beside the 2 drawn with certainty, of the other 4 pool pairs" in w
+               and "draw at least 4 of the rest" in w for w in result.warnings)
     # the same gold without the certain stratum named: no anticipated spread (the other designs are unchanged)
     plain, _ = run_corrected([RUN], LABELS, GOLD, Settings(relevant_from=3), metrics="ndcg", design="pairs",
                              per_query_coverage=None)
     assert plain.runs["run"][0].corrected.spread is None
-    assert not any("show less spread" in w for w in plain.warnings)
+    assert not any("random gold pairs beside" in w for w in plain.warnings)
 
 
 def _pool_and_model(seed: int = 0):
@@ -161,6 +161,7 @@ def test_simulated_coverage_sample_spread_against_anticipated():
 
 
 def test_recommended_random_pairs():
+    """15% of the rest of the pool, at least 100 (and never more than there are)."""
     assert recommended_random(3310) == 497 and recommended_random(200) == 100 and recommended_random(40) == 40
     assert recommended_random(0) == 0
 
@@ -198,6 +199,6 @@ def test_a_difference_and_the_gate_say_where_the_spread_came_from():
     plain = GateCheck(run="run", metric="ndcg", threshold=0.0, baseline=0.5, run_value=0.4, drop=0.1, p_value=0.01,
                       decided_by="threshold and significance", verdict="regression")
     check = _corrected_check(plain, diff, (None, None), 0.05, "gold.jsonl")
-    assert "its spread is the one the pool predicts" in check.note
+    assert "its judge-error spread is the one the pool predicts" in check.note
     sample = diff.model_copy(update={"corrected": diff.corrected.model_copy(update={"spread": "sample"})})
     assert "pool predicts" not in _corrected_check(plain, sample, (None, None), 0.05, "gold.jsonl").note

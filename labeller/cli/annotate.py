@@ -74,7 +74,7 @@ def top_split(frozen) -> str:
     """Plan top:K: how the sample splits into certain and random pairs, and how many random ones NDCG's interval
     needs (labeller.evaluation.corrected_spread)."""
     from labeller.annotate.plans import CERTAIN_STRATUM
-    from labeller.evaluation.corrected_spread import recommended_random
+    from labeller.evaluation.corrected_pool import recommended_random
 
     certain = sum(1 for r in frozen.rows if r.stratum and r.stratum.startswith(CERTAIN_STRATUM))
     drawn, rest = len(frozen.rows) - certain, frozen.pool_pairs - certain
@@ -83,8 +83,8 @@ def top_split(frozen) -> str:
             f"other {rest} pool pairs")
     if drawn >= advice:
         return line
-    return (line + f"; NDCG's interval leans on the random ones and below about {advice} ({advice / rest:.0%} of the "
-            f"rest here) takes the spread the pool predicts, honest but wide: --size {certain + advice} draws them")
+    return (line + f"; NDCG's and recall's intervals lean on the random ones, and below about {advice} ({advice / rest:.0%} "
+            f"of the rest) they are wide: --size {certain + advice} draws them")
 
 
 @annotate_app.command("serve", help="Start the grading page on 127.0.0.1: each person picks their name and grades "

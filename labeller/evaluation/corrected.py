@@ -22,7 +22,7 @@ import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_spread import Anticipated, spread_warning
+from labeller.evaluation.corrected_spread import Anticipated
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
@@ -221,14 +221,13 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))
-    warnings = pool.warnings + [w for w in [spread_warning(pool, runs)] if w]
     return Corrected(
         gold=gold.source, design=pool.design, pool_pairs=len(pool.judge), gold_pairs=int(pool.in_gold.sum()),
         gold_outside=pool.outside,
         gold_queries=len(pool.gold_queries()) if pool.design == "queries"
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
-        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs, differences=differences, warnings=warnings, per_query=intervals.out)
+        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings, per_query=intervals.out)
 
 
 class _PerQuery:
