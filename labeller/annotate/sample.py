@@ -43,7 +43,6 @@ class Sample(Record):
     plan: str
     rows: list[SampleRow]
     left_out_examples: int = 0  # candidate pairs left out because they are worked examples of the rubric
-    pool_pairs: int = 0  # candidate pairs the sample was drawn from (0: not known, e.g. read back from a file)
 
     @property
     def rubric_version(self) -> str | None:
