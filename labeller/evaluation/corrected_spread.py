@@ -5,8 +5,8 @@ s_j^2 from its gold pairs' effects z_i. NDCG's ideal DCG and recall's denominato
 query, and beside a certain stratum (every given run's top K graded) what is left for the random pairs is a few
 rare ones: relevant pairs outside every top K, which move a query's ideal DCG a lot. A random sample of about a
 hundred of the rest's thousands holds none of them most of the time, and then its spread is far too small
-(on LLMJudge the se of a run's NDCG@10 varied 40-fold over subsets and its interval covered 57-83% of the time:
-benchmarks/README.md). The spread a stratum would show is known in expectation without the sample: each pair's
+(on LLMJudge the se of a run's NDCG@10 varied 40-fold over subsets, and its interval covered 54-68% of the time
+for one run with ~90 random pairs, 82-96% per run with ~490 or ~1,290: benchmarks/README.md). The spread a stratum would show is known in expectation without the sample: each pair's
 effect is z_i = a_i . r_i (a_i the gradient of its query's value in its grade distribution, r_i its human grade
 minus its prediction p_i), so under p_i its variance is a_i' (diag p_i - p_i p_i') a_i. Summed over the stratum's
 pool pairs and divided by N_j - 1 it is the spread the stratum is expected to have (an anticipated variance, as
