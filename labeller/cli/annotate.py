@@ -83,8 +83,8 @@ def top_split(frozen, pool: int) -> str:
             f"other {rest} pool pairs")
     if drawn >= advice:
         return line
-    return (line + f"; NDCG's and recall's intervals lean on the random ones, and below about {advice} ({advice / rest:.0%} "
-            f"of the rest) they are wide: --size {certain + advice} draws them")
+    return (line + f"; NDCG's and recall's intervals lean on the random ones, and below about {advice} "
+            f"({advice / rest:.0%} of the rest) they are wide: --size {certain + advice} draws them")
 
 
 @annotate_app.command("serve", help="Start the grading page on 127.0.0.1: each person picks their name and grades "

@@ -4,7 +4,8 @@ the judge's error (and, wider, the query sample too). Differences between runs g
 
 The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
-estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum). See docs/evaluate.md for the method and when to trust it.
+estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum). See
+docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the
@@ -124,7 +125,7 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
-        if spec.kind == "ndcg" and len(pool.certain) and pool.certain.any():  # its anticipated spread (corrected_spread)
+        if spec.kind == "ndcg" and len(pool.certain) and pool.certain.any():  # for corrected_spread
             out.gradient[q] = terms.count_grad
             out.positioned.update({i: terms.feature_grad[t] * weights for i, t in where.items() if not pool.certain[i]})
         for i in rows[pool.in_gold[rows]]:  # each gold pair's first-order effect, for the variance
