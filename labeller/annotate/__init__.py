@@ -10,12 +10,18 @@ from labeller.annotate.session import Session
 from labeller.errors import BadInputError
 
 
-def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | Path | None = None,
+def make_sample(out: str | Path, **options) -> Sample:
+    """Freeze a sample drawn from exactly one of a pairs file, a run's top `depth`, or a judge's labels (the
+    options of `draw_sample`)."""
+    return draw_sample(out, **options)[0]
+
+
+def draw_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | Path | None = None,
                 labels: str | Path | None = None, depth: int = 10, size: int = 60, plan: str = "stratified",
                 seed: int = 0, queries: str | Path | None = None, corpus: str | Path | None = None,
-                rubric: str | None = None, top_runs: list[str | Path] | None = None) -> Sample:
-    """Freeze a sample drawn from exactly one of a pairs file, a run's top `depth`, or a judge's labels;
-    `top_runs`: the runs whose top K plan top:K draws with certainty."""
+                rubric: str | None = None, top_runs: list[str | Path] | None = None) -> tuple[Sample, int]:
+    """The frozen sample and how many candidate pairs it was drawn from; `top_runs`: the runs whose top K plan
+    top:K draws with certainty."""
     from labeller.annotate import sources
     from labeller.annotate.plans import parse_plan
     from labeller.io.inputs import read_corpus, read_queries
@@ -66,7 +72,7 @@ def make_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
     top = {(c.query_id, c.doc_id) for path in top_runs or [] for c in sources.from_run(path, top_depth or 1, query_map,
                                                                                         doc_map)}
     frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version, top=top)
-    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept)})
+    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept)}), len(kept)
 
 
-__all__ = ["Sample", "Session", "make_sample", "read_sample"]
+__all__ = ["Sample", "Session", "draw_sample", "make_sample", "read_sample"]

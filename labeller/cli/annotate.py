@@ -53,9 +53,9 @@ def sample(
     rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric people will grade against (name or "
                                                                    "path); default: the labels' rubric.")] = None,
 ) -> None:
-    from labeller.annotate import make_sample
+    from labeller.annotate import draw_sample
 
-    frozen = make_sample(out, pairs=pairs, run=run, labels=labels, depth=depth, size=size, plan=plan, seed=seed,
+    frozen, pool = draw_sample(out, pairs=pairs, run=run, labels=labels, depth=depth, size=size, plan=plan, seed=seed,
                          queries=queries, corpus=corpus, rubric=rubric, top_runs=top_run)
     queries_n = len({r.query_id for r in frozen.rows})
     typer.echo(f"froze sample {frozen.sample_id}: {len(frozen.rows)} pairs over {queries_n} queries "
@@ -63,9 +63,28 @@ def sample(
     if frozen.left_out_examples:
         typer.echo(f"left out {frozen.left_out_examples} pairs that are worked examples of the rubric (the judge "
                    "is shown them; they belong in a tuning file, not the gold set)")
+    if frozen.plan == "top":
+        typer.echo(top_split(frozen, pool))
     if len(frozen.rows) < size:
         typer.echo(f"labeller: warning: only {len(frozen.rows)} candidate pairs; the sample holds all of them",
                    err=True)
+
+
+def top_split(frozen, pool: int) -> str:
+    """Plan top:K: how the sample splits into certain and random pairs, and how many random ones NDCG's interval
+    needs (labeller.evaluation.corrected_spread)."""
+    from labeller.annotate.plans import CERTAIN_STRATUM
+    from labeller.evaluation.corrected_pool import recommended_random
+
+    certain = sum(1 for r in frozen.rows if r.stratum and r.stratum.startswith(CERTAIN_STRATUM))
+    drawn, rest = len(frozen.rows) - certain, pool - certain
+    advice = recommended_random(rest)
+    line = (f"{certain} pairs drawn with certainty (the --top-run runs' top positions) and {drawn} at random from the "
+            f"other {rest} pool pairs")
+    if drawn >= advice:
+        return line
+    return (line + f"; NDCG's and recall's intervals lean on the random ones, and below about {advice} "
+            f"({advice / rest:.0%} of the rest) they are wide: --size {certain + advice} draws them")
 
 
 @annotate_app.command("serve", help="Start the grading page on 127.0.0.1: each person picks their name and grades "

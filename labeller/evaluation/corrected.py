@@ -4,7 +4,8 @@ the judge's error (and, wider, the query sample too). Differences between runs g
 
 The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
-estimators and their intervals). See docs/evaluate.md for the method and when to trust it.
+estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum). See
+docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the
@@ -22,6 +23,7 @@ import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
+from labeller.evaluation.corrected_spread import Anticipated
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
@@ -83,6 +85,7 @@ class _Model:
         left_out = np.where(given[:, None], self.prediction, left_out)
         self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
         self.model = np.where(gold[:, None], self.human, predicted)
+        self.expected = np.where(gold[:, None], left_out, predicted)  # every pair's prediction without its grade
 
     def feature(self, spec: MetricSpec) -> np.ndarray:
         return self.gains if spec.kind == "ndcg" else self.relevant
@@ -122,6 +125,9 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
+        if spec.kind == "ndcg" and len(pool.certain) and pool.certain.any():  # for corrected_spread
+            out.gradient[q] = terms.count_grad
+            out.positioned.update({i: terms.feature_grad[t] * weights for i, t in where.items() if not pool.certain[i]})
         for i in rows[pool.in_gold[rows]]:  # each gold pair's first-order effect, for the variance
             z = float(terms.count_grad @ model.residual[i])
             if int(i) in where:
@@ -181,6 +187,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     `certain`: the pairs the sample drew with certainty (plan top:K; labeller.evaluation.corrected_pool)."""
     pool = gold_pool(labels, gold, design, certain)
     model = _Model(pool, settings)
+    spread = Anticipated(pool, model.expected) if pool.design == "pairs" and pool.certain.any() else None
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
     parts: dict[tuple[str, str], Contribution] = {}
     runs: dict[str, list[CorrectedMetric]] = {}
@@ -196,8 +203,8 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec, model, settings)
-                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE),
-                                0.0, 1.0)
+                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE,
+                                         spread), 0.0, 1.0)
             intervals.add(ranking, spec, queries)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
@@ -211,7 +218,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
-                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE), -1.0, 1.0)
+                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread), -1.0, 1.0)
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))

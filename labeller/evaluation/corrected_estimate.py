@@ -10,7 +10,10 @@ prediction) on its query's value, pi_i = n_j / N_j. Unbiased for sums (P@k, DCG)
 ratios of sums (NDCG, recall), exact when the gold covers the pool (pi = 1). Pairs drawn with certainty
 (plan top:K) are a stratum of their own with pi = 1: no correction, no variance. The judge-error variance
 is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q,
-with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum.
+with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum. Beside a certain stratum,
+NDCG's s_j^2 is at least the spread the pool predicts for stratum j (labeller.evaluation.corrected_spread: a few
+random pairs mostly miss the rare relevant pairs outside the top that its ideal DCG hangs on), with no t penalty
+for that part.
 
 Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024),
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
@@ -42,6 +45,7 @@ import numpy as np
 
 from labeller.evaluation.corrected_pool import GoldPool
 from labeller.evaluation.corrected_results import CorrectedValue
+from labeller.evaluation.corrected_spread import Anticipated
 
 
 @dataclass
@@ -52,6 +56,10 @@ class Contribution:
     plain: dict[str, float]  # at the judge's grades
     human: dict[str, float] = field(default_factory=dict)  # at people's grades, queries graded whole
     influence: dict[int, float] = field(default_factory=dict)  # pool pair -> z_i
+    # beside a certain stratum, what the anticipated spread needs (labeller.evaluation.corrected_spread): per query
+    # d value / d count of each grade, and per random-stratum pair in the run's top positions its extra gradient
+    gradient: dict[str, np.ndarray] = field(default_factory=dict)
+    positioned: dict[int, np.ndarray] = field(default_factory=dict)
 
     def minus(self, other: Contribution) -> Contribution:
         """self - other on the union of their queries, a query a side lacks scoring 0 for it."""
@@ -61,16 +69,22 @@ class Contribution:
         def diff(a: dict[str, float], b: dict[str, float], keys) -> dict[str, float]:
             return {q: a.get(q, 0.0) - b.get(q, 0.0) for q in keys}
 
-        influence = dict(self.influence)
-        for i, z in other.influence.items():
-            influence[i] = influence.get(i, 0.0) - z
         graded = [q for q in queries if q in both_human]
         return Contribution(diff(self.model, other.model, queries), diff(self.plain, other.plain, queries),
                             {q: self.human.get(q, self._fallback(q)) - other.human.get(q, other._fallback(q))
-                             for q in graded}, influence)
+                             for q in graded}, _minus(self.influence, other.influence),
+                            _minus(self.gradient, other.gradient), _minus(self.positioned, other.positioned))
 
     def _fallback(self, q: str) -> float:
         return self.plain.get(q, 0.0)  # a query the run lacks: 0 under people's grades too
+
+
+def _minus(a: dict, b: dict) -> dict:
+    """a - b key by key, a key one side lacks counting 0 there (numbers or arrays)."""
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = out[key] - value if key in out else -value
+    return out
 
 
 def z_value(confidence: float) -> float:
@@ -90,8 +104,11 @@ def _spread(values: list[float]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
-def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False) -> CorrectedValue:
-    """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for."""
+def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False,
+             anticipated: Anticipated | None = None) -> CorrectedValue:
+    """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for;
+    `anticipated`: beside a certain stratum, each stratum's spread is at least the one the pool predicts
+    (labeller.evaluation.corrected_spread)."""
     queries = sorted(c.model)
     if not queries:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
@@ -101,7 +118,6 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
     z = np.zeros(len(pool.judge))
     for i, value in c.influence.items():
         z[i] = value / n_queries
-    variance, note = 0.0, None
     correction = 0.0
     spreads = {}
     for j, (size, graded) in pool.stratum_sizes().items():
@@ -111,16 +127,25 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
             spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
     known = [s for s in spreads.values() if s is not None]
     parts = []  # (variance of a grade's part, its degrees of freedom)
+    predicted = 0.0  # the variance the anticipated spreads decide
     for j, (size, graded) in pool.stratum_sizes().items():
         if not graded:
             continue
         spread = spreads[j] if spreads[j] is not None else (max(known) if known else float(z[pool.in_gold &
                                                                                               pool.stratum(j)][0] ** 2))
-        parts.append((size**2 * (1.0 - graded / size) * spread / graded, max(graded - 1, 1)))
+        floor = (anticipated.total(c.gradient, c.positioned, j) / n_queries**2 / max(size - 1, 1)
+                 if anticipated is not None else 0.0)
+        part = size**2 * (1.0 - graded / size) * max(spread, floor) / graded
+        predicted += part if floor > spread else 0.0
+        # the anticipated spread is the pool's, not an estimate from the stratum's few pairs: no t penalty for it
+        parts.append((part, math.inf if floor > spread else max(graded - 1, 1)))
     variance = sum(v for v, _ in parts)
     value = float(np.mean([c.model[q] for q in queries])) + correction
-    return _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
-                     note, quantile=_student(confidence, _satterthwaite(parts)))
+    out = _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
+                    quantile=_student(confidence, _satterthwaite(parts)))
+    if anticipated is not None and (c.gradient or c.positioned):
+        out.spread = "anticipated" if predicted > variance / 2 else "sample"
+    return out
 
 
 def _satterthwaite(parts: list[tuple[float, int]]) -> float:

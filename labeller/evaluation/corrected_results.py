@@ -24,6 +24,10 @@ class CorrectedValue(_Result):
     se_judge: float | None = None
     se_queries: float | None = None
     note: str | None = None  # why there is no estimate or interval
+    # beside a certain stratum (plan top:K), where the judge-error spread came from: "sample" (the random gold
+    # pairs' own) or "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
+    # labeller.evaluation.corrected_spread); None elsewhere
+    spread: Literal["sample", "anticipated"] | None = None
 
 
 class CorrectedMetric(_Result):

@@ -1,0 +1,64 @@
+"""The anticipated spread of the gold pairs' effects (the pair design beside a certain stratum, plan top:K).
+
+The stratified variance of the pair design (labeller.evaluation.corrected_estimate) takes each stratum's spread
+s_j^2 from its gold pairs' effects z_i. NDCG's ideal DCG and recall's denominator hang on every pool pair of a
+query, and beside a certain stratum (every given run's top K graded) what is left for the random pairs is a few
+rare ones: relevant pairs outside every top K, which move a query's ideal DCG a lot. A random sample of about a
+hundred of the rest's thousands holds none of them most of the time, and then its spread is far too small (on
+LLMJudge the se of a run's NDCG@10 varied 40-fold over subsets, and its interval covered 54-68% of the time for
+one run with ~90 random pairs, 82-96% per run with ~490 or ~1,290: benchmarks/README.md).
+
+The spread a stratum would show is known in expectation without the sample: each pair's effect is z_i = a_i . r_i
+(a_i the gradient of its query's value in its grade distribution, r_i its human grade minus its prediction p_i),
+so under p_i its variance is a_i' (diag p_i - p_i p_i') a_i. Summed over the stratum's pool pairs and divided by
+N_j - 1 it is the spread the stratum is expected to have (an anticipated variance, as survey sampling calls it);
+the estimator takes the larger of it and the sample's. On LLMJudge it was the larger one most of the time at every
+size measured (84-2,090 random pairs), and the se 1.1-3 times the estimate's spread: the predictions lean on the
+top pairs, more often relevant than the rest, and the interval is conservative. For a pair off the run's top
+positions a_i is its query's count gradient alone, so one query's pairs need only the sums of p_i and of p_i p_i'
+over each stratum; the few pairs in a run's top positions add their own term.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labeller.evaluation.corrected_pool import GoldPool
+
+
+class Anticipated:
+    """Per (query, random stratum) sums of the rest pairs' predicted grade distributions p and of p p'."""
+
+    def __init__(self, pool: GoldPool, expected: np.ndarray):
+        self.pool, self.expected = pool, expected
+        rest = ~pool.certain if len(pool.certain) else np.ones(len(pool.judge), dtype=bool)
+        self.keys: dict[tuple[str, int], int] = {}
+        rows = np.flatnonzero(rest)
+        group = np.array([self.keys.setdefault((pool.query[i], int(pool.judge[i])), len(self.keys)) for i in rows],
+                         dtype=np.int64)
+        width = expected.shape[1]
+        self.first = np.zeros((len(self.keys), width))
+        self.second = np.zeros((len(self.keys), width, width))
+        if len(rows):
+            p = expected[rows]
+            np.add.at(self.first, group, p)
+            np.add.at(self.second, group, p[:, :, None] * p[:, None, :])
+
+    def total(self, gradient: dict[str, np.ndarray], positioned: dict[int, np.ndarray], j: int) -> float:
+        """Sum over stratum j's pool pairs of the variance of z_i under p_i; `gradient`: query -> d value / d
+        count of each grade; `positioned`: pair -> the extra gradient of a
+        pair in the run's top positions."""
+        out = 0.0
+        for q, g in gradient.items():
+            at = self.keys.get((q, j))
+            if at is not None:
+                out += float(self.first[at] @ (g * g) - g @ self.second[at] @ g)
+        pool = self.pool
+        for i, extra in positioned.items():
+            if int(pool.judge[i]) != j or (len(pool.certain) and pool.certain[i]):
+                continue
+            p, g = self.expected[i], gradient.get(pool.query[i], np.zeros(len(extra)))
+            a = g + extra
+            out += float(p @ (a * a) - (p @ a) ** 2) - float(p @ (g * g) - (p @ g) ** 2)
+        return max(out, 0.0)
+
