@@ -23,6 +23,8 @@ from typing import IO, Any
 
 DROP_EVERY = 1 << 20  # bytes written between two drops of the mapped pages
 DROP_SECONDS = 0.02  # and seconds between two drops by the thread
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)  # none on Windows: the pages then stay until unmapped
+_FILES = {"null": 0, "bits": 2, "fixed": 2, "offsets32": 3, "offsets64": 3}  # validity, values, string data
 _EMPTY = b""
 
 
@@ -45,8 +47,8 @@ class DroppingSink:
     def drop(self) -> None:
         self.since = 0
         with self.lock:
-            for mapped in self.maps:
-                mapped.madvise(mmap.MADV_DONTNEED)
+            for mapped in self.maps if _DONTNEED is not None else ():
+                mapped.madvise(_DONTNEED)
 
     @contextmanager
     def dropping(self):
@@ -109,7 +111,7 @@ class _DiskColumn:
 
     def __init__(self, field_type, kind: str) -> None:
         self.type, self.kind = field_type, kind
-        self.files = [tempfile.TemporaryFile(prefix="labeller-parquet-column-") for _ in range(3)]
+        self.files = [tempfile.TemporaryFile(prefix="labeller-parquet-column-") for _ in range(_FILES[kind])]
         self.rows = self.nulls = self.base = 0
         if kind.startswith("offsets"):
             self.width = 4 if kind == "offsets32" else 8
@@ -153,7 +155,7 @@ class _DiskColumn:
         if self.kind == "null":
             return pa.nulls(self.rows, self.type)
         buffers = []
-        for file in self.files[:2 if self.kind in ("bits", "fixed") else 3]:
+        for file in self.files:
             file.flush()
             size = file.seek(0, 2)
             if size:
