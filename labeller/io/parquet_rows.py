@@ -8,9 +8,10 @@ chunk only its *witnesses*: for every column, the first row holding each kind of
 whole numbers the smallest and largest; for a time column each string length; for lists and dicts the
 kinds inside). pandas and pyarrow infer a column's type from the kinds of value it holds, not from how
 many of each, so the witness rows alone give the schema of the whole table. finish() then reads the
-chunks back, converts each to that schema and writes row groups of ROW_GROUP rows, as pyarrow's
-write_table does for a whole table: the same file, byte for byte, holding one row group's columns in
-memory instead of every row as a dict. A chunk that does not convert to the witnesses' schema (a case
+chunks back, converts them to that schema PIECE rows at a time and writes row groups of ROW_GROUP rows, as
+pyarrow's write_table does for a whole table: the same file, byte for byte. A row group's columns are
+gathered on disk and mapped back whole as it is written (io.parquet_columns), so what stays in memory is a
+piece and a few megabytes of each column, not the row group (~280 MB of labels a million rows). A chunk that does not convert to the witnesses' schema (a case
 the witnesses miss: a time string that does not parse) makes finish() write the whole table the old way.
 """
 
@@ -22,7 +23,10 @@ import pickle
 import tempfile
 from typing import IO, Any
 
+from labeller.io.parquet_columns import DiskGroup, DroppingSink
+
 ROW_GROUP = 1 << 20  # rows a row group: pyarrow's default for write_table (so the bytes stay the same)
+PIECE = 8192  # rows converted to Arrow at a time (a multiple of 8: see parquet_columns)
 TIMESTAMP_COLUMNS = ("created_at",)  # labels, failures and cache exports
 _I64 = (1 << 63) - 1
 
@@ -150,6 +154,7 @@ class ParquetRows:
         self.spill = tempfile.TemporaryFile(prefix="labeller-parquet-")
         self.chunks = 0
         self.witnesses = _Witnesses()
+        self.wrote_whole = False  # finish() fell back to the whole-table write
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -173,9 +178,24 @@ class ParquetRows:
         except Exception:  # pyarrow and pandas raise many types: the whole table tells which, as it always did
             self.handle.seek(0)
             self.handle.truncate()
+            self.wrote_whole = True
             write_whole(self.handle, [row for rows in self._chunks() for row in rows])
         finally:
             self.spill.close()
+
+    def _pieces(self):
+        """The rows again, in pieces of PIECE rows cut at every row group's end (DiskGroup's whole bytes of bits)."""
+        pending: list[dict[str, Any]] = []
+        grouped = 0  # rows of the current row group given out
+        for rows in self._chunks():
+            pending += rows
+            at = 0
+            while len(pending) - at >= (size := min(PIECE, ROW_GROUP - grouped)):
+                yield pending[at:at + size]
+                at, grouped = at + size, (grouped + size) % ROW_GROUP
+            del pending[:at]
+        if pending:
+            yield pending
 
     def _write_groups(self) -> None:
         import pandas as pd
@@ -184,54 +204,19 @@ class ParquetRows:
 
         schema = self.witnesses.schema()
         columns = list(self.witnesses.columns)
-        with pq.ParquetWriter(self.handle, schema, compression="snappy") as writer:
-            group = _Group(schema)
-            for rows in self._chunks():
-                frame = typed_frame(pd.DataFrame(rows, columns=columns))
-                table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
-                while len(table):
-                    taken = min(len(table), ROW_GROUP - group.rows)
-                    group.add(table.slice(0, taken))
-                    table = table.slice(taken)
+        sink = DroppingSink(self.handle)
+        with pq.ParquetWriter(sink, schema, compression="snappy") as writer:
+            group = DiskGroup(schema, sink)
+            try:
+                for rows in self._pieces():
+                    frame = typed_frame(pd.DataFrame(rows, columns=columns))
+                    group.add(pa.Table.from_pandas(frame, schema=schema, preserve_index=False))
                     if group.rows == ROW_GROUP:
-                        writer.write_table(group.table(), row_group_size=ROW_GROUP)
-            if group.rows:
-                writer.write_table(group.table(), row_group_size=ROW_GROUP)
-
-
-class _Group:
-    """The rows of one row group, a column at a time: a text column dictionary-encoded while it is gathered
-    when that makes it smaller (judge, model, rubric: a few values over every row), each column made whole
-    (one contiguous array: the file's pages fall where a whole-table write puts them) only as it is written."""
-
-    def __init__(self, schema) -> None:
-        self.schema = schema
-        self.parts: list[list[Any]] = [[] for _ in schema]
-        self.rows = 0
-
-    def add(self, table) -> None:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        for parts, column in zip(self.parts, table.columns):
-            array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-            if pa.types.is_large_string(array.type) or pa.types.is_string(array.type):
-                encoded = pc.dictionary_encode(array)
-                if encoded.dictionary.nbytes * 2 < array.nbytes:
-                    array = encoded
-            parts.append(array)
-        self.rows += len(table)
-
-    def table(self):
-        import pyarrow as pa
-
-        arrays = []
-        for i, field in enumerate(self.schema):
-            parts, self.parts[i] = self.parts[i], []
-            arrays.append(pa.concat_arrays([p.cast(field.type) if pa.types.is_dictionary(p.type) else p
-                                            for p in parts]))
-        self.rows = 0
-        return pa.Table.from_arrays(arrays, schema=self.schema)
+                        group.write(writer, ROW_GROUP)
+                if group.rows:
+                    group.write(writer, ROW_GROUP)
+            finally:
+                group.close()
 
 
 def write_whole(handle: IO[bytes], rows: list[dict[str, Any]]) -> None:

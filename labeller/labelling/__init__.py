@@ -31,8 +31,8 @@ The flow of one run (label_job, then label_pairs):
    or a fatal judge error stopped the run). Once every pair of the oldest open chunk has settled,
    its label rows (labelling.rows) go to the output's temporary file, in input order; the file is
    moved into place at the end (atomically: no half-written output; a Parquet file is written then, a
-   row group at a time: io.parquet_rows). Failures (on disk past the first few thousand:
-   labelling.failure_log) go to `<out stem>.failures.jsonl`. Then label_job raises if anything was not
+   row group at a time, its columns gathered on disk: io.parquet_rows, io.parquet_columns). Failures
+   (on disk past the first few thousand: labelling.failure_log) go to `<out stem>.failures.jsonl`. Then label_job raises if anything was not
    labelled.
 """
 
