@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
+from labeller.evaluation.corrected_jackknife import Deletions, deletions, query_jackknife, stratum_weights
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
@@ -46,7 +47,38 @@ FIRST_RELEVANT = ("mrr", "hit_rate")  # under the pair design, only where the gr
 # pairs predicted people's value worse than the judge's grades did (on a planted case the interval covered 68% and
 # 24%): they are predicted from the judge's grades.
 ADDITIVE = ("ndcg", "recall", "precision")
+# Ratios whose small-sample bias the pair design removes by a delete-one jackknife (corrected_jackknife)
+JACKKNIFE = ("ndcg", "recall")
 ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)
+
+
+def group_prediction(sums: np.ndarray, counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    import os
+    if os.environ.get("LABELLER_LOO", "1") == "0":
+        return (sums + prior) / (counts + SHRINK)[:, None]
+    fewer = np.maximum(counts - 1.0, 0.0)
+    scale = np.where(counts > 0, fewer / np.maximum(counts, 1.0), 0.0)
+    return (sums * scale[:, None] + prior) / (fewer + SHRINK)[:, None]
+
+
+def _query_tilt(pool: GoldPool, base: np.ndarray, human: np.ndarray, gold: np.ndarray,
+                strength: float) -> tuple[np.ndarray, np.ndarray]:
+    names = {q: n for n, q in enumerate(sorted(pool.by_query))}
+    at = np.array([names[q] for q in pool.query])
+    seen, expected = np.zeros((len(names), base.shape[1])), np.zeros((len(names), base.shape[1]))
+    np.add.at(seen, at[gold], human[gold])
+    np.add.at(expected, at[gold], base[gold])
+    pseudo = strength * human[gold].mean(axis=0)
+
+    def tilt(seen_rows, expected_rows):
+        bottom = expected_rows + pseudo
+        factor = np.where(bottom > 0, (seen_rows + pseudo) / np.where(bottom > 0, bottom, 1.0), 1.0)
+        out = base * factor
+        total = out.sum(axis=1, keepdims=True)
+        return np.where(total > 0, out / np.where(total > 0, total, 1.0), base)
+
+    own = np.where(gold[:, None], 1.0, 0.0)
+    return tilt(seen[at], expected[at]), tilt(seen[at] - own * human, expected[at] - own * base)
 
 
 class _Model:
@@ -70,19 +102,35 @@ class _Model:
         gold = pool.in_gold
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
-        prior = self.calibration[pool.judge - GRADE_MIN] * SHRINK
+        base = self.calibration[pool.judge - GRADE_MIN]
+        import os
+        if os.environ.get("LABELLER_QFX", "1") == "1":
+            tilted, tilted_out = _query_tilt(pool, base, self.human, gold, float(os.environ.get("LABELLER_QB", "4")))
+        else:
+            tilted = tilted_out = base
+        prior, prior_out = tilted * SHRINK, tilted_out * SHRINK
         groups: dict[tuple[str, int], int] = {}
         group = np.array([groups.setdefault(key, len(groups)) for key in zip(pool.query, pool.judge.tolist())])
         sums = np.zeros((group.max() + 1, len(GRADES)))
         np.add.at(sums, group[gold], self.human[gold])
         counts = np.bincount(group[gold], minlength=len(sums)).astype(np.float64)
-        predicted = (sums[group] + prior) / (counts[group] + SHRINK)[:, None]
-        left_out = (sums[group] - self.human + prior) / (counts[group] - 1 + SHRINK)[:, None]
+        predicted = group_prediction(sums[group], counts[group], prior)
+        left_out = (sums[group] - self.human + prior_out) / (counts[group] - 1 + SHRINK)[:, None]
         # a pair with the judge's own distribution is predicted by it (which uses no gold: no leave-one-out)
         predicted = np.where(given[:, None], self.prediction, predicted)
         left_out = np.where(given[:, None], self.prediction, left_out)
         self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
         self.model = np.where(gold[:, None], self.human, predicted)
+        # what the jackknife (labeller.evaluation.corrected_jackknife) moves when it deletes one gold pair
+        self.shrink, self.given, self.group, self.prior = SHRINK, given, group, prior
+        self.group_sums, self.group_counts = sums, counts
+        self.weight, self.weight_less = stratum_weights(pool)
+        self._deletions: dict[str, Deletions | None] = {}
+
+    def deletions(self, query: str, rows: np.ndarray) -> Deletions | None:
+        if query not in self._deletions:
+            self._deletions[query] = deletions(self, rows)
+        return self._deletions[query]
 
     def feature(self, spec: MetricSpec) -> np.ndarray:
         return self.gains if spec.kind == "ndcg" else self.relevant
@@ -128,6 +176,9 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
                 z += terms.feature_grad[where[int(i)]] * float(model.residual[i] @ weights)
             if z:
                 out.influence[int(i)] = z
+        cut = model.deletions(q, rows) if spec.kind in JACKKNIFE else None
+        if cut is not None:
+            out.jack.update(query_jackknife(spec, model, cut, pos, rows, settings))
     return out
 
 

@@ -113,3 +113,58 @@ def _first_relevant(p: np.ndarray, weights: np.ndarray, zero: np.ndarray) -> Ter
     for i in range(len(p) - 2, -1, -1):
         after[i] = weights[i + 1] * p[i + 1] + (1.0 - p[i + 1]) * after[i + 1]
     return Terms(float(np.sum(weights * p * survive)), survive * (weights - after), zero)
+
+
+def _cumulative_batch(x: np.ndarray, k: int, cum: np.ndarray, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_cumulative` for many x at once."""
+    x = np.minimum(x, float(k)) if k else x
+    whole = np.floor(x).astype(np.int64)
+    frac = x - whole
+    at = np.minimum(whole, len(disc) - 1)
+    value = cum[whole] + np.where(frac > 0, frac * disc[at], 0.0)
+    open_ended = (x < k) if k else np.ones(len(x), dtype=bool)
+    return value, np.where(open_ended & (whole < len(disc)), disc[at], 0.0)
+
+
+def ideal_dcg_batch(counts: np.ndarray, gains: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """`ideal_dcg` for each row of `counts` (rows, grades): values (rows,) and gradients (rows, grades)."""
+    n = int(np.ceil(counts.sum(axis=1).max())) + 2 if len(counts) else 2
+    disc = _discounts(n + 1)
+    cum = np.concatenate(([0.0], np.cumsum(disc)))
+    value = np.zeros(len(counts))
+    above = np.zeros(len(counts))
+    low, high = np.zeros(counts.shape), np.zeros(counts.shape)
+    for h in range(counts.shape[1] - 1, -1, -1):
+        c_low, low[:, h] = _cumulative_batch(above, k, cum, disc)
+        c_high, high[:, h] = _cumulative_batch(above + counts[:, h], k, cum, disc)
+        value += gains[h] * (c_high - c_low)
+        above = above + counts[:, h]
+    band = gains * (high - low)  # (rows, grades)
+    below = np.concatenate((np.zeros((len(counts), 1)), np.cumsum(band, axis=1)[:, :-1]), axis=1)
+    return value, gains * high + below
+
+
+def terms_batch(spec: MetricSpec, features: np.ndarray, counts: np.ndarray, gains: np.ndarray,
+                relevant_from: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`query_terms` of NDCG or recall for each row of `features` (rows, positions) and `counts` (rows, grades):
+    values, feature gradients (rows, positions), count gradients (rows, grades)."""
+    rows, positions = features.shape
+    if spec.kind == "ndcg":
+        disc = _discounts(positions)
+        dcg = features @ disc
+        idcg, d_idcg = ideal_dcg_batch(counts, gains, spec.k)
+        ok = idcg > 1e-12
+        safe = np.where(ok, idcg, 1.0)
+        value = np.where(ok, dcg / safe, 0.0)
+        feature_grad = np.where(ok[:, None], disc[None, :] / safe[:, None], 0.0)
+        return value, feature_grad, np.where(ok[:, None], -(dcg / safe**2)[:, None] * d_idcg, 0.0)
+    if spec.kind != "recall":
+        raise ValueError(f"no batched terms for {spec.kind}")
+    relevant = (np.arange(counts.shape[1]) + GRADE_MIN) >= relevant_from
+    total = counts[:, relevant].sum(axis=1)
+    hits = features.sum(axis=1)
+    ok = total > 1e-12
+    safe = np.where(ok, total, 1.0)
+    feature_grad = np.where(ok[:, None], np.ones((rows, positions)) / safe[:, None], 0.0)
+    count_grad = np.where(ok[:, None] & relevant[None, :], -(hits / safe**2)[:, None], 0.0)
+    return np.where(ok, hits / safe, 0.0), feature_grad, count_grad
