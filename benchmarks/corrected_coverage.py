@@ -219,6 +219,8 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                         tally.add("corrected (+ query sample)", c.ci_low_queries, c.ci_high_queries, c.estimate, t)
                         tally.add("human only, same subset", h.corrected.ci_low, h.corrected.ci_high,
                                   h.corrected.estimate, t)
+                        tally.add(f"  human only {m.metric}", h.corrected.ci_low, h.corrected.ci_high,
+                                  h.corrected.estimate, t)
                 for p in result.per_query:  # per-query intervals (conformal risk control) of the ungraded queries
                     for q, (low, high) in p.intervals.items():
                         value = per_query_truth[p.run, p.metric][q]
@@ -231,7 +233,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
             if uncorrected:
                 print("    not corrected (subsets): " + ", ".join(f"{k} {v}" for k, v in sorted(uncorrected.items())))
             for name in ("corrected (judge error)", *[f"  {s.name}" for s in specs], "corrected (+ query sample)",
-                         "human only, same subset"):
+                         "human only, same subset", *[f"  human only {s.name}" for s in specs]):
                 print("    " + tally.line(name))
             print("    per run, judge-error interval: " + tally.per_run([s.name for s in specs],
                                                                       [r.name for r in rankings]))

@@ -40,7 +40,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-from labeller.evaluation.corrected_jackknife import bias_and_variance
 from labeller.evaluation.corrected_pool import GoldPool
 from labeller.evaluation.corrected_results import CorrectedValue
 
@@ -53,9 +52,6 @@ class Contribution:
     plain: dict[str, float]  # at the judge's grades
     human: dict[str, float] = field(default_factory=dict)  # at people's grades, queries graded whole
     influence: dict[int, float] = field(default_factory=dict)  # pool pair -> z_i
-    # pool pair -> change of its query's value plus correction when the pair is deleted from the gold (pair design,
-    # ratios: labeller.evaluation.corrected_jackknife); empty: no jackknife
-    jack: dict[int, float] = field(default_factory=dict)
 
     def minus(self, other: Contribution) -> Contribution:
         """self - other on the union of their queries, a query a side lacks scoring 0 for it."""
@@ -68,11 +64,10 @@ class Contribution:
         influence = dict(self.influence)
         for i, z in other.influence.items():
             influence[i] = influence.get(i, 0.0) - z
-        jack = {i: self.jack.get(i, 0.0) - other.jack.get(i, 0.0) for i in set(self.jack) | set(other.jack)}
         graded = [q for q in queries if q in both_human]
         return Contribution(diff(self.model, other.model, queries), diff(self.plain, other.plain, queries),
                             {q: self.human.get(q, self._fallback(q)) - other.human.get(q, other._fallback(q))
-                             for q in graded}, influence, jack)
+                             for q in graded}, influence)
 
     def _fallback(self, q: str) -> float:
         return self.plain.get(q, 0.0)  # a query the run lacks: 0 under people's grades too
@@ -124,19 +119,8 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
         parts.append((size**2 * (1.0 - graded / size) * spread / graded, max(graded - 1, 1)))
     variance = sum(v for v, _ in parts)
     value = float(np.mean([c.model[q] for q in queries])) + correction
-    import os
-    mode = os.environ.get("LABELLER_JACK", "bias")
-    bias = None
-    if c.jack and mode != "off":
-        bias, jack_variance = bias_and_variance(c.jack, c.influence, pool, n_queries)
-        value -= bias
-        if mode == "max":
-            variance = max(variance, jack_variance)
-        elif mode == "jv":
-            variance = jack_variance
-    out = _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
-                    note, quantile=_student(confidence, _satterthwaite(parts)))
-    return out.model_copy(update={"jackknife_bias": bias}) if bias is not None else out
+    return _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
+                     note, quantile=_student(confidence, _satterthwaite(parts)))
 
 
 def _satterthwaite(parts: list[tuple[float, int]]) -> float:

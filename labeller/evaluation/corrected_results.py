@@ -24,9 +24,6 @@ class CorrectedValue(_Result):
     se_judge: float | None = None
     se_queries: float | None = None
     note: str | None = None  # why there is no estimate or interval
-    # pair design, ratios (NDCG, recall): the delete-one jackknife's estimate of the first-order estimate's
-    # small-sample bias, already subtracted from `estimate` (labeller.evaluation.corrected_jackknife)
-    jackknife_bias: float | None = None
 
 
 class CorrectedMetric(_Result):
