@@ -108,9 +108,15 @@ def test_hand_computed_pair_design():
     a's prediction (1 + 2) / 5 = 3/5, residual -3/5; c's 2/5, residual +3/5.
     P@2 at the model point: a 0, b 1/2 -> 1/4; z_a = (1/2)(-3/5) = -3/10, z_c = 0 (not in the top 2).
     Estimate 1/4 + (z_a + z_c)(1/pi - 1) = -1/20. Variance 4^2 (1 - 1/2) var(-3/10, 0) / 2 = 0.18.
-    Recall@2 at the model point: hits 1/2, R = 0 + 1/2 + 1 + 1/2 = 2 -> 1/4; d/d top-2 relevance 1/R = 1/2,
-    d/d R = -hits/R^2 = -1/8: z_a = -3/10 + 3/40 = -9/40, z_c = -3/40; estimate 1/4 - 3/10 = -1/20,
-    variance 16 (1/2) var(-9/40, -3/40) / 2 = 4 * 0.01125 = 0.045."""
+    Recall@2 predicts from the calibration tilted by the query's gold (labeller.evaluation.corrected, TILTED):
+    seen grades 1 and 3 once each, expected 1/2 + 1/2 of each, pseudo-pairs 4 x (1/2, 1/2) = 2 each: factor
+    (1 + 2) / (1 + 2) = 1, so the model point is as above, b and d at 1/2. Without a itself: factors
+    (0 + 2) / (1/2 + 2) = 4/5 for grade 1 and (1 + 2) / (5/2) = 6/5 for grade 3, tilted (2/5, 3/5); a's
+    prediction P(relevant) = (1 + 4 * 3/5) / 5 = 17/25, residual -17/25; c's, symmetrically, 8/25, residual
+    +17/25. Hits 1/2, R = 0 + 1/2 + 1 + 1/2 = 2 -> 1/4; d/d top-2 relevance 1/R = 1/2, d/d R = -hits/R^2 =
+    -1/8: z_a = (1/2 - 1/8)(-17/25) = -51/200, z_c = -17/200; estimate 1/4 - 68/200 = -9/100, variance
+    16 (1/2) var(-51/200, -17/200) / 2 = 4 * (34/200)^2 / 2 = 0.0578. (Untilted, as P@2: residuals -+3/5,
+    estimate -1/20, variance 0.045.)"""
     labels = judgments({"q": {"a": 3, "b": 3, "c": 3, "d": 3}}, kind="labels")
     gold = judgments({"q": {"a": 1, "c": 3}})
     run = Ranking("r", docs={"q": ["a", "b", "c", "d"]})
@@ -120,8 +126,8 @@ def test_hand_computed_pair_design():
     assert p2.plain == 1.0
     assert p2.corrected.estimate == pytest.approx(-0.05)
     assert p2.corrected.se_judge == pytest.approx(math.sqrt(0.18))
-    assert r2.corrected.estimate == pytest.approx(-0.05)
-    assert r2.corrected.se_judge == pytest.approx(math.sqrt(0.045))
+    assert r2.corrected.estimate == pytest.approx(-0.09)
+    assert r2.corrected.se_judge == pytest.approx(math.sqrt(0.0578))
     assert result.warnings == []
 
 
