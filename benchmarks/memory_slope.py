@@ -11,9 +11,9 @@ take ~1.4 GB of disk with their store) unless `keep` names a directory to keep t
 --memory-fill-workers N builds them in N processes). Inputs written whole are kept and reused when a run was
 interrupted while it filled the store, and the fill resumes: the verdicts stored already are left alone.
 
-First labelling (`first`): every pair sent to the lean fake OpenAI server (tests/leanapi.py, its own process,
-no latency, no request kept: tests/fakeapi.py keeps every request, gigabytes over a million pairs) at --concurrency 64 into a fresh directory
-store, each side on the same inputs; every label row written is counted. PostgreSQL (`postgres`): the
+First labelling (`first`, memory_first.py): every pair sent to the lean fake OpenAI server (tests/leanapi.py) at
+--concurrency 64, or judged in-process (--memory-judge offline:lexical), into a fresh directory store, each side on
+the same inputs, with the peak so far traced against pairs done; every label row written is counted. PostgreSQL (`postgres`): the
 cached rerun against a database filled with the same verdicts.
 
 The slope is the least-squares line of peak MB against millions of pairs; "flat" is a slope near 0.
@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from peak_trace import WARM_PAIRS, PeakTrace, least_squares
+from memory_first import first_rows
+from peak_trace import WARM_PAIRS, least_squares
 
 JUDGE = "offline:lexical"
 REPO = Path(__file__).resolve().parent.parent
-CONCURRENCY = 64
 
 
 def _label_cmd(folder: Path, judge: str, store: str, out: Path) -> list[str]:
@@ -88,11 +87,13 @@ def _rows_in(out: Path) -> int:
 def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Callable, write_inputs: Callable,
                  before: Path | None = None, keep: Path | None = None, first: list[int] = (),
                  fake_server: Callable | None = None, postgres: tuple[list[int], Callable] | None = None,
-                 formats: tuple[str, ...] = (".jsonl",), fill_workers: int = 1) -> list[dict]:
+                 formats: tuple[str, ...] = (".jsonl",), fill_workers: int = 1, first_judge: str | None = None,
+                 first_inputs: Path | None = None) -> list[dict]:
     """Rows of {kind, pairs, <side>_s, <side>_mb}: cached reruns (directory store) at `sizes`, one a `formats`
     output (.jsonl, .csv, .parquet), first labelling at `first`, cached reruns on PostgreSQL at postgres[0]
     (postgres[1]: a fresh database's URL). A directory store is filled by `fill_workers` processes
-    (store_fill.fill_stores)."""
+    (store_fill.fill_stores). First labelling (memory_first): against the fake provider, or `first_judge` in-process;
+    on inputs written for it, or those already in `first_inputs`."""
     root = keep or tmp
     rows = []
     for pairs in sizes:
@@ -116,36 +117,9 @@ def bench_memory(tmp: Path, sizes: list[int], measure: Callable, fill_stores: Ca
         rows.append(_measured({"kind": "cached rerun, PostgreSQL", "pairs": pairs}, "cached rerun, PostgreSQL",
                               pairs, before, lambda env: measure(cmd, env), out))
     if first:
-        server, url = fake_server()
-        try:
-            for pairs in first:
-                folder = _prepared(root, pairs, write_inputs, None, "first")
-                out, count, traces = folder / "labels.jsonl", iter(range(10**6)), []
-
-                def run(env: dict, folder=folder, out=out, traces=traces) -> tuple[float, float]:
-                    store = folder / f"store-{next(count)}"
-                    cmd = _label_cmd(folder, "openai:gpt-4.1-mini", str(store), out) + ["--concurrency", str(CONCURRENCY)]
-                    try:  # the peak so far against pairs answered, sampled while it runs (peak_trace)
-                        with PeakTrace(str(store), url) as trace:
-                            seconds_peak = measure(cmd, {**env, "OPENAI_BASE_URL": url + "/v1",
-                                                         "OPENAI_API_KEY": "sk-bench-unused"})
-                        traces.append(trace)
-                        return seconds_peak
-                    finally:
-                        shutil.rmtree(store, ignore_errors=True)
-
-                row = _measured({"kind": "first labelling, fake provider", "pairs": pairs}, "first labelling", pairs,
-                                before, run, out)
-                for (side, _), trace in zip(_sides(before), traces):
-                    row[f"{side}_trace"], row[f"{side}_trace_slope"] = trace.points, trace.slope()
-                rows.append(row)
-        finally:
-            server.terminate()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:  # not expected of the lean server; never left running
-                server.kill()
-                server.wait()
+        rows += first_rows(root, list(first), before, first_judge, first_inputs, measure, fake_server,
+                           lambda root, pairs, fill, name: _prepared(root, pairs, write_inputs, fill, name),
+                           _measured, _label_cmd, _sides)
     return rows
 
 

@@ -9,7 +9,8 @@ peak RSS (os.wait4's rusage of that very child).
                     straight into the store: fill_stores), on the directory store and on PostgreSQL, vs
                     a bare script reading the three inputs and writing a row per pair
   memory            peak memory of the cached rerun against pairs (--memory-pairs, default 1M, 5M, 10M), of
-                    first labelling against the lean fake server, tests/leanapi.py (--memory-first) and of the cached rerun on
+                    first labelling against the lean fake server, tests/leanapi.py (--memory-first; or in-process:
+                    --memory-judge offline:lexical) and of the cached rerun on
                     PostgreSQL (--memory-postgres), and their slopes, beside another labeller's source
                     (--memory-before DIR, the reference run): benchmarks/memory_slope.py
   label @64/@128    `labeller label` vs the bare asyncio SDK loop (benchmarks/bare_loop.py), fake
@@ -31,6 +32,8 @@ fsync on); the PostgreSQL rows are skipped when neither exists, or with --no-pos
     python benchmarks/run_all.py --only ray --repeat 1
     python benchmarks/run_all.py --only memory --memory-pairs 1000000,5000000,10000000 --memory-keep DIR \
         --memory-before DIR --memory-first 100000,300000 --memory-postgres 1000000
+    python benchmarks/run_all.py --only memory --memory-pairs "" --memory-first 10000000 --memory-judge offline:lexical \
+        --memory-inputs DIR/memory-10000000 --memory-keep DIR/first10m-out
 
 Synthetic data go to a temp dir and are removed afterwards. Ratios: time is labeller / reference
 (lower is better); labelling is labeller's throughput / the bare loop's (higher is better).
@@ -293,6 +296,12 @@ def main() -> None:
                         help="--only memory: processes filling a size's directory store (store_fill.fill_stores)")
     parser.add_argument("--memory-first", default="",
                         help="--only memory: first labelling runs (fake provider) of these many pairs, comma-separated")
+    parser.add_argument("--memory-judge",
+                        help="--only memory: the first labelling runs' judge, in-process (e.g. offline:lexical: no "
+                             "server, ~5x the pairs a second of the fake provider over HTTP); default the fake provider")
+    parser.add_argument("--memory-inputs", type=Path,
+                        help="--only memory: the first labelling runs read their inputs from this folder (a kept size, "
+                             "e.g. DIR/memory-10000000), never written; store and output go to --memory-keep's DIR")
     parser.add_argument("--memory-postgres", default="",
                         help="--only memory: cached reruns on PostgreSQL of these many pairs, comma-separated")
     parser.add_argument("--memory-formats", default=".jsonl",
@@ -317,7 +326,8 @@ def main() -> None:
             memory = with_postgres(args, lambda url: bench_memory(
                 Path(tmp), sizes(args.memory_pairs), measure, fill_stores, write_inputs, args.memory_before,
                 args.memory_keep, sizes(args.memory_first), start_leanapi, on_postgres(url),
-                tuple(args.memory_formats.split(",")), args.memory_fill_workers),
+                tuple(args.memory_formats.split(",")), args.memory_fill_workers, args.memory_judge,
+                args.memory_inputs),
                 need=bool(args.memory_postgres))
         print("\n" + memory_table(memory, command.strip(), machine()))
         print(json.dumps(memory))
