@@ -30,12 +30,14 @@ def _free_port() -> int:
 
 
 async def _attempts(sdk_name: str, transport: str, url: str, *, timeout: float, pool: int = 8,
-                    at_once: int = 1) -> list[TransientError]:
-    """`at_once` requests through one real SDK client, each classified as labeller's judge classifies it."""
+                    at_once: int = 1, wait: float | None = None) -> list[TransientError]:
+    """`at_once` requests through one real SDK client, each classified as labeller's judge classifies it.
+    `wait`: the connect and pool timeouts, when shorter than `timeout` (how long a request waits for a connection)."""
     sdk = openai if sdk_name == "openai" else anthropic
     judge = (OpenAIJudge if sdk is openai else AnthropicJudge)("m", base_url=url, api_key=KEY, timeout=timeout)
     await judge.aclose()  # only its names (base URL, service, key) are used: the client is the one below
     limits = httpx2.Limits(max_connections=pool, max_keepalive_connections=pool)
+    timeout = httpx2.Timeout(timeout, connect=wait, pool=wait) if wait else timeout
     client_class = sdk.AsyncOpenAI if sdk is openai else sdk.AsyncAnthropic
     client = client_class(api_key=KEY, base_url=url, max_retries=0, timeout=timeout,
                           http_client=getattr(sdk, transport)(limits=limits, timeout=timeout))
@@ -87,8 +89,10 @@ def test_waiting_for_a_free_connection_sent_nothing(sdk_name, transport):
     """One connection, two requests: the first is sent and times out (maybe billed); the second never got a
     connection, so nothing was sent (httpx: PoolTimeout; aiohttp: its connect timeout covers the wait)."""
     with FakeAPI(latency=2.0) as api:
-        failures = asyncio.run(_attempts(sdk_name, transport, _url(api, sdk_name), timeout=0.3, pool=1,
-                                         at_once=2))
+        # the wait for the one connection gives up well before the first request's read timeout frees it: on a
+        # loaded machine equal timeouts raced (the second request got the freed connection and was sent)
+        failures = asyncio.run(_attempts(sdk_name, transport, _url(api, sdk_name), timeout=0.6, pool=1,
+                                         at_once=2, wait=0.15))
         sent = api.total
     assert sorted(failure.maybe_billed for failure in failures) == [False, True]
     assert sent == 1

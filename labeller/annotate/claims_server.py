@@ -34,6 +34,7 @@ class _ClaimHandler(_Handler):
 
 class ClaimServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = AnnotationServer.request_queue_size
     verbose = False
     url = AnnotationServer.url
     start_in_thread = AnnotationServer.start_in_thread

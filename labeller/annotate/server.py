@@ -128,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 class AnnotationServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 resets connections when a team saves at once on a busy machine
+    request_queue_size = 128
 
     def __init__(self, session: Session, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> None:
         self.session, self.verbose = session, verbose
