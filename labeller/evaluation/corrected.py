@@ -25,7 +25,7 @@ import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_spread import Anticipated
+from labeller.evaluation.corrected_spread import Anticipated, human_only_pool, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
@@ -226,10 +226,14 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     pool = gold_pool(labels, gold, design, certain)
     model = _Model(pool, settings)
     spread = Anticipated(pool, model.expected) if pool.design == "pairs" and pool.certain.any() else None
+    # beside a certain stratum, NDCG's fallback: the same gold without the judge (corrected_spread.narrower)
+    alone = _Model(human_only_pool(pool), settings) if spread is not None and any(s.kind == "ndcg" for s in specs) \
+        else None
+    alone_spread = Anticipated(alone.pool, alone.expected) if alone is not None else None
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
-    parts: dict[tuple[str, str], Contribution] = {}
+    parts: dict[tuple, Contribution] = {}  # (run, metric) and, for the fallback, (run, metric, "alone")
     runs: dict[str, list[CorrectedMetric]] = {}
     for ranking in rankings:
         run_scores = scores[ranking.name]
@@ -246,6 +250,10 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                                                               tilted if spec.kind in TILTED else model, settings)
                 value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE,
                                          spread), 0.0, 1.0)
+                if alone is not None and spec.kind == "ndcg":
+                    parts[ranking.name, spec.name, "alone"] = contribution(ranking, queries, spec, alone, settings)
+                    value = narrower(value, _within(estimate(parts[ranking.name, spec.name, "alone"], alone.pool,
+                                                             confidence, False, alone_spread), 0.0, 1.0))
             intervals.add(ranking, spec, queries)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
@@ -260,6 +268,10 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
                 value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread), -1.0, 1.0)
+                if (ranking.name, spec.name, "alone") in parts and (reference, spec.name, "alone") in parts:
+                    both = parts[ranking.name, spec.name, "alone"].minus(parts[reference, spec.name, "alone"])
+                    value = narrower(value, _within(estimate(both, alone.pool, confidence, False, alone_spread),
+                                                    -1.0, 1.0))
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))

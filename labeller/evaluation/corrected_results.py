@@ -26,8 +26,9 @@ class CorrectedValue(_Result):
     note: str | None = None  # why there is no estimate or interval
     # beside a certain stratum (plan top:K), where the judge-error spread came from: "sample" (the random gold
     # pairs' own) or "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
-    # labeller.evaluation.corrected_spread); None elsewhere
-    spread: Literal["sample", "anticipated"] | None = None
+    # labeller.evaluation.corrected_spread), or "human only" (NDCG: the same gold without the judge gave the narrower
+    # interval, which is then the one reported); None elsewhere
+    spread: Literal["sample", "anticipated", "human only"] | None = None
 
 
 class CorrectedMetric(_Result):
