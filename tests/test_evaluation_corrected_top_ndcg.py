@@ -17,7 +17,7 @@ import pytest
 from labeller.evaluation import corrected as corrected_module
 from labeller.evaluation.corrected_estimate import estimate
 from labeller.evaluation.corrected_pool import gold_pool, recommended_random
-from labeller.evaluation.corrected_spread import Anticipated
+from labeller.evaluation.corrected_spread import Anticipated, human_only_pool, narrower
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from labeller.evaluation.runs import Ranking
@@ -152,7 +152,10 @@ def test_simulated_coverage_sample_spread_against_anticipated():
             c = corrected_module.contribution(r, corrected_module._averaged(scores[r.name], "ndcg@5"), spec, model,
                                               settings)
             old = estimate(c, pool, 0.95)  # the random pairs' own spread only
-            assert old.estimate == pytest.approx(new.estimate)
+            judge = estimate(c, pool, 0.95, anticipated=Anticipated(pool, model.expected))
+            # the judge's estimate, or the human-only one where that interval is the narrower (the fallback)
+            assert old.estimate == pytest.approx(judge.estimate)
+            assert new.estimate == pytest.approx(judge.estimate) or new.spread == "human only"
             hits.setdefault(f"{r.name} new", []).append(new.ci_low - 1e-12 <= truth <= new.ci_high + 1e-12)
             hits.setdefault(f"{r.name} old", []).append(old.ci_low - 1e-12 <= truth <= old.ci_high + 1e-12)
     for run in ("ranker", "shuffled"):
@@ -202,3 +205,49 @@ def test_a_difference_and_the_gate_say_where_the_spread_came_from():
     assert "its judge-error spread is the one the pool predicts" in check.note
     sample = diff.model_copy(update={"corrected": diff.corrected.model_copy(update={"spread": "sample"})})
     assert "pool predicts" not in _corrected_check(plain, sample, (None, None), 0.05, "gold.jsonl").note
+
+
+def test_hand_computed_human_only_fallback():
+    """PPI++'s fallback (labeller.evaluation.corrected_spread.narrower), by hand in plain Python on the pool of
+    test_hand_computed_anticipated_spread. Without the judge every pair is one stratum and one cell of its query: the
+    calibration is the gold's grades, a 4, b 3, c 1, d 1 -> (1/2 at grade 1, 1/4 at 3, 1/4 at 4); e and f predicted
+    ((2, 1, 1) + 4 (1/2, 1/4, 1/4)) / 8 = the same; c and d left out ((1, 1, 1) + (2, 1, 1)) / 7 = (3/7, 2/7, 2/7).
+    Counts at the model point: grade 4 and 3: 1.5 each, grade 1: 3; IDCG = 3 cum(1.5) + 2 (cum(3) - cum(1.5)),
+    cum(1.5) = 1 + 1/(2 L), cum(3) = 1 + 1/L + 1/2, L = log2 3; its slope in the count of grade 4: 3/L + 2 (1/log2 5 -
+    1/L), of grade 3: 2/log2 5, of grade 2: 1/log2 5, of grade 1: 0. The judge's interval (the other test) reaches
+    past 1 and is cut there; whichever is narrower after the cut is reported."""
+    log3, log5 = math.log2(3), math.log2(5)
+    dcg = 3 + 2 / log3
+    idcg = 3 * (1 + 0.5 / log3) + 2 * (0.5 / log3 + 0.5)
+    slope = {1: 0.0, 2: 1 / log5, 3: 2 / log5, 4: 3 / log3 + 2 * (1 / log5 - 1 / log3)}
+    grad = {g: -dcg / idcg**2 * slope[g] for g in slope}  # d NDCG / d count of grade g
+
+    def variance(p):  # a' (diag p - p p') a over grades
+        return sum(p[g] * grad[g] ** 2 for g in p) - sum(p[g] * grad[g] for g in p) ** 2
+
+    left_out, predicted = {1: 3 / 7, 3: 2 / 7, 4: 2 / 7}, {1: 0.5, 3: 0.25, 4: 0.25}
+    z = grad[1] - sum(left_out[g] * grad[g] for g in left_out)  # c's and d's effect: people's 1 minus the prediction
+    alone = dcg / idcg + 2 * z  # N/n - 1 = 1, two pairs
+    alone_se = math.sqrt(4 * (2 * variance(left_out) + 2 * variance(predicted)) / 3)  # N^2 (1 - n/N) / n = 4
+    alone_ends = (max(alone - 1.959964 * alone_se, 0.0), min(alone + 1.959964 * alone_se, 1.0))
+    # the judge's, as in test_hand_computed_anticipated_spread
+    j_dcg, j_idcg = dcg, 3 + 2 * (1 / log3 + (2 / 3) * 0.5)
+    a3 = -j_dcg / j_idcg**2
+    judge = j_dcg / j_idcg + 2 * a3 * (-7 / 18)
+    judge_se = math.sqrt(4 * a3**2 * (2 * (2 / 3) * (1 / 3) + 2 * (11 / 18) * (7 / 18)) / 3)
+    judge_ends = (max(judge - 1.959964 * judge_se, 0.0), min(judge + 1.959964 * judge_se, 1.0))
+    result, _ = run_corrected([RUN], LABELS, GOLD, Settings(relevant_from=3), metrics="ndcg", design="pairs",
+                              certain=CERTAIN, per_query_coverage=None)
+    value = result.runs["run"][0].corrected
+    # here the judge's is the narrower (0.380 against 0.442 wide): it is reported
+    assert judge_ends[1] - judge_ends[0] < alone_ends[1] - alone_ends[0]
+    assert value.spread == "anticipated" and (value.estimate, value.se_judge) == pytest.approx((judge, judge_se))
+    # the human-only one, as the library computes it for the fallback, is the hand-computed one
+    pool = gold_pool(LABELS, GOLD, "pairs", CERTAIN)
+    model = corrected_module._Model(human_only_pool(pool), Settings(relevant_from=3))
+    c = corrected_module.contribution(RUN, ["q"], parse_metrics("ndcg")[0], model, Settings(relevant_from=3))
+    own = corrected_module._within(estimate(c, model.pool, 0.95, anticipated=Anticipated(model.pool, model.expected)),
+                                   0.0, 1.0)
+    assert (own.estimate, own.se_judge) == pytest.approx((alone, alone_se))
+    assert narrower(value, own) is value
+    assert narrower(value.model_copy(update={"ci_low": 0.5}), own).spread == "human only"
