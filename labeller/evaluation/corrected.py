@@ -4,7 +4,8 @@ the judge's error (and, wider, the query sample too). Differences between runs g
 
 The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
-estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum). See
+estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum, and its fallback to the
+human-only interval of the same gold). See
 docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
