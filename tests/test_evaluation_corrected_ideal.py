@@ -64,6 +64,9 @@ def test_expected_ideal_matches_enumeration():
                     g = rng.randrange(width)
                     dist.append([float(x == g) for x in range(width)])
                     fixed.append(g)
+                elif i == 5:  # the same distribution as pair 4: they enter as one binomial
+                    dist.append(list(dist[4]))
+                    fixed.append(None)
                 else:
                     raw = [rng.random() ** 2 for _ in range(width)]
                     dist.append([r / sum(raw) for r in raw])

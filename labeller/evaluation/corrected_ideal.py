@@ -17,19 +17,22 @@ order effect of its residual r is gradient . r.
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import binom
 
 
 def _count_distribution(q: np.ndarray, cut: int) -> np.ndarray:
     """P(R = n) for n = 0..cut-1 and P(R >= cut) in the last column, per row of q (levels x pairs): R the sum of
-    independent Bernoulli(q[:, j])."""
+    independent Bernoulli(q[:, j]). Pairs with the same probabilities (one judge grade's ungraded pairs of a query
+    share their prediction) enter as one binomial."""
     out = np.zeros((q.shape[0], cut + 1))
     out[:, 0] = 1.0
-    for j in range(q.shape[1]):
-        p = q[:, j:j + 1]
-        moved = out * p
-        out = out * (1.0 - p)
-        out[:, 1:] += moved[:, :-1]
-        out[:, -1] += moved[:, -1]
+    if not q.shape[1]:
+        return out
+    columns, repeats = np.unique(q.T, axis=0, return_counts=True)
+    for column, m in zip(columns, repeats):
+        pmf = binom.pmf(np.arange(cut)[None, :], int(m), column[:, None])
+        head = np.array([np.convolve(out[h, :cut], pmf[h])[:cut] for h in range(q.shape[0])])
+        out = np.concatenate((head, np.clip(1.0 - head.sum(axis=1, keepdims=True), 0.0, 1.0)), axis=1)
     return out
 
 
