@@ -16,7 +16,9 @@ people's, exactly, with no judge error. Scattered random pairs cannot correct th
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
 tilted towards each query's own gold (TILTED, `_query_tilt`): its first-order correction is scaled by the query's
-relevant count at the model point, which must not be far from the truth (docs/evaluate.md).
+relevant count at the model point, which must not be far from the truth (docs/evaluate.md). Under the pair design
+without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
+(labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
 """
 
 from __future__ import annotations
