@@ -99,9 +99,19 @@ def test_second_order_matches_a_double_loop():
                 + sum(weights[i] * a[i] * b[i] for i in range(9)))
 
     want = dcg * product(bottom, bottom) / ideal**3 - product(top, bottom) / ideal**2
-    got = second_order(dcg, ideal, np.array(top), np.array(bottom), np.array(weights))
+    got, effect = second_order(dcg, ideal, np.array(top), np.array(bottom), np.array(weights))
     assert math.isclose(got, want, rel_tol=1e-10)
-    assert second_order(dcg, ideal, np.array(top), np.array(bottom), np.zeros(9)) == 0.0  # the gold is the pool
+    # each pair's effect: the derivative of the term in (w_i top_i, w_i bottom_i), here by central differences
+    d_dcg, d_ideal = sum(w * t for w, t in zip(weights, top)), sum(w * b for w, b in zip(weights, bottom))
+
+    def term(x, y):  # the term's leading part as a function of the two weighted sums
+        return dcg * y * y / ideal**3 - x * y / ideal**2
+
+    h = 1e-6
+    by_dcg = (term(d_dcg + h, d_ideal) - term(d_dcg - h, d_ideal)) / (2 * h)
+    by_ideal = (term(d_dcg, d_ideal + h) - term(d_dcg, d_ideal - h)) / (2 * h)
+    assert np.allclose(effect, [by_dcg * t + by_ideal * b for t, b in zip(top, bottom)], rtol=1e-6)
+    assert second_order(dcg, ideal, np.array(top), np.array(bottom), np.zeros(9))[0] == 0.0  # the gold is the pool
 
 
 def world(seed: int, queries: int = 100, pool: int = 40, trap: float = 0.5):

@@ -196,8 +196,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
 def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[int, int], k: int, model: _Model,
                    influence: dict[int, float]) -> float:
     """One query's NDCG under the pair design without a certain stratum: DCG at the model point over the expected
-    ideal DCG (labeller.evaluation.corrected_ideal), each gold pair's first-order effect into `influence`, and the
-    ratio's second-order term added to the value returned."""
+    ideal DCG (labeller.evaluation.corrected_ideal) plus the ratio's second-order term, as the value returned less
+    the extra effects below (the estimator adds them back); each gold pair's effect into `influence`."""
     disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
     dcg = float(np.where(pos >= 0, model.model[np.maximum(pos, 0)] @ model.gains, 0.0) @ disc) if len(pos) else 0.0
     ideal, per_row, _ = model.ideal(query, rows, k)
@@ -208,10 +208,14 @@ def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[in
     top = np.array([disc[where[int(i)]] * float(model.residual[i] @ model.gains) if int(i) in where else 0.0
                     for i in gold])
     bottom = np.einsum("ij,ij->i", per_row[local], model.residual[gold]) if len(gold) else np.zeros(0)
-    for i, z in zip(gold.tolist(), top / ideal - dcg / ideal**2 * bottom):
+    weights = model.weight[gold]
+    term, effect = second_order(dcg, ideal, top, bottom, weights)
+    # the variance takes each pair's effect with the second-order term's (the gradient at the corrected point); the
+    # estimate is unchanged: the value here gives back what the extra effects add through their weights
+    for i, z in zip(gold.tolist(), top / ideal - dcg / ideal**2 * bottom + effect):
         if z:
             influence[i] = float(z)
-    return dcg / ideal + second_order(dcg, ideal, top, bottom, model.weight[gold])
+    return dcg / ideal + term - float(weights @ effect)
 
 
 def _ungraded_prefix(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model) -> list[str]:

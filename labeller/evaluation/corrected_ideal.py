@@ -70,17 +70,22 @@ def expected_ideal(dist: np.ndarray, fixed: np.ndarray, gains: np.ndarray, k: in
 
 
 
-def second_order(dcg: float, ideal: float, top: np.ndarray, bottom: np.ndarray, weights: np.ndarray) -> float:
+def second_order(dcg: float, ideal: float, top: np.ndarray, bottom: np.ndarray,
+                 weights: np.ndarray) -> tuple[float, np.ndarray]:
     """The ratio's second-order term of one query's NDCG = DCG / IDCG, left out by the first-order correction:
     DCG_0 E[dI^2] / I_0^3 - E[dD dI] / I_0^2, dD and dI the true DCG and ideal DCG minus their values at the model
     point. Each gold pair i gives top_i (its effect on DCG) and bottom_i (on IDCG) and carries weight w_i = N_j / n_j
     - 1; dD is estimated by sum w_i top_i and dI by sum w_i bottom_i, and a product of the two by the product less
     the pairs' own terms sum (w_i^2 - w_i) top_i bottom_i (without them the product would add each pair's sampling
-    variance: a U-statistic, unbiased for the product under independent sampling of the pairs)."""
+    variance: a U-statistic, unbiased for the product under independent sampling of the pairs).
+    Also returned: each pair's first-order effect on the term (its derivative in the pair's w_i top_i and w_i
+    bottom_i), for the variance: with it the pair's effect on the estimate is the ratio's gradient at the corrected
+    point rather than at the model point."""
     if ideal <= 1e-12 or not len(weights):
-        return 0.0
+        return 0.0, np.zeros(len(weights))
     d_dcg, d_ideal = float(weights @ top), float(weights @ bottom)
     own = weights**2 - weights
     cross = d_dcg * d_ideal - float(np.sum(own * top * bottom))
     square = d_ideal * d_ideal - float(np.sum(own * bottom * bottom))
-    return dcg * square / ideal**3 - cross / ideal**2
+    effect = -d_ideal / ideal**2 * top + (2.0 * dcg * d_ideal / ideal**3 - d_dcg / ideal**2) * bottom
+    return dcg * square / ideal**3 - cross / ideal**2, effect
