@@ -12,16 +12,12 @@ import random
 
 import numpy as np
 
-from labeller.evaluation.corrected import _Model, contribution
-from labeller.evaluation.corrected_estimate import estimate
+from labeller.evaluation.corrected import _Model
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
-from labeller.evaluation.corrected_pool import GRADES, gold_pool
+from labeller.evaluation.corrected_pool import GRADES
 from labeller.evaluation.corrected_terms import grade_gains
-from labeller.evaluation.metrics import parse_metrics
-from labeller.evaluation.results import Settings
 from labeller.evaluation.runs import Ranking
-from labeller.evaluation.scoring import score_run
-from tests.test_evaluation_corrected import judgments
+from tests.test_evaluation_corrected_tilt import coverage_draws
 
 
 def _idcg(grades: list[int], gains: list[float], k: int) -> float:
@@ -132,37 +128,17 @@ def world(seed: int, queries: int = 100, pool: int = 40, trap: float = 0.5):
 
 
 def _draws(plug_in: bool, draws: int = 60, seed: int = 0):
-    """(covered, estimate - truth, se) of nDCG@10 over random gold samples (1/4 of each judge grade)."""
-    human, judge, run = world(seed)
-    labels = judgments(judge, kind="labels")
-    spec, settings = parse_metrics("ndcg@10")[0], Settings(relevant_from=3)
-    scores = score_run(run, labels, [spec], settings)
-    queries = sorted(set(scores.per_query[spec.name]) - set(scores.no_answer.query_ids))
-    truth_scores = score_run(run, judgments(human), [spec], settings)
-    truth = float(np.mean([truth_scores.per_query[spec.name][q] for q in queries]))
-    by_grade: dict[int, list] = {}
-    for q in judge:
-        for d in judge[q]:
-            by_grade.setdefault(judge[q][d], []).append((q, d))
-    rng = random.Random(seed + 1)
-    out = []
-    for _ in range(draws):
-        gold: dict[str, dict[str, int]] = {}
-        for members in by_grade.values():
-            for q, d in rng.sample(members, max(2, len(members) // 4)):
-                gold.setdefault(q, {})[d] = human[q][d]
-        pool = gold_pool(labels, judgments(gold), "pairs")
-        model = _Model(pool, settings, plug_in_ideal=plug_in)
-        value = estimate(contribution(run, queries, spec, model, settings), pool, 0.95)
-        out.append((value.ci_low <= truth <= value.ci_high, value.estimate - truth, value.se_judge))
-    return np.array(out, dtype=float)
+    """nDCG@10 over random gold samples of 1/4 of each judge grade (coverage_draws)."""
+    return coverage_draws(*world(seed), "ndcg@10", 4,
+                          lambda pool, settings: _Model(pool, settings, plug_in_ideal=plug_in), draws, seed)
 
 
 def test_expected_ideal_removes_ndcgs_bias_where_the_plug_in_runs_high():
     """100 queries of 40 pairs, a quarter of each judge grade graded, the judge over-rating half the run's top 10:
     the plug-in first-order estimate (ideal DCG at the expected counts, its gradient there) ran +0.80 se high and
-    covered 0.85 of 60 draws; the expected ideal DCG with the second-order term +0.14 se and 0.93, on the same
-    draws. Thresholds: within 0.3 se and at least 0.9; the plug-in must fail them (above +0.5 se, below 0.88)."""
+    covered 0.85 of 60 draws; the expected ideal DCG with the second-order term (and its effects in the variance)
+    +0.12 se and 0.98, on the same draws. Thresholds: within 0.3 se and at least 0.9; the plug-in must fail them
+    (above +0.5 se, below 0.88)."""
     old, new = _draws(plug_in=True), _draws(plug_in=False)
     old_bias, new_bias = old[:, 1].mean() / old[:, 2].mean(), new[:, 1].mean() / new[:, 2].mean()
     assert old_bias > 0.5 and old[:, 0].mean() < 0.88, (old_bias, old[:, 0].mean())  # the bad case fails the gate
