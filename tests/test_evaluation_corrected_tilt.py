@@ -89,11 +89,11 @@ def test_tilted_model_matches_an_independent_computation():
     assert not np.allclose(untilted.model, model.model)  # the tilt moved the prediction
 
 
-def _draws(tilt: bool, draws: int = 80, seed: int = 0):
-    """(covered, estimate - truth, se) of recall@20 over random gold samples (1/12 of each judge grade)."""
-    human, judge, run = world(seed, queries=150, pool=60)
+def coverage_draws(human, judge, run, metric: str, share: int, model, draws: int, seed: int = 0):
+    """(covered, estimate - truth, se) of `metric` over random gold samples (1/share of each judge grade, at least
+    2), `model(pool, settings)` the corrected model to estimate with."""
     labels = judgments(judge, kind="labels")
-    spec = parse_metrics("recall@20")[0]
+    spec = parse_metrics(metric)[0]
     settings = Settings(relevant_from=3)
     scores = score_run(run, labels, [spec], settings)
     queries = sorted(set(scores.per_query[spec.name]) - set(scores.no_answer.query_ids))
@@ -108,12 +108,18 @@ def _draws(tilt: bool, draws: int = 80, seed: int = 0):
     for _ in range(draws):
         gold: dict[str, dict[str, int]] = {}
         for members in by_grade.values():
-            for q, d in rng.sample(members, max(2, len(members) // 12)):
+            for q, d in rng.sample(members, max(2, len(members) // share)):
                 gold.setdefault(q, {})[d] = human[q][d]
         pool = gold_pool(labels, judgments(gold), "pairs")
-        value = estimate(contribution(run, queries, spec, _Model(pool, settings, tilt=tilt), settings), pool, 0.95)
+        value = estimate(contribution(run, queries, spec, model(pool, settings), settings), pool, 0.95)
         out.append((value.ci_low <= truth <= value.ci_high, value.estimate - truth, value.se_judge))
     return np.array(out, dtype=float)
+
+
+def _draws(tilt: bool, draws: int = 80, seed: int = 0):
+    """recall@20 over random gold samples of 1/12 of each judge grade (coverage_draws)."""
+    return coverage_draws(*world(seed, queries=150, pool=60), "recall@20", 12,
+                          lambda pool, settings: _Model(pool, settings, tilt=tilt), draws, seed)
 
 
 def test_tilt_removes_recalls_bias_where_the_untilted_interval_falls_short():

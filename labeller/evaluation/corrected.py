@@ -17,7 +17,9 @@ people's, exactly, with no judge error. Scattered random pairs cannot correct th
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
 tilted towards each query's own gold (TILTED, `_query_tilt`): its first-order correction is scaled by the query's
-relevant count at the model point, which must not be far from the truth (docs/evaluate.md).
+relevant count at the model point, which must not be far from the truth (docs/evaluate.md). Under the pair design
+without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
+(labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
+from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_spread import Anticipated, human_only_pool, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -94,10 +97,11 @@ class _Model:
     differ in how often the judge is right, and a prediction closer to the truth leaves the first-order
     correction less to do). A gold pair's residual is against its prediction without itself (leave one
     out), as the difference estimator needs predictions that do not use the pair's own grade. `tilt`: the
-    all-query calibration is first tilted towards the query's own gold of every judge grade (TILTED)."""
+    all-query calibration is first tilted towards the query's own gold of every judge grade (TILTED).
+    `plug_in_ideal`: NDCG at the ideal DCG of the expected counts, first order only (before corrected_ideal)."""
 
-    def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False):
-        self.pool = pool
+    def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False, plug_in_ideal: bool = False):
+        self.pool, self.plug_in_ideal = pool, plug_in_ideal
         self.gains = grade_gains(settings.gain, GRADES)
         self.relevant_from = settings.relevant_from
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
@@ -125,6 +129,17 @@ class _Model:
         self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
         self.model = np.where(gold[:, None], self.human, predicted)
         self.expected = np.where(gold[:, None], left_out, predicted)  # every pair's prediction without its grade
+        self.weight = np.zeros(len(pool.judge))  # a gold pair's N_j / n_j - 1 (0: certain, or not gold)
+        for j, (size, graded) in pool.stratum_sizes().items():
+            if graded:
+                self.weight[gold & pool.stratum(j)] = size / graded - 1.0
+        self._ideal: dict[tuple[str, int], tuple] = {}
+
+    def ideal(self, query: str, rows: np.ndarray, k: int) -> tuple:
+        """NDCG's expected ideal DCG of a query under the pair design (labeller.evaluation.corrected_ideal)."""
+        if (query, k) not in self._ideal:
+            self._ideal[query, k] = expected_ideal(self.model[rows], self.pool.in_gold[rows], self.gains, k)
+        return self._ideal[query, k]
 
     def feature(self, spec: MetricSpec) -> np.ndarray:
         return self.gains if spec.kind == "ndcg" else self.relevant
@@ -161,9 +176,12 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
         if spec.kind in FIRST_RELEVANT:  # the graded prefix decides it (checked by `_ungraded_prefix`): exact
             out.model[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
+        where = {int(i): t for t, i in enumerate(pos) if i >= 0}
+        if spec.kind == "ndcg" and not model.plug_in_ideal and not (len(pool.certain) and pool.certain.any()):
+            out.model[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out.influence)
+            continue
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
-        where = {int(i): t for t, i in enumerate(pos) if i >= 0}
         if spec.kind == "ndcg" and len(pool.certain) and pool.certain.any():  # for corrected_spread
             out.gradient[q] = terms.count_grad
             out.positioned.update({i: terms.feature_grad[t] * weights for i, t in where.items() if not pool.certain[i]})
@@ -174,6 +192,31 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
             if z:
                 out.influence[int(i)] = z
     return out
+
+
+def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[int, int], k: int, model: _Model,
+                   influence: dict[int, float]) -> float:
+    """One query's NDCG under the pair design without a certain stratum: DCG at the model point over the expected
+    ideal DCG (labeller.evaluation.corrected_ideal) plus the ratio's second-order term, as the value returned less
+    the extra effects below (the estimator adds them back); each gold pair's effect into `influence`."""
+    disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
+    dcg = float(np.where(pos >= 0, model.model[np.maximum(pos, 0)] @ model.gains, 0.0) @ disc) if len(pos) else 0.0
+    ideal, per_row, _ = model.ideal(query, rows, k)
+    if ideal <= 1e-12:
+        return 0.0
+    local = np.flatnonzero(model.pool.in_gold[rows])
+    gold = rows[local]
+    top = np.array([disc[where[int(i)]] * float(model.residual[i] @ model.gains) if int(i) in where else 0.0
+                    for i in gold])
+    bottom = np.einsum("ij,ij->i", per_row[local], model.residual[gold]) if len(gold) else np.zeros(0)
+    weights = model.weight[gold]
+    term, effect = second_order(dcg, ideal, top, bottom, weights)
+    # the variance takes each pair's effect with the second-order term's (the gradient at the corrected point); the
+    # estimate is unchanged: the value here gives back what the extra effects add through their weights
+    for i, z in zip(gold.tolist(), top / ideal - dcg / ideal**2 * bottom + effect):
+        if z:
+            influence[i] = float(z)
+    return dcg / ideal + term - float(weights @ effect)
 
 
 def _ungraded_prefix(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model) -> list[str]:
