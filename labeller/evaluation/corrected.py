@@ -25,6 +25,7 @@ import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
+from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
@@ -229,7 +230,9 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
+    blind = _Blind.of(pool, settings, specs)
     parts: dict[tuple[str, str], Contribution] = {}
+    blind_parts: dict[tuple[str, str], Contribution] = {}
     runs: dict[str, list[CorrectedMetric]] = {}
     for ranking in rankings:
         run_scores = scores[ranking.name]
@@ -244,8 +247,11 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec,
                                                               tilted if spec.kind in TILTED else model, settings)
+                if blind is not None:
+                    blind_parts[ranking.name, spec.name] = blind.contribution(ranking, queries, spec, settings)
                 value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE,
-                                         spread), 0.0, 1.0)
+                                         spread, blind and blind.terms(blind_parts[ranking.name, spec.name]),
+                                         (0.0, 1.0)), 0.0, 1.0)
             intervals.add(ranking, spec, queries)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
@@ -259,7 +265,10 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
-                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread), -1.0, 1.0)
+                blind_diff = blind and blind.terms(blind_parts[ranking.name, spec.name].minus(
+                    blind_parts[reference, spec.name]))
+                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread, blind_diff,
+                                         (-1.0, 1.0)), -1.0, 1.0)
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))
@@ -269,7 +278,44 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         gold_queries=len(pool.gold_queries()) if pool.design == "queries"
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
-        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings, per_query=intervals.out)
+        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs,
+        differences=differences, warnings=pool.warnings + _Blind.warnings(pool), per_query=intervals.out)
+
+
+class _Blind:
+    """The pair design's judge-free estimator on the same gold (a judge that knows nothing: one grade for every
+    pair), which power tuning blends with the judge's (labeller.evaluation.corrected_power). None where it is not
+    a valid estimate (the gold's judge-grade shares are not those of a uniform draw) or would be the judge's own."""
+
+    def __init__(self, pool: GoldPool, settings: Settings, specs: list[MetricSpec]):
+        self.pool = blind_pool(pool)
+        self.model = _Model(self.pool, settings)
+        self.tilted = _Model(self.pool, settings, tilt=True) if any(s.kind in TILTED for s in specs) else self.model
+        self.spread = Anticipated(self.pool, self.model.expected) if self.pool.certain.any() else None
+
+    @classmethod
+    def of(cls, pool: GoldPool, settings: Settings, specs: list[MetricSpec]) -> _Blind | None:
+        if pool.design != "pairs" or len(pool.stratum_sizes()) < 2 or uniform_p(pool) < UNIFORM_P:
+            return None
+        return cls(pool, settings, specs)
+
+    @staticmethod
+    def warnings(pool: GoldPool) -> list[str]:
+        if pool.design != "pairs" or len(pool.stratum_sizes()) < 2:
+            return []
+        p = uniform_p(pool)
+        if p >= UNIFORM_P:
+            return []
+        return [f"the gold's shares of the judge's grades are not those of a uniform sample of the pool (p = {p:.1g}: "
+                "a stratified plan with other shares per grade?): the human-only estimate would be biased, so the "
+                "corrected figures are the judge-calibrated ones alone (no power tuning, lambda 1), and can be wider "
+                "than what the gold alone says"]
+
+    def contribution(self, ranking: Ranking, queries: list[str], spec: MetricSpec, settings: Settings) -> Contribution:
+        return contribution(ranking, queries, spec, self.tilted if spec.kind in TILTED else self.model, settings)
+
+    def terms(self, part: Contribution) -> tuple[Contribution, GoldPool, Anticipated | None]:
+        return part, self.pool, self.spread
 
 
 class _PerQuery:

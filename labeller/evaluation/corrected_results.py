@@ -28,6 +28,11 @@ class CorrectedValue(_Result):
     # pairs' own) or "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
     # labeller.evaluation.corrected_spread); None elsewhere
     spread: Literal["sample", "anticipated"] | None = None
+    # power tuning (PPI++): the weight of the judge in the estimate, 1 the judge's model alone, 0 human only (the
+    # same gold with a judge that knows nothing); pair design: labeller.evaluation.corrected_power; query design:
+    # the fitted slope on the judge's per-query value (0 when the human-only interval is the narrower); None where
+    # no correction was made or the gold decides the figure exactly
+    power_lambda: float | None = None
 
 
 class CorrectedMetric(_Result):

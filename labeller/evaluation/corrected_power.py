@@ -1,0 +1,109 @@
+"""Power tuning of the pair design (PPI++, Angelopoulos et al., arXiv 2311.01453): the corrected estimate is
+lambda times the judge's estimate plus (1 - lambda) times the judge-free one from the same gold, lambda in [0, 1]
+chosen per run and metric (and per difference of runs) for the narrowest interval.
+
+- The judge's estimate (theta_J): labeller.evaluation.corrected_estimate's stratified difference estimator, the
+  pool stratified by the judge's grade, each pair predicted from the judge's grade calibrated on the gold.
+- The judge-free one (theta_B): the same estimator with a judge that knows nothing (one grade for every pair, so
+  one random stratum and a prediction from the gold alone: its query's own gold shrunk towards all the gold), what
+  "human only, same subset" is in benchmarks/corrected_coverage.py. lambda = 0 gives it exactly.
+
+Both are, to first order, a constant plus sum over the random gold pairs of z_i / pi_i; the variance of the blend is
+  V(lambda) = lambda^2 V_J + (1 - lambda)^2 V_B + 2 lambda (1 - lambda) C,
+V_J and V_B each estimator's own (stratified) variance, C = sum_j N_j^2 (1 - n_j/N_j) / n_j cov_j(z_J, z_B) over the
+judge strata (the post-stratified covariance: theta_J's linearised term is z_J less its stratum's mean, whose
+covariance with z_B is the within-stratum one), cut to |C| <= sqrt(V_J V_B). Its degrees of freedom:
+Welch-Satterthwaite over lambda^2 times theta_J's stratum parts and (1 - lambda)^2 times theta_B's (exact at both
+ends). lambda minimises the half-width t(df) sqrt(V) over a grid of [0, 1] (and the unconstrained variance
+minimum (V_B - C) / (V_J + V_B - 2C), clipped): with lambda = 0 and 1 both in it, the interval is never wider than
+the human-only one nor than the judge's alone. As in PPI++, lambda is picked on the same gold the variance is
+estimated on; the interval's slight optimism for that is not allowed for.
+
+theta_B is a valid estimate only when the gold is a uniform sample of the random pool (then post-stratifying on
+the judge's grade is optional); a sample stratified with other shares per judge grade (`annotate sample --plan
+narrow`) weighs the grades unequally and theta_B would be biased. Power tuning is therefore used only when the
+gold's share of each judge grade is consistent with a uniform draw (a Pearson test of the stratum counts against
+the multivariate hypergeometric, p >= UNIFORM_P); otherwise lambda is 1 and `evaluate` warns.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from labeller.evaluation.corrected_estimate import PairTerms, _interval, _satterthwaite, _spread, _student
+from labeller.evaluation.corrected_pool import GRADES, GoldPool
+from labeller.evaluation.corrected_results import CorrectedValue
+
+UNIFORM_P = 0.001  # below this the gold's strata shares are taken for a deliberate (unequal) allocation
+GRID = np.linspace(0.0, 1.0, 101)
+BLIND_GRADE = 3  # the grade the judge-free estimator gives every pair (the benchmark's blind judge)
+
+
+def blind_pool(pool: GoldPool) -> GoldPool:
+    """The same pool and gold with a judge that knows nothing: one grade for every pair, no distributions."""
+    from dataclasses import replace
+
+    return replace(pool, judge=np.full_like(pool.judge, BLIND_GRADE), judge_probs=np.full((len(pool.judge), len(GRADES)), np.nan))
+
+
+def uniform_p(pool: GoldPool) -> float:
+    """p-value of the random gold's counts per judge grade under a uniform draw of as many pairs from the random
+    pool (Pearson's statistic with the finite-population factor (N - 1) / (N - n), chi-square on strata - 1)."""
+    sizes = [(size, graded) for size, graded in pool.stratum_sizes().values()]
+    total, drawn = sum(s for s, _ in sizes), sum(g for _, g in sizes)
+    if len(sizes) < 2 or drawn == 0 or drawn >= total:
+        return 1.0
+    statistic = sum((g - drawn * s / total) ** 2 / (drawn * s / total) for s, g in sizes) * (total - 1) / (total - drawn)
+    from scipy.stats import chi2
+
+    return float(chi2.sf(statistic, df=len(sizes) - 1))
+
+
+def covariance(judge: PairTerms, blind: PairTerms, pool: GoldPool) -> float:
+    """sum over the judge strata of N_j^2 (1 - n_j/N_j) / n_j times the within-stratum covariance of z_J and z_B."""
+    out = 0.0
+    for j, (size, graded) in pool.stratum_sizes().items():
+        if graded > 1:
+            rows = pool.in_gold & pool.stratum(j)
+            a, b = judge.z[rows], blind.z[rows]
+            out += size**2 * (1.0 - graded / size) / graded * float(np.sum((a - a.mean()) * (b - b.mean())) / (graded - 1))
+    return out
+
+
+def choose(v_judge: float, v_blind: float, cross: float, judge_parts, blind_parts, confidence: float,
+           values: tuple[float, float] = (0.0, 0.0), bounds: tuple[float, float] = (-math.inf, math.inf)):
+    """(lambda, variance, degrees of freedom) of the narrowest interval; lambda 1 on ties (the judge's own).
+    `values`: the judge's and the judge-free estimates; `bounds`: the metric's range, the interval is cut to it
+    (labeller.evaluation.corrected._within), so the width compared is the cut one."""
+    cross = max(-math.sqrt(v_judge * v_blind), min(cross, math.sqrt(v_judge * v_blind)))
+    bottom = v_judge + v_blind - 2 * cross
+    grid = list(GRID[::-1])
+    if bottom > 0:
+        grid.append(min(max((v_blind - cross) / bottom, 0.0), 1.0))
+    best = None
+    for lam in grid:
+        variance = max(lam**2 * v_judge + (1 - lam) ** 2 * v_blind + 2 * lam * (1 - lam) * cross, 0.0)
+        parts = [(lam**2 * v, df) for v, df in judge_parts if lam > 0] + \
+                [((1 - lam) ** 2 * v, df) for v, df in blind_parts if lam < 1]
+        df = _satterthwaite(parts)
+        half = _student(confidence, df) * math.sqrt(variance)
+        centre = lam * values[0] + (1 - lam) * values[1]
+        half = (min(centre + half, bounds[1]) - max(centre - half, bounds[0])) / 2
+        if best is None or half < best[0] - 1e-15:
+            best = (half, float(lam), variance, df)
+    return best[1], best[2], best[3]
+
+
+def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, confidence: float,
+          bounds: tuple[float, float] = (-math.inf, math.inf)) -> CorrectedValue:
+    """The power-tuned pair-design estimate and interval (module docstring)."""
+    lam, variance, df = choose(judge.variance, blind.variance, covariance(judge, blind, pool), judge.parts,
+                               blind.parts, confidence, (judge.value, blind.value), bounds)
+    value = lam * judge.value + (1 - lam) * blind.value
+    per_query = [lam * a + (1 - lam) * b for a, b in zip(judge.per_query, blind.per_query)]
+    out = _interval(value, math.sqrt(variance), _spread(per_query), confidence, quantile=_student(confidence, df))
+    out.spread = judge.spread_source() if lam > 0 else blind.spread_source()
+    out.power_lambda = lam if judge.variance > 0 or blind.variance > 0 else None  # None: the gold decides it
+    return out
