@@ -14,6 +14,7 @@ from scipy.stats import t as student
 from labeller.evaluation.corrected import TILTED, _Model, contribution
 from labeller.evaluation.corrected_estimate import estimate, pair_terms
 from labeller.evaluation.corrected_pool import gold_pool
+from labeller.evaluation.corrected_power import halves
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from tests.test_evaluation_corrected import judgments, run_corrected, subset, world
@@ -31,37 +32,105 @@ def _z_and_parts(pool, ranking, queries, spec):
     return pair_terms(contribution(ranking, queries, spec, model, SETTINGS), pool)
 
 
-def _by_hand(judge_terms, blind_terms, pool):
-    """lambda, variance and degrees of freedom by the module docstring's formulas, in plain Python."""
-    v_j, v_b = sum(v for v, _ in judge_terms.parts), sum(v for v, _ in blind_terms.parts)
-    cross = 0.0
-    for j in sorted(set(int(g) for g in pool.judge)):
-        rows = [i for i in range(len(pool.judge)) if pool.judge[i] == j and pool.human[i] > 0]
-        size, graded = int(sum(pool.judge == j)), len(rows)
-        if graded > 1:
-            a = [float(judge_terms.z[i]) for i in rows]
-            b = [float(blind_terms.z[i]) for i in rows]
-            ma, mb = sum(a) / graded, sum(b) / graded
-            cov = sum((x - ma) * (y - mb) for x, y in zip(a, b)) / (graded - 1)
-            cross += size * size * (1 - graded / size) / graded * cov
+def _strata(pool, blind=False):
+    """judge grade (or the blind judge's one grade) -> (pool size, gold rows), in plain Python."""
+    out = {}
+    for i in range(len(pool.judge)):
+        j = 3 if blind else int(pool.judge[i])
+        size, rows = out.get(j, (0, []))
+        out[j] = (size + 1, rows + ([i] if pool.human[i] > 0 else []))
+    return out
+
+
+def _var(values):
+    m = sum(values) / len(values)
+    return sum((x - m) ** 2 for x in values) / (len(values) - 1)
+
+
+def _half(z, strata, half, h):
+    """Each stratum's variance part with the spread from half h's pairs, on their degrees of freedom."""
+    spreads = {j: [float(z[i]) for i in rows if half[i] == h] for j, (_, rows) in strata.items() if rows}
+    known = [_var(v) for v in spreads.values() if len(v) > 1] or [0.0]
+    return [(size * size * (1 - len(rows) / size) * (_var(spreads[j]) if len(spreads[j]) > 1 else max(known))
+             / len(rows), max(len(spreads[j]) - 1, 1)) for j, (size, rows) in strata.items() if rows]
+
+
+def _cross(judge_terms, blind_terms, strata, half, h):
+    out = 0.0
+    for size, rows in strata.values():
+        mine = [i for i in rows if half[i] == h]
+        if len(mine) > 1:
+            a, b = [float(judge_terms.z[i]) for i in mine], [float(blind_terms.z[i]) for i in mine]
+            ma, mb = sum(a) / len(a), sum(b) / len(b)
+            out += size * size * (1 - len(rows) / size) / len(rows) * sum((x - ma) * (y - mb) for x, y in zip(a, b)) \
+                / (len(mine) - 1)
+    return out
+
+
+def _df(parts):
+    bottom = sum(v * v / df for v, df in parts)
+    return sum(v for v, _ in parts) ** 2 / bottom if bottom > 0 else math.inf
+
+
+def _quantile(df):
+    return float(student.ppf(0.975, df)) if df < 1e6 else 1.959963984540054
+
+
+def _narrowest(pj, pb, cross, centre_j, centre_b):
+    """lambda of the narrowest [0, 1]-cut interval from one half's parts (ties kept at the larger lambda)."""
+    v_j, v_b = sum(v for v, _ in pj), sum(v for v, _ in pb)
     cross = max(-math.sqrt(v_j * v_b), min(cross, math.sqrt(v_j * v_b)))
-    candidates = [k / 100 for k in range(100, -1, -1)]  # from the judge's own end, ties kept at the larger lambda
+    candidates = [k / 100 for k in range(100, -1, -1)]
     if v_j + v_b - 2 * cross > 0:
         candidates.append(min(max((v_b - cross) / (v_j + v_b - 2 * cross), 0.0), 1.0))
     best = None
     for lam in candidates:
         var = lam * lam * v_j + (1 - lam) ** 2 * v_b + 2 * lam * (1 - lam) * cross
-        parts = ([(lam * lam * v, df) for v, df in judge_terms.parts] if lam > 0 else []) + \
-                ([((1 - lam) ** 2 * v, df) for v, df in blind_terms.parts] if lam < 1 else [])
-        bottom = sum(v * v / df for v, df in parts)
-        df = sum(v for v, _ in parts) ** 2 / bottom if bottom > 0 else math.inf
-        quantile = float(student.ppf(0.975, df)) if df < 1e6 else 1.959963984540054
-        half = quantile * math.sqrt(max(var, 0.0))
-        centre = lam * judge_terms.value + (1 - lam) * blind_terms.value
+        parts = ([(lam * lam * v, df) for v, df in pj] if lam > 0 else []) + \
+                ([((1 - lam) ** 2 * v, df) for v, df in pb] if lam < 1 else [])
+        half = _quantile(_df(parts)) * math.sqrt(max(var, 0.0))
+        centre = lam * centre_j + (1 - lam) * centre_b
         width = min(centre + half, 1.0) - max(centre - half, 0.0)
         if best is None or width < best[0] - 2e-15:
-            best = (width, lam, centre, half)
-    return best
+            best = (width, lam)
+    return best[1]
+
+
+def _by_hand(judge_terms, blind_terms, pool, half):
+    """lambda, estimate and half-width by the module docstring's cross-fitting, in plain Python: lambda from each
+    half's own variance parts, half h's pairs weighted by the other half's lambda and their variance from their
+    own spread."""
+    strata, free = _strata(pool), _strata(pool, blind=True)
+    lams = [_narrowest(_half(judge_terms.z, strata, half, h), _half(blind_terms.z, free, half, h),
+                       _cross(judge_terms, blind_terms, strata, half, h), judge_terms.value, blind_terms.value)
+            for h in (0, 1)]
+    lam = (lams[0] + lams[1]) / 2
+    mean_j = sum(judge_terms.per_query) / len(judge_terms.per_query)
+    mean_b = sum(blind_terms.per_query) / len(blind_terms.per_query)
+    centre, variance, parts = lam * mean_j + (1 - lam) * mean_b, 0.0, []
+    for h in (0, 1):
+        other = lams[1 - h]
+        for terms, groups, share in ((judge_terms, strata, other), (blind_terms, free, 1 - other)):
+            for size, rows in groups.values():
+                centre += share * sum(float(terms.z[i]) * (size / len(rows) - 1) for i in rows if half[i] == h)
+        pj, pb = _half(judge_terms.z, strata, half, h), _half(blind_terms.z, free, half, h)
+        v_j, v_b = sum(v for v, _ in pj), sum(v for v, _ in pb)
+        cross = max(-math.sqrt(v_j * v_b), min(_cross(judge_terms, blind_terms, strata, half, h), math.sqrt(v_j * v_b)))
+        variance += (other * other * v_j + (1 - other) ** 2 * v_b + 2 * other * (1 - other) * cross) / 2
+        parts += ([(other * other * v / 2, df) for v, df in pj] if other > 0 else []) + \
+                 ([((1 - other) ** 2 * v / 2, df) for v, df in pb] if other < 1 else [])
+    return lam, centre, _quantile(_df(parts)) * math.sqrt(max(variance, 0.0))
+
+
+def test_the_split_halves_every_judge_stratum_and_is_fixed():
+    human, judge, _, _ = world(seed=5, queries=10, pool=30)
+    pool = gold_pool(judgments(judge, kind="labels"), judgments(subset(human, 0.3, seed=6)), "pairs")
+    half = halves(pool)
+    assert np.array_equal(half, halves(pool))
+    for j in set(int(g) for g in pool.judge):
+        gold = [half[i] for i in range(len(half)) if pool.judge[i] == j and pool.human[i] > 0]
+        assert abs(gold.count(0) - gold.count(1)) <= 1 and -1 not in gold
+    assert all(half[i] == -1 for i in range(len(half)) if pool.human[i] <= 0)
 
 
 def test_lambda_matches_a_plain_python_choice_and_lambda_0_is_human_only():
@@ -80,12 +149,11 @@ def test_lambda_matches_a_plain_python_choice_and_lambda_0_is_human_only():
                                                                                                  spec)
             # the judge-free end is the benchmark's human-only estimate, exactly
             assert blind_terms.value == human_only.corrected.estimate
-            width, lam, centre, half = _by_hand(judge_terms, blind_terms, pool)
+            lam, centre, half = _by_hand(judge_terms, blind_terms, pool, halves(pool))
             c = row.corrected
             assert c.power_lambda is not None and abs(c.power_lambda - lam) < 1e-9, (spec.name, c.power_lambda, lam)
             assert abs(c.estimate - centre) < 1e-12
             assert abs(c.ci_high - min(centre + half, 1.0)) < 1e-12 and abs(c.ci_low - max(centre - half, 0.0)) < 1e-12
-            assert c.ci_high - c.ci_low <= human_only.corrected.ci_high - human_only.corrected.ci_low + 1e-12
             lambdas.append(lam)
     assert any(0 < x < 1 for x in lambdas) or len(set(lambdas)) > 1, lambdas  # the choice is not one constant here
     for d, h in zip(tuned.differences, alone.differences):  # differences get the same treatment
@@ -115,14 +183,16 @@ def _widths(draws: int = 25):
     return np.array(out)
 
 
-def test_tuned_interval_is_never_wider_than_human_only_where_the_judge_alone_is():
-    """Measured: the judge-calibrated interval alone averages about 1.1 times the human-only one with a judge that
-    grades at random (wider in most draws); tuned, never wider in any draw and narrower than the judge alone."""
+def test_tuned_interval_is_not_wider_than_human_only_on_average_where_the_judge_alone_is():
+    """Measured: the judge-calibrated interval alone averages 1.39 times the human-only one with a judge that
+    grades at random (wider in most draws); tuned with a cross-fitted lambda, 0.98 on average (0.85 of the judge's
+    alone), though not in every draw (at most 1.13 here): the lambda from one half is not the narrowest for the
+    other's variance, the price of not picking it on the same pairs."""
     w = _widths()
     old, new, human_only = w[:, 0], w[:, 1], w[:, 2]
     assert np.mean(old / human_only) > 1.03 and np.mean(old > human_only + 1e-12) > 0.5, np.mean(old / human_only)
-    assert np.all(new <= human_only + 1e-12), np.max(new / human_only)
-    assert np.all(new <= old + 1e-12)
+    assert np.mean(new / human_only) < 1.0, np.mean(new / human_only)
+    assert np.mean(new / old) < 0.9, np.mean(new / old)
 
 
 def test_a_gold_not_drawn_uniformly_keeps_lambda_1_and_says_why():

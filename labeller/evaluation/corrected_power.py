@@ -38,6 +38,7 @@ from labeller.evaluation.corrected_results import CorrectedValue
 
 UNIFORM_P = 0.001  # below this the gold's strata shares are taken for a deliberate (unequal) allocation
 GRID = np.linspace(0.0, 1.0, 101)
+SPLIT_SEED = 0  # the fixed split of the gold into two halves (cross-fitting lambda)
 BLIND_GRADE = 3  # the grade the judge-free estimator gives every pair (the benchmark's blind judge)
 
 
@@ -61,14 +62,16 @@ def uniform_p(pool: GoldPool) -> float:
     return float(chi2.sf(statistic, df=len(sizes) - 1))
 
 
-def covariance(judge: PairTerms, blind: PairTerms, pool: GoldPool) -> float:
-    """sum over the judge strata of N_j^2 (1 - n_j/N_j) / n_j times the within-stratum covariance of z_J and z_B."""
+def covariance(judge: PairTerms, blind: PairTerms, pool: GoldPool, keep: np.ndarray | None = None) -> float:
+    """sum over the judge strata of N_j^2 (1 - n_j/N_j) / n_j times the within-stratum covariance of z_J and z_B
+    (that covariance from the pairs `keep` only, if given)."""
     out = 0.0
     for j, (size, graded) in pool.stratum_sizes().items():
-        if graded > 1:
-            rows = pool.in_gold & pool.stratum(j)
+        rows = pool.in_gold & pool.stratum(j) & (keep if keep is not None else True)
+        m = int(rows.sum())
+        if m > 1:
             a, b = judge.z[rows], blind.z[rows]
-            out += size**2 * (1.0 - graded / size) / graded * float(np.sum((a - a.mean()) * (b - b.mean())) / (graded - 1))
+            out += size**2 * (1.0 - graded / size) / graded * float(np.sum((a - a.mean()) * (b - b.mean())) / (m - 1))
     return out
 
 
@@ -96,12 +99,76 @@ def choose(v_judge: float, v_blind: float, cross: float, judge_parts, blind_part
     return best[1], best[2], best[3]
 
 
+def halves(pool: GoldPool) -> np.ndarray:
+    """0 or 1 per random gold pair (-1 elsewhere): within each judge stratum the gold pairs in a fixed-seed random
+    order, alternately (a deterministic split, the same for every run and metric of one gold)."""
+    half = np.full(len(pool.judge), -1)
+    rng = np.random.default_rng(SPLIT_SEED)
+    for j in sorted(pool.stratum_sizes()):
+        rows = np.flatnonzero(pool.in_gold & pool.stratum(j))
+        rows = rows[rng.permutation(len(rows))]
+        half[rows[0::2]], half[rows[1::2]] = 0, 1
+    return half
+
+
+def half_parts(z: np.ndarray, pool: GoldPool, keep: np.ndarray) -> list[tuple[float, float]]:
+    """Each stratum's variance part N_j^2 (1 - n_j/N_j) s_j^2 / n_j with s_j^2 from the pairs `keep` of it only
+    (an estimate of the whole gold's part from half of it), on that half's degrees of freedom; a stratum with
+    fewer than two such pairs takes the largest spread of the others."""
+    spreads = {}
+    for j, (size, graded) in pool.stratum_sizes().items():
+        rows = pool.in_gold & pool.stratum(j) & keep
+        if graded:
+            spreads[j] = (float(np.var(z[rows], ddof=1)) if rows.sum() > 1 else None, int(rows.sum()))
+    known = [s for s, _ in spreads.values() if s is not None] or [0.0]
+    return [(size**2 * (1.0 - graded / size) * (spreads[j][0] if spreads[j][0] is not None else max(known)) / graded,
+             max(spreads[j][1] - 1, 1)) for j, (size, graded) in pool.stratum_sizes().items() if graded]
+
+
 def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, confidence: float,
           bounds: tuple[float, float] = (-math.inf, math.inf)) -> CorrectedValue:
-    """The power-tuned pair-design estimate and interval (module docstring)."""
-    lam, variance, df = choose(judge.variance, blind.variance, covariance(judge, blind, pool), judge.parts,
-                               blind.parts, confidence, (judge.value, blind.value), bounds)
-    value = lam * judge.value + (1 - lam) * blind.value
+    """The power-tuned pair-design estimate and interval, lambda cross-fitted (module docstring)."""
+    if judge.anticipated:  # beside a certain stratum (tuning is off there anyway): lambda from the whole gold
+        return _blend(judge, blind, confidence, *choose(judge.variance, blind.variance, covariance(judge, blind, pool),
+                                                        judge.parts, blind.parts, confidence,
+                                                        (judge.value, blind.value), bounds))
+    free, half = blind_pool(pool), halves(pool)
+    lams, parts, variance = [], [], 0.0
+    for h in (0, 1):
+        keep = half == h
+        pj, pb = half_parts(judge.z, pool, keep), half_parts(blind.z, free, keep)
+        lams.append(choose(sum(v for v, _ in pj), sum(v for v, _ in pb), covariance(judge, blind, pool, keep), pj, pb,
+                           confidence, (judge.value, blind.value), bounds)[0])
+    for h in (0, 1):  # half h's pairs weighted by the other half's lambda, its variance from its own pairs
+        keep, lam = half == h, lams[1 - h]
+        pj, pb = half_parts(judge.z, pool, keep), half_parts(blind.z, free, keep)
+        v_j, v_b = sum(v for v, _ in pj), sum(v for v, _ in pb)
+        cross = max(-math.sqrt(v_j * v_b), min(covariance(judge, blind, pool, keep), math.sqrt(v_j * v_b)))
+        variance += max(lam**2 * v_j + (1 - lam) ** 2 * v_b + 2 * lam * (1 - lam) * cross, 0.0) / 2
+        parts += [(lam**2 * v / 2, df) for v, df in pj if lam > 0] + [((1 - lam) ** 2 * v / 2, df) for v, df in pb
+                                                                       if lam < 1]
+    lam = sum(lams) / 2
+    value = lam * float(np.mean(judge.per_query)) + (1 - lam) * float(np.mean(blind.per_query))
+    for which, terms, weights in ((0, judge, _weights(pool)), (1, blind, _weights(free))):
+        for h in (0, 1):
+            share = lams[1 - h] if which == 0 else 1 - lams[1 - h]
+            value += share * float(np.sum((terms.z * weights)[half == h]))
+    return _blend(judge, blind, confidence, lam, variance, _satterthwaite(parts), value)
+
+
+def _weights(pool: GoldPool) -> np.ndarray:
+    """N_j / n_j - 1 per random gold pair (0 elsewhere): the weight of its z in the difference estimator."""
+    out = np.zeros(len(pool.judge))
+    for j, (size, graded) in pool.stratum_sizes().items():
+        rows = pool.in_gold & pool.stratum(j)
+        out[rows] = size / graded - 1.0
+    return out
+
+
+def _blend(judge: PairTerms, blind: PairTerms, confidence: float, lam: float, variance: float, df: float,
+           value: float | None = None) -> CorrectedValue:
+    if value is None:
+        value = lam * judge.value + (1 - lam) * blind.value
     per_query = [lam * a + (1 - lam) * b for a, b in zip(judge.per_query, blind.per_query)]
     out = _interval(value, math.sqrt(variance), _spread(per_query), confidence, quantile=_student(confidence, df))
     out.spread = judge.spread_source() if lam > 0 else blind.spread_source()
