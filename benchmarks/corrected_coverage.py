@@ -198,6 +198,8 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
             rng = random.Random(seed)
             tally, conformal = Tally(), Tally()
             uncorrected: dict[str, int] = {}
+            ratios: dict[str, list[float]] = {}  # metric -> corrected width / human-only width, subset by subset
+            powers: dict[str, list[float]] = {}  # metric -> lambda (power tuning: the judge's weight)
             certain = top_pairs(rankings, human, depth) if depth else set()
             if len(certain) > (pairs or 0) and depth:
                 print(f"- top {depth} + random rest, {pairs} pairs: skipped, the top {depth} alone is {len(certain)}")
@@ -221,6 +223,11 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                                   h.corrected.estimate, t)
                         tally.add(f"  human only {m.metric}", h.corrected.ci_low, h.corrected.ci_high,
                                   h.corrected.estimate, t)
+                        if None not in (c.ci_low, h.corrected.ci_low) and h.corrected.ci_high > h.corrected.ci_low:
+                            ratios.setdefault(m.metric, []).append((c.ci_high - c.ci_low)
+                                                                   / (h.corrected.ci_high - h.corrected.ci_low))
+                        if getattr(c, "power_lambda", None) is not None:
+                            powers.setdefault(m.metric, []).append(c.power_lambda)
                 for p in result.per_query:  # per-query intervals (conformal risk control) of the ungraded queries
                     for q, (low, high) in p.intervals.items():
                         value = per_query_truth[p.run, p.metric][q]
@@ -237,6 +244,9 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
                 print("    " + tally.line(name))
             print("    per run, judge-error interval: " + tally.per_run([s.name for s in specs],
                                                                       [r.name for r in rankings]))
+            print("    width / human-only, same subset (mean, max; lambda mean): " + ", ".join(
+                f"{k} {np.mean(v):.3f}, {np.max(v):.3f}" + (f"; {np.mean(powers[k]):.2f}" if powers.get(k) else "")
+                for k, v in ratios.items()))
             print("    per run, mean error / se and spread of the estimate / se: "
                   + tally.bias([s.name for s in specs], [r.name for r in rankings]))
             if conformal.hits:

@@ -17,7 +17,8 @@ import pytest
 from labeller.evaluation import corrected as corrected_module
 from labeller.evaluation.corrected_estimate import estimate
 from labeller.evaluation.corrected_pool import gold_pool, recommended_random
-from labeller.evaluation.corrected_spread import Anticipated, human_only_pool, narrower
+from labeller.evaluation.corrected_power import blind_pool
+from labeller.evaluation.corrected_spread import Anticipated, narrower
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from labeller.evaluation.runs import Ranking
@@ -150,7 +151,7 @@ def test_simulated_coverage_sample_spread_against_anticipated():
                                        design="pairs", certain=certain, per_query_coverage=None)
         pool = gold_pool(labels, judgments(gold), "pairs", certain)
         model = corrected_module._Model(pool, settings)
-        blind = corrected_module._Model(human_only_pool(pool), settings)
+        blind = corrected_module._Model(blind_pool(pool), settings)
         for r in (ranker, shuffled):
             truth = human_means(r, human, scores[r.name], settings, "ndcg@5")["ndcg@5"]
             new = result.runs[r.name][0].corrected
@@ -260,7 +261,7 @@ def test_hand_computed_human_only_fallback():
     assert value.spread == "anticipated" and (value.estimate, value.se_judge) == pytest.approx((judge, judge_se))
     # the human-only one, as the library computes it for the fallback, is the hand-computed one
     pool = gold_pool(LABELS, GOLD, "pairs", CERTAIN)
-    model = corrected_module._Model(human_only_pool(pool), Settings(relevant_from=3))
+    model = corrected_module._Model(blind_pool(pool), Settings(relevant_from=3))
     c = corrected_module.contribution(RUN, ["q"], parse_metrics("ndcg")[0], model, Settings(relevant_from=3))
     own = corrected_module._within(estimate(c, model.pool, 0.95, anticipated=Anticipated(model.pool, model.expected)),
                                    0.0, 1.0)

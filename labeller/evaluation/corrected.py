@@ -29,7 +29,8 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_spread import Anticipated, human_only_pool, narrower
+from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
+from labeller.evaluation.corrected_spread import Anticipated, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
@@ -270,14 +271,12 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     pool = gold_pool(labels, gold, design, certain)
     model = _Model(pool, settings)
     spread = Anticipated(pool, model.expected) if pool.design == "pairs" and pool.certain.any() else None
-    # beside a certain stratum, NDCG's fallback: the same gold without the judge (corrected_spread.narrower)
-    alone = _Model(human_only_pool(pool), settings) if spread is not None and any(s.kind == "ndcg" for s in specs) \
-        else None
-    alone_spread = Anticipated(alone.pool, alone.expected) if alone is not None else None
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
-    parts: dict[tuple, Contribution] = {}  # (run, metric) and, for the fallback, (run, metric, "alone")
+    blind = _Blind.of(pool, settings, specs)
+    parts: dict[tuple[str, str], Contribution] = {}
+    blind_parts: dict[tuple[str, str], Contribution] = {}
     runs: dict[str, list[CorrectedMetric]] = {}
     for ranking in rankings:
         run_scores = scores[ranking.name]
@@ -292,12 +291,13 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
             else:
                 parts[ranking.name, spec.name] = contribution(ranking, queries, spec,
                                                               tilted if spec.kind in TILTED else model, settings)
+                if blind is not None and blind.serves(spec):
+                    blind_parts[ranking.name, spec.name] = blind.contribution(ranking, queries, spec, settings)
                 value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE,
-                                         spread), 0.0, 1.0)
-                if alone is not None and spec.kind == "ndcg":
-                    parts[ranking.name, spec.name, "alone"] = contribution(ranking, queries, spec, alone, settings)
-                    value = narrower(value, _within(estimate(parts[ranking.name, spec.name, "alone"], alone.pool,
-                                                             confidence, False, alone_spread), 0.0, 1.0))
+                                         spread, blind and blind.terms(blind_parts.get((ranking.name, spec.name))),
+                                         (0.0, 1.0)), 0.0, 1.0)
+                if blind is not None:
+                    value = blind.fallback(value, blind_parts.get((ranking.name, spec.name)), confidence, (0.0, 1.0))
             intervals.add(ranking, spec, queries)
             rows.append(CorrectedMetric(metric=spec.name, queries=len(queries), plain=run_scores.metrics.get(spec.name),
                                         plain_ci_low=low, plain_ci_high=high, corrected=value))
@@ -311,11 +311,12 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if (ranking.name, spec.name) not in parts or (reference, spec.name) not in parts:
                     continue
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
-                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread), -1.0, 1.0)
-                if (ranking.name, spec.name, "alone") in parts and (reference, spec.name, "alone") in parts:
-                    both = parts[ranking.name, spec.name, "alone"].minus(parts[reference, spec.name, "alone"])
-                    value = narrower(value, _within(estimate(both, alone.pool, confidence, False, alone_spread),
-                                                    -1.0, 1.0))
+                both = blind_parts.get((ranking.name, spec.name)), blind_parts.get((reference, spec.name))
+                blind_diff = both[0].minus(both[1]) if None not in both else None
+                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread,
+                                         blind and blind.terms(blind_diff), (-1.0, 1.0)), -1.0, 1.0)
+                if blind is not None:
+                    value = blind.fallback(value, blind_diff, confidence, (-1.0, 1.0))
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None
                 differences.append(CorrectedDifference(reference=reference, run=ranking.name, metric=spec.name,
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))
@@ -325,7 +326,51 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         gold_queries=len(pool.gold_queries()) if pool.design == "queries"
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
-        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs, differences=differences, warnings=pool.warnings, per_query=intervals.out)
+        certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs,
+        differences=differences, warnings=pool.warnings + tuning_warnings(pool), per_query=intervals.out)
+
+
+class _Blind:
+    """The judge-free estimator on the same gold (a judge that knows nothing: one grade for every pair), PPI++'s
+    lambda = 0, in one of two roles. Pair design, all gold random: power tuning blends it with the judge's for every
+    metric (labeller.evaluation.corrected_power; `tuned`), where the gold's judge-grade shares are those of a uniform
+    draw (else its estimate is biased). Beside a certain stratum (plan top:K) it is fitted mostly on the runs' top
+    pairs and its recall ran biased (a simulated top-3 world: 73% coverage, blended 87%:
+    tests/test_evaluation_corrected_top.py), so there it serves only NDCG, as the fallback
+    labeller.evaluation.corrected_spread.narrower takes when its interval is the narrower and the two agree."""
+
+    def __init__(self, pool: GoldPool, settings: Settings, specs: list[MetricSpec]):
+        self.pool, self.tuned = blind_pool(pool), not pool.certain.any()
+        self.model = _Model(self.pool, settings)
+        self.tilted = _Model(self.pool, settings, tilt=True) if any(s.kind in TILTED for s in specs) else self.model
+        self.spread = None if self.tuned else Anticipated(self.pool, self.model.expected)
+
+    @classmethod
+    def of(cls, pool: GoldPool, settings: Settings, specs: list[MetricSpec]) -> _Blind | None:
+        if pool.design != "pairs":
+            return None
+        if pool.certain.any():
+            return cls(pool, settings, specs) if any(s.kind == "ndcg" for s in specs) else None
+        if len(pool.stratum_sizes()) < 2 or uniform_p(pool) < UNIFORM_P:
+            return None
+        return cls(pool, settings, specs)
+
+    def serves(self, spec: MetricSpec) -> bool:
+        return self.tuned or spec.kind == "ndcg"
+
+    def contribution(self, ranking: Ranking, queries: list[str], spec: MetricSpec, settings: Settings) -> Contribution:
+        return contribution(ranking, queries, spec, self.tilted if spec.kind in TILTED else self.model, settings)
+
+    def terms(self, part: Contribution | None) -> tuple[Contribution, GoldPool, Anticipated | None] | None:
+        """What power tuning blends with (corrected_estimate.estimate), in the tuned role."""
+        return (part, self.pool, self.spread) if self.tuned and part is not None else None
+
+    def fallback(self, value: CorrectedValue, part: Contribution | None, confidence: float,
+                 bounds: tuple[float, float]) -> CorrectedValue:
+        """Beside a certain stratum: the human-only interval where it is the narrower and agrees (NDCG)."""
+        if self.tuned or part is None:
+            return value
+        return narrower(value, _within(estimate(part, self.pool, confidence, False, self.spread), *bounds))
 
 
 class _PerQuery:

@@ -104,16 +104,56 @@ def _spread(values: list[float]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
+@dataclass
+class PairTerms:
+    """The pair design's estimate of one run's metric (or difference) before any power tuning: its value, each
+    random stratum's variance part with its degrees of freedom, every pool pair's z_i (influence / Q), the
+    per-query values at the model point and the part of the variance the anticipated spreads decide."""
+
+    value: float
+    parts: list[tuple[float, float]]
+    z: np.ndarray
+    per_query: list[float]
+    predicted: float
+    anticipated: bool  # beside a certain stratum, with the gradients the anticipated spread needs
+
+    @property
+    def variance(self) -> float:
+        return max(sum(v for v, _ in self.parts), 0.0)
+
+    def spread_source(self) -> str | None:
+        return ("anticipated" if self.predicted > self.variance / 2 else "sample") if self.anticipated else None
+
+
 def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False,
-             anticipated: Anticipated | None = None) -> CorrectedValue:
+             anticipated: Anticipated | None = None, blind=None,
+             bounds: tuple[float, float] = (-math.inf, math.inf)) -> CorrectedValue:
     """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for;
     `anticipated`: beside a certain stratum, each stratum's spread is at least the one the pool predicts
-    (labeller.evaluation.corrected_spread)."""
+    (labeller.evaluation.corrected_spread); `blind`: under the pair design, the same figure's contribution with a
+    judge that knows nothing, its pool and anticipated spread (labeller.evaluation.corrected_power), which power
+    tuning blends in; `bounds`: the metric's range, which power tuning compares the cut intervals within."""
     queries = sorted(c.model)
     if not queries:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
     if pool.design == "queries":
         return _by_queries(c, queries, confidence, zero_one)
+    terms = pair_terms(c, pool, anticipated)
+    if blind is not None:
+        from labeller.evaluation.corrected_power import tuned
+
+        contribution, blind_pool, blind_anticipated = blind
+        return tuned(terms, pool, pair_terms(contribution, blind_pool, blind_anticipated), confidence,
+                     bounds)
+    out = _interval(terms.value, math.sqrt(terms.variance), _spread(terms.per_query), confidence,
+                    quantile=_student(confidence, _satterthwaite(terms.parts)))
+    out.spread = terms.spread_source()
+    return out
+
+
+def pair_terms(c: Contribution, pool: GoldPool, anticipated: Anticipated | None = None) -> PairTerms:
+    """The pair design's stratified difference estimator and its variance parts (module docstring)."""
+    queries = sorted(c.model)
     n_queries = len(queries)
     z = np.zeros(len(pool.judge))
     for i, value in c.influence.items():
@@ -139,13 +179,9 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
         predicted += part if floor > spread else 0.0
         # the anticipated spread is the pool's, not an estimate from the stratum's few pairs: no t penalty for it
         parts.append((part, math.inf if floor > spread else max(graded - 1, 1)))
-    variance = sum(v for v, _ in parts)
-    value = float(np.mean([c.model[q] for q in queries])) + correction
-    out = _interval(value, math.sqrt(max(variance, 0.0)), _spread([c.model[q] for q in queries]), confidence,
-                    quantile=_student(confidence, _satterthwaite(parts)))
-    if anticipated is not None and (c.gradient or c.positioned):
-        out.spread = "anticipated" if predicted > variance / 2 else "sample"
-    return out
+    per_query = [c.model[q] for q in queries]
+    return PairTerms(float(np.mean(per_query)) + correction, parts, z, per_query, predicted,
+                     anticipated is not None and bool(c.gradient or c.positioned))
 
 
 def _satterthwaite(parts: list[tuple[float, int]]) -> float:
@@ -210,7 +246,9 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one
         # a 0/1 value: k ungraded queries can all differ from what the graded ones show with chance
         # C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above (1-conf)/2
         quantile = max(quantile, _unseen(len(queries), n, confidence) / len(queries) / se)
-    return _interval(best.value, se, _spread(per_query), confidence, quantile=quantile)
+    out = _interval(best.value, se, _spread(per_query), confidence, quantile=quantile)
+    out.power_lambda = float(slope)
+    return out
 
 
 @dataclass

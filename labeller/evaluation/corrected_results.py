@@ -29,6 +29,11 @@ class CorrectedValue(_Result):
     # labeller.evaluation.corrected_spread), or "human only" (NDCG: the same gold without the judge gave the narrower
     # interval, which is then the one reported); None elsewhere
     spread: Literal["sample", "anticipated", "human only"] | None = None
+    # power tuning (PPI++): the weight of the judge in the estimate, 1 the judge's model alone, 0 human only (the
+    # same gold with a judge that knows nothing); pair design: labeller.evaluation.corrected_power; query design:
+    # the fitted slope on the judge's per-query value (0 when the human-only interval is the narrower); None where
+    # no correction was made or the gold decides the figure exactly
+    power_lambda: float | None = None
 
 
 class CorrectedMetric(_Result):

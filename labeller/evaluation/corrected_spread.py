@@ -25,26 +25,16 @@ knows; Olz-gpt4o, ~90 and ~490 random pairs): the rest pairs' predictions lean o
 predicting the rest from the random gold's all-query calibration widened it 1.5 times; a pooled spread
 ((n_j - 1) s_j^2 + k A_j) / (n_j - 1 + k) narrowed it 15-25% but covered 87-90% for BM25 runs at ~490 and ~1,290
 random pairs (the sample misses the rare pairs at every size). So the anticipated spread stays, and beside it is
-PPI++'s fallback (`narrower`): the same estimator from the same gold without the judge (`human_only_pool`), reported
+PPI++'s fallback (`narrower`): the same estimator from the same gold without the judge (`corrected_power.blind_pool`), reported
 where its interval is the narrower and the two estimates agree.
 """
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 from labeller.evaluation.corrected_pool import GoldPool
-from labeller.records import GRADE_MIN
-
-
-def human_only_pool(pool: GoldPool) -> GoldPool:
-    """The same pool and gold without the judge: every pair one judge grade and no grade probabilities, so the
-    estimator predicts each ungraded pair from its query's gold alone (the human-only estimate of the same gold,
-    which PPI++ falls back to when it is the narrower; lambda = 0)."""
-    return dataclasses.replace(pool, judge=np.full(len(pool.judge), GRADE_MIN, dtype=np.int64),
-                               judge_probs=np.full_like(pool.judge_probs, np.nan), warnings=[])
 
 
 AGREE = 1.0  # the fallback needs the two estimates within this many of the human-only se of each other
@@ -61,7 +51,7 @@ def narrower(value, alone):
         return value
     if (alone.ci_high - alone.ci_low < value.ci_high - value.ci_low
             and abs(alone.estimate - value.estimate) <= AGREE * alone.se_judge):
-        return alone.model_copy(update={"spread": "human only"})
+        return alone.model_copy(update={"spread": "human only", "power_lambda": 0.0})
     return value
 
 
