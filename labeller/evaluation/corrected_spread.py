@@ -52,7 +52,7 @@ def narrower(value, alone):
     if (alone.ci_high - alone.ci_low < value.ci_high - value.ci_low
             and abs(alone.estimate - value.estimate) <= AGREE * alone.se_judge):
         return alone.model_copy(update={"spread": "human only", "power_lambda": 0.0})
-    return value
+    return value.model_copy(update={"power_lambda": 1.0})
 
 
 class Anticipated:
