@@ -266,5 +266,5 @@ def test_hand_computed_human_only_fallback():
     own = corrected_module._within(estimate(c, model.pool, 0.95, anticipated=Anticipated(model.pool, model.expected)),
                                    0.0, 1.0)
     assert (own.estimate, own.se_judge) == pytest.approx((alone, alone_se))
-    assert narrower(value, own) is value
+    assert narrower(value, own) == value.model_copy(update={"power_lambda": 1.0})
     assert narrower(value.model_copy(update={"ci_low": 0.5}), own).spread == "human only"
