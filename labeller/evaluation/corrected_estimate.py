@@ -143,7 +143,7 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
         from labeller.evaluation.corrected_power import tuned
 
         contribution, blind_pool, blind_anticipated = blind
-        return tuned(terms, pool, pair_terms(contribution, blind_pool, blind_anticipated), confidence,
+        return tuned(terms, pool, pair_terms(contribution, blind_pool, blind_anticipated), blind_pool, confidence,
                      bounds)
     out = _interval(terms.value, math.sqrt(terms.variance), _spread(terms.per_query), confidence,
                     quantile=_student(confidence, _satterthwaite(terms.parts)))

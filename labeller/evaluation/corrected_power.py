@@ -37,6 +37,7 @@ the multivariate hypergeometric, p >= UNIFORM_P); otherwise lambda is 1 and `eva
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -52,8 +53,6 @@ BLIND_GRADE = 3  # the grade the judge-free estimator gives every pair (the benc
 
 def blind_pool(pool: GoldPool) -> GoldPool:
     """The same pool and gold with a judge that knows nothing: one grade for every pair, no distributions."""
-    from dataclasses import replace
-
     return replace(pool, judge=np.full_like(pool.judge, BLIND_GRADE), judge_probs=np.full((len(pool.judge), len(GRADES)), np.nan))
 
 
@@ -96,28 +95,37 @@ def covariance(judge: PairTerms, blind: PairTerms, pool: GoldPool, keep: np.ndar
     return out
 
 
+def _cut(cross: float, v_judge: float, v_blind: float) -> float:
+    """The covariance cut to |C| <= sqrt(V_J V_B)."""
+    return max(-math.sqrt(v_judge * v_blind), min(cross, math.sqrt(v_judge * v_blind)))
+
+
+def blend(lam: float, v_judge: float, v_blind: float, cross: float, judge_parts, blind_parts) -> tuple[float, float]:
+    """V(lambda) and its Welch-Satterthwaite degrees of freedom (module docstring); `cross` already cut."""
+    variance = max(lam**2 * v_judge + (1 - lam) ** 2 * v_blind + 2 * lam * (1 - lam) * cross, 0.0)
+    return variance, _satterthwaite([(lam**2 * v, df) for v, df in judge_parts if lam > 0] +
+                                    [((1 - lam) ** 2 * v, df) for v, df in blind_parts if lam < 1])
+
+
 def choose(v_judge: float, v_blind: float, cross: float, judge_parts, blind_parts, confidence: float,
-           values: tuple[float, float] = (0.0, 0.0), bounds: tuple[float, float] = (-math.inf, math.inf)):
-    """(lambda, variance, degrees of freedom) of the narrowest interval; lambda 1 on ties (the judge's own).
-    `values`: the judge's and the judge-free estimates; `bounds`: the metric's range, the interval is cut to it
-    (labeller.evaluation.corrected._within), so the width compared is the cut one."""
-    cross = max(-math.sqrt(v_judge * v_blind), min(cross, math.sqrt(v_judge * v_blind)))
+           values: tuple[float, float] = (0.0, 0.0), bounds: tuple[float, float] = (-math.inf, math.inf)) -> float:
+    """The lambda of the narrowest interval; 1 on ties (the judge's own). `values`: the judge's and the judge-free
+    estimates; `bounds`: the metric's range, the interval is cut to it (labeller.evaluation.corrected._within), so
+    the width compared is the cut one."""
+    cross = _cut(cross, v_judge, v_blind)
     bottom = v_judge + v_blind - 2 * cross
     grid = list(GRID[::-1])
     if bottom > 0:
         grid.append(min(max((v_blind - cross) / bottom, 0.0), 1.0))
     best = None
     for lam in grid:
-        variance = max(lam**2 * v_judge + (1 - lam) ** 2 * v_blind + 2 * lam * (1 - lam) * cross, 0.0)
-        parts = [(lam**2 * v, df) for v, df in judge_parts if lam > 0] + \
-                [((1 - lam) ** 2 * v, df) for v, df in blind_parts if lam < 1]
-        df = _satterthwaite(parts)
+        variance, df = blend(lam, v_judge, v_blind, cross, judge_parts, blind_parts)
         half = _student(confidence, df) * math.sqrt(variance)
         centre = lam * values[0] + (1 - lam) * values[1]
         half = (min(centre + half, bounds[1]) - max(centre - half, bounds[0])) / 2
         if best is None or half < best[0] - 1e-15:
-            best = (half, float(lam), variance, df)
-    return best[1], best[2], best[3]
+            best = (half, float(lam))
+    return best[1]
 
 
 def halves(pool: GoldPool) -> np.ndarray:
@@ -146,29 +154,23 @@ def half_parts(z: np.ndarray, pool: GoldPool, keep: np.ndarray) -> list[tuple[fl
              max(spreads[j][1] - 1, 1)) for j, (size, graded) in pool.stratum_sizes().items() if graded]
 
 
-def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, confidence: float,
+def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, free: GoldPool, confidence: float,
           bounds: tuple[float, float] = (-math.inf, math.inf)) -> CorrectedValue:
-    """The power-tuned pair-design estimate and interval, lambda from the gold's halves (module docstring)."""
-    if judge.anticipated:  # beside a certain stratum (tuning is off there anyway): lambda from the whole gold
-        lam = choose(judge.variance, blind.variance, covariance(judge, blind, pool), judge.parts, blind.parts,
-                     confidence, (judge.value, blind.value), bounds)[0]
-    else:
-        free, half = blind_pool(pool), halves(pool)
-        lams = []
-        for h in (0, 1):
-            keep = half == h
-            pj, pb = half_parts(judge.z, pool, keep), half_parts(blind.z, free, keep)
-            lams.append(choose(sum(v for v, _ in pj), sum(v for v, _ in pb), covariance(judge, blind, pool, keep),
-                               pj, pb, confidence, (judge.value, blind.value), bounds)[0])
-        lam = sum(lams) / 2
-    v_j, v_b = judge.variance, blind.variance
-    cross = max(-math.sqrt(v_j * v_b), min(covariance(judge, blind, pool), math.sqrt(v_j * v_b)))
-    variance = max(lam**2 * v_j + (1 - lam) ** 2 * v_b + 2 * lam * (1 - lam) * cross, 0.0)
-    df = _satterthwaite([(lam**2 * v, df) for v, df in judge.parts if lam > 0] +
-                        [((1 - lam) ** 2 * v, df) for v, df in blind.parts if lam < 1])
+    """The power-tuned pair-design estimate and interval, lambda from the gold's halves (module docstring); `free`
+    the judge-free pool (blind_pool) `blind` was computed on. Only where all the gold is random: beside a certain
+    stratum tuning is off (labeller.evaluation.corrected._Blind)."""
+    half = halves(pool)
+    lams = []
+    for h in (0, 1):
+        keep = half == h
+        pj, pb = half_parts(judge.z, pool, keep), half_parts(blind.z, free, keep)
+        lams.append(choose(sum(v for v, _ in pj), sum(v for v, _ in pb), covariance(judge, blind, pool, keep),
+                           pj, pb, confidence, (judge.value, blind.value), bounds))
+    lam = sum(lams) / 2
+    cross = _cut(covariance(judge, blind, pool), judge.variance, blind.variance)
+    variance, df = blend(lam, judge.variance, blind.variance, cross, judge.parts, blind.parts)
     per_query = [lam * a + (1 - lam) * b for a, b in zip(judge.per_query, blind.per_query)]
     out = _interval(lam * judge.value + (1 - lam) * blind.value, math.sqrt(variance), _spread(per_query), confidence,
                     quantile=_student(confidence, df))
-    out.spread = judge.spread_source() if lam > 0 else blind.spread_source()
     out.power_lambda = lam if judge.variance > 0 or blind.variance > 0 else None  # None: the gold decides it
     return out
