@@ -168,10 +168,16 @@ def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None 
 def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int, top_sizes=(),
               per_query: float | None = PER_QUERY) -> None:
     labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
+    measure(judge, labels, human, systems(judge), subsets, pair_sizes, query_sizes, seed, top_sizes, per_query)
+
+
+def measure(judge: str, labels: Judgments, human: Judgments, rankings: list[Ranking], subsets: int, pair_sizes,
+            query_sizes, seed: int, top_sizes=(), per_query: float | None = PER_QUERY,
+            gains=((METRICS, "linear"), (EXPONENTIAL, "exponential"))) -> None:
+    """Print the tables for one judge's labels over one pool (also corrected_heldout.py's, on TREC DL19)."""
     # a judge that knows nothing: one grade (relevant, so no query falls in the no-answer bucket) for every pair
     blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
-    rankings = systems(judge)
-    for metrics, gain in ((METRICS, "linear"), (EXPONENTIAL, "exponential")):
+    for metrics, gain in gains:
         settings = Settings(relevant_from=3, gain=gain)
         specs = parse_metrics(metrics)
         plain_scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
