@@ -1161,6 +1161,11 @@ CASES: list[Case] = [
          stderr="give the baseline run file"),
     Case("annotate-sample-narrow-without-judge-grades", [*SAMPLE, "--pairs", "pairs.jsonl", "--plan", "narrow"],
          stderr="plan 'narrow' allocates by the judge's grade", outputs=("sample.jsonl",)),
+    # plan queries:N: N whole random queries (labeller.annotate.plans)
+    Case("annotate-sample-queries-one", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "queries:1"],
+         stderr="of at least 2", outputs=("sample.jsonl",)),
+    Case("annotate-sample-queries-not-a-number", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "queries:all"],
+         stderr="expected queries:N with N a whole number", outputs=("sample.jsonl",)),
     # plan top:K: every given run's top K with certainty (labeller.annotate.plans)
     Case("annotate-sample-top-without-depth", [*SAMPLE, "--labels", "labels.jsonl", "--plan", "top:ten", "--top-run",
                                                "run.trec"], stderr="expected top:K with K a whole number",

@@ -11,6 +11,11 @@
   1, stratum "top K"), and the rest of the size as `narrow` draws it from the rest of the pool. People's grades
   then decide each given run's MRR@k and hit rate@k (k <= K) exactly, which scattered pairs cannot correct
   (labeller.evaluation.corrected), and the random rest corrects NDCG, recall and P@k as before.
+- `queries:N` (or `queries`: N from the size and the mean pairs per query): N whole queries drawn at random, every
+  candidate pair of each (stratum "whole query"). `evaluate --gold` then uses the query design, whose corrected
+  intervals held on data the method was not tuned on (docs/evaluate.md, "Held out"); the pair design's
+  recall did not. N is fixed before the draw, so every query has the same chance N/Q: taking queries until
+  the size is spent would favour small ones.
 
 Every plan is deterministic: the same candidates, size and seed give the same sample.
 """
@@ -23,12 +28,22 @@ from collections import defaultdict
 from labeller.annotate.sources import UNCERTAINTY_COLUMNS, Candidate, require_every
 from labeller.errors import BadInputError
 
-PLANS = ("stratified", "uniform", "uncertain", "narrow", "top:K")
+PLANS = ("stratified", "uniform", "uncertain", "narrow", "top:K", "queries:N")
+WHOLE_QUERY = "whole query"  # a sample row's stratum under plan queries:N
 CERTAIN_STRATUM = "top "  # a sample row's stratum for pairs drawn with certainty: "top 10"
 
 
 def parse_plan(plan: str) -> tuple[str, int | None]:
-    """(name, K): ("top", K) for top:K, (plan, None) for the others."""
+    """(name, K): ("top", K) for top:K, ("queries", N) for queries:N (None for plain `queries`), (plan, None) for
+    the others."""
+    if plan.startswith("queries:") or plan == "queries":
+        count = plan[8:]
+        if plan == "queries":
+            return "queries", None
+        if not count.isdigit() or int(count) < 2:
+            raise BadInputError(f"plan '{plan}': expected queries:N with N a whole number of at least 2 (e.g. "
+                                "queries:20), how many whole queries people grade", field="plan")
+        return "queries", int(count)
     if plan.startswith("top:") or plan == "top":
         depth = plan[4:]
         if not depth.isdigit() or int(depth) < 1:
@@ -49,6 +64,8 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int,
         raise BadInputError(f"--size {size} must be at least 1", field="size")
     pool = sorted(candidates, key=lambda c: (c.query_id, c.doc_id))  # the file's order must not matter
     rng = random.Random(seed)
+    if name == "queries":
+        return _whole_queries(pool, size, depth, rng)
     if name == "uncertain":
         return _most_uncertain(pool, size, rng)
     if name in ("narrow", "top"):
@@ -71,6 +88,20 @@ def draw(candidates: list[Candidate], size: int, plan: str, seed: int,
         chosen = rng.sample(pool, min(size, len(pool)))
     else:
         chosen = _stratified(pool, size, rng)
+    rng.shuffle(chosen)
+    return chosen
+
+
+def _whole_queries(pool: list[Candidate], size: int, count: int | None, rng: random.Random) -> list[Candidate]:
+    by_query: dict[str, list[Candidate]] = defaultdict(list)
+    for c in pool:
+        by_query[c.query_id].append(c)
+    if count is None:  # as many queries as the size buys at the mean query's pairs
+        count = max(2, round(size / (len(pool) / len(by_query))))
+    if len(by_query) < 2:
+        raise BadInputError(f"plan 'queries' draws whole queries and the candidates hold {len(by_query)}; the query "
+                            "design needs at least 2 (give the pairs of more queries)", field="plan")
+    chosen = [c for qid in rng.sample(sorted(by_query), min(count, len(by_query))) for c in by_query[qid]]
     rng.shuffle(chosen)
     return chosen
 

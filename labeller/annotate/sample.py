@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from labeller.annotate.plans import CERTAIN_STRATUM, draw, parse_plan
+from labeller.annotate.plans import CERTAIN_STRATUM, WHOLE_QUERY, draw, parse_plan
 from labeller.annotate.sources import Candidate
 from labeller.errors import BadInputError
 from labeller.io.tables import read_rows, write_rows
@@ -28,8 +28,9 @@ class SampleRow(Record):
     doc_id: str
     position: int = Field(ge=1)  # the order people grade in
     sample_id: str
-    plan: Literal["stratified", "uniform", "uncertain", "narrow", "top"]
-    # how the pair was drawn (never shown while grading): "judge grade 3", or "top 10" (with certainty, plan top:K)
+    plan: Literal["stratified", "uniform", "uncertain", "narrow", "top", "queries"]
+    # how the pair was drawn (never shown while grading): "judge grade 3", "top 10" (with certainty, plan top:K), or
+    # "whole query" (plan queries:N)
     stratum: str | None = None
     uncertainty: float | None = None
     rubric: str | None = None
@@ -76,7 +77,8 @@ def freeze(candidates: list[Candidate], out: str | Path, *, size: int, plan: str
     sid = sample_id_of(plan, [(c.query_id, c.doc_id) for c in chosen])
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     rows = [SampleRow(query_id=c.query_id, doc_id=c.doc_id, position=i, sample_id=sid, plan=plan,
-                      stratum=f"{CERTAIN_STRATUM}{depth}" if (c.query_id, c.doc_id) in certain
+                      stratum=WHOLE_QUERY if plan == "queries" else f"{CERTAIN_STRATUM}{depth}"
+                      if (c.query_id, c.doc_id) in certain
                       else None if c.judge_grade is None else f"judge grade {c.judge_grade}",
                       uncertainty=c.uncertainty, rubric=rubric or c.rubric,
                       rubric_version=rubric_version or c.rubric_version, created_at=now)

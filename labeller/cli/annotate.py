@@ -44,7 +44,10 @@ def sample(
                                                      "intervals most for --size), or top:K (with --labels and "
                                                      "--top-run: every judged pair in the top K of those runs, "
                                                      "then narrow for the rest of --size; corrects MRR@k and hit "
-                                                     "rate@k, k <= K).")] = "stratified",
+                                                     "rate@k, k <= K), or queries:N (N whole random "
+                                                     "queries, every candidate pair of each; plain `queries` "
+                                                     "takes N from --size: the query design of `evaluate "
+                                                     "--gold`).")] = "stratified",
     top_run: Annotated[Optional[list[Path]], typer.Option("--top-run", help="With --plan top:K: a run (TREC or "
                                                           "table) whose top K people grade whole (repeatable).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
@@ -65,7 +68,7 @@ def sample(
                    "is shown them; they belong in a tuning file, not the gold set)")
     if frozen.plan == "top":
         typer.echo(top_split(frozen, pool))
-    if len(frozen.rows) < size:
+    if len(frozen.rows) < size and frozen.plan != "queries":  # plan queries: the size only sets how many queries
         typer.echo(f"labeller: warning: only {len(frozen.rows)} candidate pairs; the sample holds all of them",
                    err=True)
 

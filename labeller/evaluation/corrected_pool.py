@@ -211,9 +211,10 @@ def sample_certain(path) -> set[tuple[str, str]]:
             if r.stratum and r.stratum.startswith(CERTAIN_STRATUM)}
 
 
-def sample_warnings(path, labels: Judgments) -> list[str]:
+def sample_warnings(path, labels: Judgments, gold: Judgments | None = None) -> list[str]:
     """What the frozen sample the gold was graded from (`labeller annotate sample`) says about the design:
-    a plan that is not random, or strata drawn on other labels than these (other inclusion probabilities)."""
+    a plan that is not random, strata drawn on other labels than these (other inclusion probabilities), or
+    whole queries (plan queries:N) that the labels or the gold no longer hold whole."""
     from labeller.annotate.sample import read_sample
 
     sample = read_sample(path)
@@ -227,6 +228,19 @@ def sample_warnings(path, labels: Judgments) -> list[str]:
                    "the queries: a query with few pairs of a grade is sampled more than one with many, where the "
                    "correction assumes pairs drawn uniformly within a grade; for corrected figures draw a "
                    "uniform or narrow sample")
+    if sample.plan == "queries":
+        drawn = {(r.query_id, r.doc_id) for r in sample.rows}
+        missing = [(q, d) for q in sorted({r.query_id for r in sample.rows}) for d in sorted(labels.grades.get(q, {}))
+                   if (q, d) not in drawn]
+        if missing:
+            out.append(f"the gold was drawn by plan 'queries' ({path}) but {len(missing)} judged pairs of its queries "
+                       f"are not in the sample (e.g. {missing[0]}: the rubric's worked examples, or other --labels "
+                       "than it was drawn from): those queries are not whole, so the query design does not apply")
+        ungraded = sorted(drawn - {(q, d) for q, docs in (gold.grades if gold else {}).items() for d in docs})
+        if gold is not None and ungraded:
+            out.append(f"the gold was drawn by plan 'queries' ({path}) but {len(ungraded)} of its pairs have no "
+                       f"grade in --gold (e.g. {ungraded[0]}): those queries are not whole, so the corrected figures "
+                       "take the pair design; grade the rest of them")
     moved = [r for r in sample.rows if r.stratum and r.stratum.startswith("judge grade ")
              and labels.grade(r.query_id, r.doc_id) not in (None, int(r.stratum.rsplit(" ", 1)[1]))]
     if moved:

@@ -266,5 +266,5 @@ def _corrected(options: EvaluateOptions, rankings: list[Ranking], scores: dict[s
 
     result.warnings += example_warnings(gold, judgments.rubrics)
     if options.gold_sample is not None:
-        result.warnings += sample_warnings(options.gold_sample, judgments)
+        result.warnings += sample_warnings(options.gold_sample, judgments, gold)
     return result.model_copy(update={"judge": judgments.judges})
