@@ -19,7 +19,7 @@ the truth's side, over pairs whose true difference is not 0) against human only'
 rate (p_worse < 0.05 though the truth is >= 0), and per pair the truth, coverage, power and mean error / se.
 
     python benchmarks/corrected_differences.py [--subsets 100] [--pairs 300,1200] [--queries 15,20] [--top 10:1600]
-                                               [--judges Olz-gpt4o] [--data DIR]
+                                               [--judges Olz-gpt4o] [--metrics M,...] [--seed 0] [--data DIR]
 """
 
 from __future__ import annotations
@@ -147,16 +147,18 @@ def report(cells: Cells, specs, plain_hits: dict) -> None:
                   f"{np.mean(cells.column(m, 'ratio', p) or [np.nan]):.3f}  error/se, spread/se {bias}")
 
 
-def one_judge(judge: str, human: Judgments, subsets: int, designs, seed: int) -> None:
+def one_judge(judge: str, human: Judgments, subsets: int, designs, seed: int, only: str | None = None) -> None:
     labels = judgments(read_qrels(corrected_coverage.LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
     blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
     rankings = systems(judge)
     for design, pairs, queries, depth in designs:
         metric_sets = [(PAIR_METRICS if design == "pairs" else QUERY_METRICS, "linear"), (EXPONENTIAL, "exponential")]
+        if only:  # --metrics: these (linear gain) only
+            metric_sets = [(only, "linear")]
         certain = top_pairs(rankings, human, depth) if depth else set()
         for metrics, gain in metric_sets:
             settings, specs = Settings(relevant_from=3, gain=gain), parse_metrics(metrics)
-            if depth and "mrr" not in metrics and gain == "linear":
+            if depth and not only and "mrr" not in metrics and gain == "linear":
                 specs = parse_metrics(QUERY_METRICS)  # top K graded: MRR@10 and hit rate@10 are people's exactly
             scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
             blind_scores = {r.name: score_run(r, blind, specs, settings) for r in rankings}
@@ -190,6 +192,7 @@ def main() -> int:
     parser.add_argument("--top", default="10:1600", help="K:pairs, comma-separated (plan top:K)")
     parser.add_argument("--judges", default=LABEL_SETS[0])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--metrics", default=None, help="only these metrics, linear gain (default: every cell)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
     args = parser.parse_args()
     if args.data is not None:
@@ -202,7 +205,7 @@ def main() -> int:
                + [("queries", None, int(n), 0) for n in args.queries.split(",") if n]
                + [("pairs", int(x.split(":")[1]), None, int(x.split(":")[0])) for x in args.top.split(",") if x])
     for judge in args.judges.split(","):
-        one_judge(judge, human, args.subsets, designs, args.seed)
+        one_judge(judge, human, args.subsets, designs, args.seed, args.metrics)
     return 0
 
 
