@@ -66,38 +66,13 @@ def total(p):
     return max(sum(v for v, _ in p), 0.0)
 
 
-def tuned(rec: dict, mode: str = "n-1", lam_var: str = "", choose_mode: str | None = None,
-          shrink: float = 0.0, agree: float = 0.0) -> tuple[float, float, float]:
-    """(low, high, estimate) of the power-tuned interval, cut to [0, 1]. `mode`: the strata's degrees of freedom
-    ("n-1" as the library, "kurt" from their kurtosis), `choose_mode` the same for choosing lambda on the halves
-    (default `mode`); `shrink`: lambda moved towards 1 by that many of its own se (the halves' difference / 2);
-    `lam_var`: lambda's own error added to the variance; `agree`: lambda 1 unless the two estimates agree within
-    that many se of their difference (0: no guard)."""
-    choose_mode = choose_mode or mode
-    a, b = rec["judge"], rec.get("blind")
-    if b is None:
-        p = parts(a, None, mode)
-        return plain(a, p)
-    lams = []
-    for h in (0, 1):
-        keep = a["half"] == h
-        pj, pb = parts(a, keep, choose_mode), parts(b, keep, choose_mode)
-        lams.append(cp.choose(total(pj), total(pb), covariance(a, b, keep), pj, pb, CONF, (a["value"], b["value"]),
-                              (0.0, 1.0)))
-    lam = min(sum(lams) / 2 + shrink * abs(lams[0] - lams[1]) / 2, 1.0)
-    pa, pb = parts(a, None, mode), parts(b, None, mode)
-    va, vb = total(pa), total(pb)
-    cross = cp._cut(covariance(a, b, None), va, vb)
-    if agree and abs(a["value"] - b["value"]) > agree * math.sqrt(max(va + vb - 2 * cross, 0.0)):
-        lam = 1.0
-    variance, df = cp.blend(lam, va, vb, cross, pa, pb)
-    if lam_var == "spread":  # lambda's own error, from the halves' disagreement, times E(theta_J - theta_B)^2
-        variance += (lams[0] - lams[1]) ** 2 / 4 * max(va + vb - 2 * cross, 0.0)
-    elif lam_var == "realised":
-        variance += (lams[0] - lams[1]) ** 2 / 4 * (a["value"] - b["value"]) ** 2
-    est = lam * a["value"] + (1 - lam) * b["value"]
-    half = _student(CONF, df) * math.sqrt(variance)
-    return max(est - half, 0.0), min(est + half, 1.0), est
+def tuned(rec: dict, mode: str = "n-1") -> tuple[float, float, float]:
+    """(low, high, estimate) of the power-tuned interval, cut to [0, 1], the strata's degrees of freedom by `mode`
+    ("n-1" as the library, "kurt" from their kurtosis) in the interval and in lambda's choice alike."""
+    comp = components(rec, mode)
+    if comp is None:
+        return plain(rec["judge"], parts(rec["judge"], None, mode))
+    return interval(comp, RULES["baseline (library)"])[:3]
 
 
 def plain(t: dict, p) -> tuple[float, float, float]:
