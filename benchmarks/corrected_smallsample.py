@@ -27,7 +27,7 @@ CONF = 0.95
 
 def stratum_df(z: np.ndarray, mode: str) -> float:
     n = len(z)
-    if mode == "n-1" or n < 4:
+    if mode != "kurt" or n < 4:
         return max(n - 1, 1)
     d = z - z.mean()
     m2 = float(np.mean(d**2))
@@ -45,7 +45,10 @@ def parts(t: dict, keep: np.ndarray | None, mode: str) -> list[tuple[float, floa
         if graded:
             rows = (t["j"] == j) & keep
             z = t["z"][rows]
-            spreads[j] = (float(np.var(z, ddof=1)) if len(z) > 1 else None, stratum_df(z, mode) if len(z) > 1 else 1)
+            spread = float(np.var(z, ddof=1)) if len(z) > 1 else None
+            if mode == "pseudo" and spread is not None:  # one more pair at the stratum's most extreme deviation
+                spread += float(np.max((z - z.mean()) ** 2)) / (len(z) - 1)
+            spreads[j] = (spread, stratum_df(z, mode) if len(z) > 1 else 1)
     known = [s for s, _ in spreads.values() if s is not None] or [0.0]
     return [(size**2 * (1.0 - graded / size) * (spreads[j][0] if spreads[j][0] is not None else max(known)) / graded,
              spreads[j][1]) for j, (size, graded) in t["sizes"].items() if graded]
@@ -68,7 +71,8 @@ def total(p):
 
 def tuned(rec: dict, mode: str = "n-1") -> tuple[float, float, float]:
     """(low, high, estimate) of the power-tuned interval, cut to [0, 1], the strata's degrees of freedom by `mode`
-    ("n-1" as the library, "kurt" from their kurtosis) in the interval and in lambda's choice alike."""
+    ("n-1" as the library, "kurt" from their kurtosis, "pseudo": n-1 with one more pair at each stratum's most
+    extreme deviation) in the interval and in lambda's choice alike."""
     comp = components(rec, mode)
     if comp is None:
         return plain(rec["judge"], parts(rec["judge"], None, mode))
