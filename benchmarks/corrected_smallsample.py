@@ -224,6 +224,18 @@ def report(rows) -> None:
         uhit = (ulo - 1e-12 <= truth) & (truth <= uhi + 1e-12)
         print(f"- {name}:\n    {summary(vhit, width, hwidth, groups)}\n  uniform x{factor:.3f}:\n    "
               f"{summary(uhit, uhi - ulo, hwidth, groups)}")
+    pseudo = np.array([tuned(r, "pseudo") for *_, r in rows])
+    vhit = (pseudo[:, 0] - 1e-12 <= truth) & (truth <= pseudo[:, 1] + 1e-12)
+    print(f"- one pseudo-pair per stratum at its most extreme deviation, tuned:\n    "
+          f"{summary(vhit, pseudo[:, 1] - pseudo[:, 0], hwidth, groups)}\n  the baseline widened as much, per group:")
+    for name, cells in groups.items():
+        i = np.concatenate(list(cells.values()))
+        factor = (pseudo[i, 1] - pseudo[i, 0]).mean() / (base[i, 1] - base[i, 0]).mean()
+        half = np.maximum(base[i, 2] - base[i, 0], base[i, 1] - base[i, 2])
+        ulo, uhi = np.maximum(base[i, 2] - factor * half, 0.0), np.minimum(base[i, 2] + factor * half, 1.0)
+        uhit = np.zeros(len(rows), bool)
+        uhit[i] = (ulo - 1e-12 <= truth[i]) & (truth[i] <= uhi + 1e-12)
+        print(f"    {name} x{factor:.3f}: {uhit[i].mean():.1%}, worst {min(uhit[c].mean() for c in cells.values()):.1%}")
     kurt = [tuned(r, "kurt") for *_, r in rows]
     khuman = [human(r, "kurt") for *_, r in rows]
     k = np.array(kurt)
