@@ -159,12 +159,13 @@ def pair_terms(c: Contribution, pool: GoldPool, anticipated: Anticipated | None 
     for i, value in c.influence.items():
         z[i] = value / n_queries
     correction = 0.0
-    spreads = {}
+    spreads, dfs = {}, {}
     for j, (size, graded) in pool.stratum_sizes().items():
         if graded:
             in_stratum = z[pool.in_gold & pool.stratum(j)]
             correction += float(in_stratum.sum()) * (size / graded - 1.0)
             spreads[j] = float(np.var(in_stratum, ddof=1)) if graded > 1 else None
+            dfs[j] = stratum_df(in_stratum)
     known = [s for s in spreads.values() if s is not None]
     parts = []  # (variance of a grade's part, its degrees of freedom)
     predicted = 0.0  # the variance the anticipated spreads decide
@@ -178,10 +179,27 @@ def pair_terms(c: Contribution, pool: GoldPool, anticipated: Anticipated | None 
         part = size**2 * (1.0 - graded / size) * max(spread, floor) / graded
         predicted += part if floor > spread else 0.0
         # the anticipated spread is the pool's, not an estimate from the stratum's few pairs: no t penalty for it
-        parts.append((part, math.inf if floor > spread else max(graded - 1, 1)))
+        parts.append((part, math.inf if floor > spread else dfs[j]))
     per_query = [c.model[q] for q in queries]
     return PairTerms(float(np.mean(per_query)) + correction, parts, z, per_query, predicted,
                      anticipated is not None and bool(c.gradient or c.positioned))
+
+
+def stratum_df(values: np.ndarray) -> float:
+    """Degrees of freedom of a stratum's sample variance for Welch-Satterthwaite: n - 1 for normal values, fewer for
+    the sparse, heavy-tailed effects of a ranking metric (most gold pairs move a run's figure by nothing, a few by
+    much), from Var(s^2) / sigma^4 = 2 / (n - 1) + g2 / n, g2 the values' excess kurtosis (kept at 0 or more);
+    fewer than 4 values keep n - 1 (a kurtosis needs more). On LLMJudge, 300 pairs: pooled coverage 92-93% ->
+    94%, still narrower than human only (benchmarks/README.md, "small-sample")."""
+    n = len(values)
+    if n < 4:
+        return max(n - 1, 1)
+    deviations = values - values.mean()
+    second = float(np.mean(deviations**2))
+    if second <= 0:
+        return n - 1
+    excess = max(float(np.mean(deviations**4)) / second**2 - 3.0, 0.0)
+    return 2.0 / (2.0 / (n - 1) + excess / n)
 
 
 def _satterthwaite(parts: list[tuple[float, int]]) -> float:

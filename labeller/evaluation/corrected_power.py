@@ -41,7 +41,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from labeller.evaluation.corrected_estimate import PairTerms, _interval, _satterthwaite, _spread, _student
+from labeller.evaluation.corrected_estimate import (PairTerms, _interval, _satterthwaite, _spread, _student,
+                                                   stratum_df)
 from labeller.evaluation.corrected_pool import GRADES, GoldPool
 from labeller.evaluation.corrected_results import CorrectedValue
 
@@ -148,10 +149,10 @@ def half_parts(z: np.ndarray, pool: GoldPool, keep: np.ndarray) -> list[tuple[fl
     for j, (size, graded) in pool.stratum_sizes().items():
         rows = pool.in_gold & pool.stratum(j) & keep
         if graded:
-            spreads[j] = (float(np.var(z[rows], ddof=1)) if rows.sum() > 1 else None, int(rows.sum()))
+            spreads[j] = (float(np.var(z[rows], ddof=1)) if rows.sum() > 1 else None, stratum_df(z[rows]))
     known = [s for s, _ in spreads.values() if s is not None] or [0.0]
     return [(size**2 * (1.0 - graded / size) * (spreads[j][0] if spreads[j][0] is not None else max(known)) / graded,
-             max(spreads[j][1] - 1, 1)) for j, (size, graded) in pool.stratum_sizes().items() if graded]
+             spreads[j][1]) for j, (size, graded) in pool.stratum_sizes().items() if graded]
 
 
 def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, free: GoldPool, confidence: float,
