@@ -27,15 +27,17 @@ OTHER = Ranking("other", docs={"q": list("cdabef")})
 
 def test_hand_computed_certain_stratum():
     """One query, six pairs the judge calls relevant (grade 3). Certain: a (people: relevant), b (not); random
-    from the other four (N = 4, n = 2, pi = 1/2): c (not relevant), e (relevant). Calibration P(relevant | judge 3)
-    = 2/4 = 1/2, the query's own the same: d and f predicted 1/2. Recall's calibration is tilted by the query's
-    gold (2 of grade 1 and 2 of grade 3 seen, 2 and 2 expected, 2 + 2 pseudo-pairs: factor 1, unchanged), and for
-    a leave-one-out prediction by the gold without the pair: without c (seen 1, 2; expected 3/2, 3/2) the
-    factors are 3/(7/2) = 6/7 and 4/(7/2) = 8/7, tilted P(relevant) 4/7, so c's prediction (2 + 4 * 4/7) / 7 =
-    30/49, residual -30/49; e's, symmetrically, (1 + 4 * 3/7) / 7 = 19/49, residual +30/49.
-    Recall@2 of `top` at the model point: hits a + b = 1, R = a 1 + b 0 + c 0 + e 1 + d 1/2 + f 1/2 = 3 -> 1/3;
-    c and e are below the top 2, so z = -hits/R^2 * residual = -1/9 (-30/49) = 10/147 and -10/147: correction
-    0, estimate 1/3; variance 4^2 (1 - 1/2) var(10/147, -10/147) / 2 = 800/21609 (untilted, 4/63: 128/3969).
+    from the other four (N = 4, n = 2, pi = 1/2): c (not relevant), e (relevant). The predictions learn from the
+    random gold only (the certain pairs are not a sample of the rest): calibration P(relevant | judge 3) = 1/2 (c,
+    e), the query's own the same: d and f predicted (1 + 4 * 1/2) / (2 + 4) = 1/2. Recall's calibration is tilted
+    by the query's random gold (1 of grade 1 and 1 of grade 3 seen, 1 and 1 expected, 2 + 2 pseudo-pairs: factor 1,
+    unchanged), and for a leave-one-out prediction by that gold without the pair: without c (seen 0, 1; expected
+    1/2, 1/2) the factors are 2/(5/2) = 4/5 and 3/(5/2) = 6/5, tilted P(relevant) 3/5, so c's prediction
+    (1 + 4 * 3/5) / (1 + 4) = 17/25, residual -17/25; e's, symmetrically, (0 + 4 * 2/5) / 5 = 8/25, residual
+    +17/25. Recall@2 of `top` at the model point: hits a + b = 1, R = a 1 + b 0 + c 0 + e 1 + d 1/2 + f 1/2 = 3 ->
+    1/3; c and e are below the top 2, so z = -hits/R^2 * residual = -1/9 (-17/25) = 17/225 and -17/225: correction
+    0, estimate 1/3; variance 4^2 (1 - 1/2) var(17/225, -17/225) / 2 = 2312/50625 (learning from all four gold
+    pairs, as before the fix: 800/21609; untilted, random gold: 8/225).
     P@2 of `top`: a and b are certain, so 1/2 exactly. MRR@2 of `top`: a is relevant, 1. MRR@2 of `other`: c
     (graded, not relevant), then d, ungraded: not decided by people's grades, so not corrected; hit rate@1 of
     `other` is: c is graded and not relevant, 0."""
@@ -47,7 +49,7 @@ def test_hand_computed_certain_stratum():
     assert [(s.judge_grade, s.pool, s.gold) for s in result.strata] == [(3, 4, 2)]
     recall, precision, mrr, hit = result.runs["top"]
     assert recall.corrected.estimate == pytest.approx(1 / 3)
-    assert recall.corrected.se_judge == pytest.approx(math.sqrt(800 / 21609))
+    assert recall.corrected.se_judge == pytest.approx(math.sqrt(2312 / 50625))
     assert precision.corrected.estimate == pytest.approx(0.5) and precision.corrected.se_judge == pytest.approx(0)
     assert mrr.corrected.estimate == 1.0 and (mrr.corrected.ci_low, mrr.corrected.ci_high) == (1.0, 1.0)
     assert mrr.plain == 1.0
