@@ -30,7 +30,7 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate, p_wor
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
-from labeller.evaluation.corrected_spread import Anticipated, narrower
+from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
@@ -77,19 +77,22 @@ class _Model:
     is against its prediction without itself (leave one out), as the difference estimator needs predictions that
     do not use the pair's own grade. `tilt`: the
     all-query calibration is first tilted towards the query's own gold of every judge grade (TILTED).
-    `plug_in_ideal`: NDCG at the ideal DCG of the expected counts, first order only (before corrected_ideal)."""
+    `plug_in_ideal`: NDCG at the ideal DCG of the expected counts, first order only (before corrected_ideal).
+    `from_all`: learn from all the gold, the certain pairs too (for `_anticipated`)."""
 
-    def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False, plug_in_ideal: bool = False):
+    def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False, plug_in_ideal: bool = False,
+                 from_all: bool = False):
         self.pool, self.plug_in_ideal = pool, plug_in_ideal
         self.gains = grade_gains(settings.gain, GRADES)
         self.relevant_from = settings.relevant_from
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
-        self.calibration = pool.calibration(learning_gold(pool))
+        learn = pool.in_gold if from_all else learning_gold(pool)
+        self.calibration = pool.calibration(learn)
         self.plain = _point_masses(pool.judge)
         # the judge's prediction: its grade distribution where the label row has one (`label --grade-probs`)
         given = ~np.isnan(pool.judge_probs[:, 0]) if len(pool.judge_probs) else np.zeros(len(pool.judge), bool)
         self.prediction = np.where(given[:, None], np.nan_to_num(pool.judge_probs), self.plain)
-        gold, learn = pool.in_gold, learning_gold(pool)
+        gold = pool.in_gold
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
         base = self.calibration[pool.judge - GRADE_MIN]
@@ -123,6 +126,14 @@ class _Model:
 
     def feature(self, spec: MetricSpec) -> np.ndarray:
         return self.gains if spec.kind == "ndcg" else self.relevant
+
+
+def _anticipated(pool: GoldPool, settings: Settings, model: _Model) -> Larger:
+    """The anticipated spread (corrected_spread) beside a certain stratum: the larger of the one under the
+    predictions (from the random gold) and the one under predictions learned from all the gold. A random remainder
+    with few relevant pairs, or none, predicts the rest never relevant and its spread 0; the certain pairs say the
+    judge's grades can be wrong there (tests/test_evaluation_corrected_top_ndcg.py, the hand-computed case)."""
+    return Larger(Anticipated(pool, model.expected), Anticipated(pool, _Model(pool, settings, from_all=True).expected))
 
 
 def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np.ndarray, int]:
@@ -249,7 +260,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     `certain`: the pairs the sample drew with certainty (plan top:K; labeller.evaluation.corrected_pool)."""
     pool = gold_pool(labels, gold, design, certain)
     model = _Model(pool, settings)
-    spread = Anticipated(pool, model.expected) if pool.design == "pairs" and pool.certain.any() else None
+    spread = _anticipated(pool, settings, model) if pool.design == "pairs" and pool.certain.any() else None
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
@@ -313,16 +324,17 @@ class _Blind:
     """The judge-free estimator on the same gold (a judge that knows nothing: one grade for every pair), PPI++'s
     lambda = 0, in one of two roles. Pair design, all gold random: power tuning blends it with the judge's for every
     metric (labeller.evaluation.corrected_power; `tuned`), where the gold's judge-grade shares are those of a uniform
-    draw (else its estimate is biased). Beside a certain stratum (plan top:K) it is fitted mostly on the runs' top
+    draw (else its estimate is biased). Beside a certain stratum (plan top:K) it was fitted mostly on the runs' top
     pairs and its recall ran biased (a simulated top-3 world: 73% coverage, blended 87%:
-    tests/test_evaluation_corrected_top.py), so there it serves only NDCG, as the fallback
+    tests/test_evaluation_corrected_top.py; measured before the predictions learned from the random gold only), so
+    there it serves only NDCG, as the fallback
     labeller.evaluation.corrected_spread.narrower takes when its interval is the narrower and the two agree."""
 
     def __init__(self, pool: GoldPool, settings: Settings, specs: list[MetricSpec]):
         self.pool, self.tuned = blind_pool(pool), not pool.certain.any()
         self.model = _Model(self.pool, settings)
         self.tilted = _Model(self.pool, settings, tilt=True) if any(s.kind in TILTED for s in specs) else self.model
-        self.spread = None if self.tuned else Anticipated(self.pool, self.model.expected)
+        self.spread = None if self.tuned else _anticipated(self.pool, settings, self.model)
 
     @classmethod
     def of(cls, pool: GoldPool, settings: Settings, specs: list[MetricSpec]) -> _Blind | None:
@@ -340,7 +352,7 @@ class _Blind:
     def contribution(self, ranking: Ranking, queries: list[str], spec: MetricSpec, settings: Settings) -> Contribution:
         return contribution(ranking, queries, spec, self.tilted if spec.kind in TILTED else self.model, settings)
 
-    def terms(self, part: Contribution | None) -> tuple[Contribution, GoldPool, Anticipated | None] | None:
+    def terms(self, part: Contribution | None) -> tuple[Contribution, GoldPool, Anticipated | Larger | None] | None:
         """What power tuning blends with (corrected_estimate.estimate), in the tuned role."""
         return (part, self.pool, self.spread) if self.tuned and part is not None else None
 

@@ -46,7 +46,8 @@ def narrower(value, alone):
     variance, 0 among them. The agreement is a guard against the human-only estimate's own bias: it predicts a
     query's other pairs from its gold, mostly the certain top pairs, and where those are far more often relevant
     than the rest its first-order correction cannot reach (a simulation, tests/test_evaluation_corrected_top_ndcg.py:
-    taking the narrower interval alone covered 20% for one run; with the guard at 1 se 97.5%, at 1.5 se 87.5%)."""
+    taking the narrower interval alone covered 20% for one run; with the guard at 1 se 97.5%, at 1.5 se 87.5%, while
+    the predictions learned from all the gold; from the random gold only (corrected_tilt.learning_gold) 97.5% alone)."""
     if None in (alone.se_judge, value.se_judge, alone.ci_low, value.ci_low, alone.estimate, value.estimate):
         return value
     if (alone.ci_high - alone.ci_low < value.ci_high - value.ci_low
@@ -91,3 +92,13 @@ class Anticipated:
             out += float(p @ (a * a) - (p @ a) ** 2) - float(p @ (g * g) - (p @ g) ** 2)
         return max(out, 0.0)
 
+
+
+class Larger:
+    """The larger of several anticipated spreads of the same pool (labeller.evaluation.corrected._anticipated)."""
+
+    def __init__(self, *spreads: Anticipated):
+        self.spreads = spreads
+
+    def total(self, gradient: dict[str, np.ndarray], positioned: dict[int, np.ndarray], j: int) -> float:
+        return max(s.total(gradient, positioned, j) for s in self.spreads)
