@@ -38,6 +38,9 @@ from labeller.evaluation.corrected_pool import GoldPool
 
 
 AGREE = 1.0  # the fallback needs the two estimates within this many of the human-only se of each other
+# further apart than this many human-only se, the reported interval is the hull of both (TREC DL19, a rank-independent
+# simulated judge: the judge's NDCG@10 ran -2 to -3 se off while the human-only one covered: benchmarks/README.md)
+DISAGREE = 2.0
 
 
 def narrower(value, alone):
@@ -50,9 +53,14 @@ def narrower(value, alone):
     the predictions learned from all the gold; from the random gold only (corrected_tilt.learning_gold) 97.5% alone)."""
     if None in (alone.se_judge, value.se_judge, alone.ci_low, value.ci_low, alone.estimate, value.estimate):
         return value
-    if (alone.ci_high - alone.ci_low < value.ci_high - value.ci_low
-            and abs(alone.estimate - value.estimate) <= AGREE * alone.se_judge):
+    apart = abs(alone.estimate - value.estimate)
+    if alone.ci_high - alone.ci_low < value.ci_high - value.ci_low and apart <= AGREE * alone.se_judge:
         return alone.model_copy(update={"spread": "human only", "power_lambda": 0.0})
+    if apart > DISAGREE * alone.se_judge:  # one of them is biased, which is not known: the interval holds both
+        ends = ("ci_low", "ci_high", "ci_low_queries", "ci_high_queries")
+        both = {e: (min if e.startswith("ci_low") else max)(getattr(value, e), getattr(alone, e)) for e in ends
+                if getattr(value, e) is not None and getattr(alone, e) is not None}
+        return value.model_copy(update={**both, "spread": "both", "power_lambda": 1.0})
     return value.model_copy(update={"power_lambda": 1.0})
 
 
