@@ -279,12 +279,12 @@ def test_hand_computed_human_only_fallback():
     assert (own.estimate, own.se_judge) == pytest.approx((alone, alone_se))
     assert narrower(value, own) == value.model_copy(update={"power_lambda": 1.0})
     assert narrower(value.model_copy(update={"ci_low": 0.1}), own).spread == "human only"
-    # two estimates more than 2 human-only se apart: one is biased, and the interval is the hull of both
+    # two estimates more than 1 human-only se apart: one is biased, and the interval is the hull of both
     assert own.ci_low == pytest.approx(1 - 1.959964 * alone_se) and own.ci_high == 1.0
     far = value.model_copy(update={"estimate": 0.2, "ci_low": 0.1, "ci_high": 0.3, "ci_low_queries": 0.05,
                                    "ci_high_queries": 0.35})
     hull = narrower(far, own)
     assert hull.spread == "both" and hull.estimate == 0.2 and (hull.ci_low, hull.ci_high) == (0.1, 1.0)
     assert (hull.ci_low_queries, hull.ci_high_queries) == (0.05, 1.0)
-    near = far.model_copy(update={"estimate": 1 - 1.9 * alone_se})  # within 2 se: the judge's, as it was
+    near = far.model_copy(update={"estimate": 1 - 0.9 * alone_se})  # within 1 se, the judge's the narrower: it
     assert narrower(near, own) == near.model_copy(update={"power_lambda": 1.0})
