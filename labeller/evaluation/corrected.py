@@ -16,7 +16,7 @@ for every query (the sample plan top:K grades each given run's top K with certai
 people's, exactly, with no judge error. Scattered random pairs cannot correct them (a first-order correction
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
-tilted towards each query's own gold (TILTED, `_query_tilt`): its first-order correction is scaled by the query's
+tilted towards each query's own gold (TILTED, corrected_tilt): its first-order correction is scaled by the query's
 relevant count at the model point, which must not be far from the truth (docs/evaluate.md). Under the pair design
 without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
 (labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
@@ -30,10 +30,11 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate, p_wor
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
-from labeller.evaluation.corrected_spread import Anticipated, narrower
+from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
+from labeller.evaluation.corrected_tilt import learning_gold, query_tilt
 from labeller.evaluation.metrics import MetricSpec
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.results import RunScores, Settings
@@ -58,37 +59,12 @@ ADDITIVE = ("ndcg", "recall", "precision")
 ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)
 
 
-# Predicted with the calibration tilted towards each query's own gold (`_query_tilt`): recall, whose first-order
-# correction is scaled by 1 / (the query's relevant count at the model point). With few gold pairs per (query,
-# judge grade) that count leaned on the all-query calibration, twice the truth on queries with few relevant pairs
-# (on LLMJudge: 44 predicted against 18), so their correction came out half what it should and recall@100 of the
-# BM25 runs ran half a standard error low (88-91% coverage). NDCG@10 is not tilted: there the tilt raised its bias.
+# Predicted with the calibration tilted towards each query's own gold (corrected_tilt.query_tilt): recall, whose
+# first-order correction is scaled by 1 / (the query's relevant count at the model point). With few gold pairs per
+# (query, judge grade) that count leaned on the all-query calibration, twice the truth on queries with few relevant
+# pairs (on LLMJudge: 44 predicted against 18), so their correction came out half what it should and recall@100 of
+# the BM25 runs ran half a standard error low (88-91% coverage). NDCG@10 is not tilted: there the tilt raised its bias.
 TILTED = ("recall",)
-
-
-def _query_tilt(pool: GoldPool, base: np.ndarray, human: np.ndarray, gold: np.ndarray,
-                strength: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each pair's calibrated distribution P(human | judge grade), tilted per human grade g by its query's gold:
-    (seen_g + s p_g) / (expected_g + s p_g), seen_g the query's gold pairs people gave g, expected_g the sum of their
-    calibrated P(g), p_g the share of g over all the gold and s `strength` pseudo-pairs (a query without gold keeps
-    the calibration), then normalised. Returns it, and for each gold pair the same without the pair itself (its
-    leave-one-out prediction must not use its own grade)."""
-    names = {q: n for n, q in enumerate(sorted(pool.by_query))}
-    at = np.array([names[q] for q in pool.query])
-    seen, expected = np.zeros((len(names), base.shape[1])), np.zeros((len(names), base.shape[1]))
-    np.add.at(seen, at[gold], human[gold])
-    np.add.at(expected, at[gold], base[gold])
-    pseudo = strength * human[gold].mean(axis=0)
-
-    def tilt(seen_rows, expected_rows):
-        bottom = expected_rows + pseudo
-        factor = np.where(bottom > 0, (seen_rows + pseudo) / np.where(bottom > 0, bottom, 1.0), 1.0)
-        out = base * factor
-        total = out.sum(axis=1, keepdims=True)
-        return np.where(total > 0, out / np.where(total > 0, total, 1.0), base)
-
-    own = np.where(gold[:, None], 1.0, 0.0)
-    return tilt(seen[at], expected[at]), tilt(seen[at] - own * human, expected[at] - own * base)
 
 
 class _Model:
@@ -96,17 +72,22 @@ class _Model:
     known), and the model point: people's grade where known, else a prediction from the gold, P(human |
     judge grade) within the pair's own query, shrunk towards all queries' (SHRINK pseudo-pairs: queries
     differ in how often the judge is right, and a prediction closer to the truth leaves the first-order
-    correction less to do). A gold pair's residual is against its prediction without itself (leave one
-    out), as the difference estimator needs predictions that do not use the pair's own grade. `tilt`: the
+    correction less to do). Beside a certain stratum only the random gold teaches these predictions
+    (corrected_tilt.learning_gold); people's grades of the certain pairs are their values. A gold pair's residual
+    is against its prediction without itself (leave one out), as the difference estimator needs predictions that
+    do not use the pair's own grade. `tilt`: the
     all-query calibration is first tilted towards the query's own gold of every judge grade (TILTED).
-    `plug_in_ideal`: NDCG at the ideal DCG of the expected counts, first order only (before corrected_ideal)."""
+    `plug_in_ideal`: NDCG at the ideal DCG of the expected counts, first order only (before corrected_ideal).
+    `from_all`: learn from all the gold, the certain pairs too (for `_anticipated`)."""
 
-    def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False, plug_in_ideal: bool = False):
+    def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False, plug_in_ideal: bool = False,
+                 from_all: bool = False):
         self.pool, self.plug_in_ideal = pool, plug_in_ideal
         self.gains = grade_gains(settings.gain, GRADES)
         self.relevant_from = settings.relevant_from
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
-        self.calibration = pool.calibration()
+        learn = pool.in_gold if from_all else learning_gold(pool)
+        self.calibration = pool.calibration(learn)
         self.plain = _point_masses(pool.judge)
         # the judge's prediction: its grade distribution where the label row has one (`label --grade-probs`)
         given = ~np.isnan(pool.judge_probs[:, 0]) if len(pool.judge_probs) else np.zeros(len(pool.judge), bool)
@@ -115,15 +96,16 @@ class _Model:
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
         base = self.calibration[pool.judge - GRADE_MIN]
-        tilted, tilted_out = _query_tilt(pool, base, self.human, gold, SHRINK) if tilt else (base, base)
+        tilted, tilted_out = query_tilt(pool, base, self.human, learn, SHRINK) if tilt else (base, base)
         prior, prior_out = tilted * SHRINK, tilted_out * SHRINK
         groups: dict[tuple[str, int], int] = {}
         group = np.array([groups.setdefault(key, len(groups)) for key in zip(pool.query, pool.judge.tolist())])
         sums = np.zeros((group.max() + 1, len(GRADES)))
-        np.add.at(sums, group[gold], self.human[gold])
-        counts = np.bincount(group[gold], minlength=len(sums)).astype(np.float64)
+        np.add.at(sums, group[learn], self.human[learn])
+        counts = np.bincount(group[learn], minlength=len(sums)).astype(np.float64)
         predicted = (sums[group] + prior) / (counts[group] + SHRINK)[:, None]
         left_out = (sums[group] - self.human + prior_out) / (counts[group] - 1 + SHRINK)[:, None]
+        left_out = np.where(learn[:, None], left_out, predicted)  # a certain pair taught nothing: nothing to leave out
         # a pair with the judge's own distribution is predicted by it (which uses no gold: no leave-one-out)
         predicted = np.where(given[:, None], self.prediction, predicted)
         left_out = np.where(given[:, None], self.prediction, left_out)
@@ -144,6 +126,14 @@ class _Model:
 
     def feature(self, spec: MetricSpec) -> np.ndarray:
         return self.gains if spec.kind == "ndcg" else self.relevant
+
+
+def _anticipated(pool: GoldPool, settings: Settings, model: _Model) -> Larger:
+    """The anticipated spread (corrected_spread) beside a certain stratum: the larger of the one under the
+    predictions (from the random gold) and the one under predictions learned from all the gold. A random remainder
+    with few relevant pairs, or none, predicts the rest never relevant and its spread 0; the certain pairs say the
+    judge's grades can be wrong there (tests/test_evaluation_corrected_top_ndcg.py, the hand-computed case)."""
+    return Larger(Anticipated(pool, model.expected), Anticipated(pool, _Model(pool, settings, from_all=True).expected))
 
 
 def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np.ndarray, int]:
@@ -270,7 +260,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     `certain`: the pairs the sample drew with certainty (plan top:K; labeller.evaluation.corrected_pool)."""
     pool = gold_pool(labels, gold, design, certain)
     model = _Model(pool, settings)
-    spread = Anticipated(pool, model.expected) if pool.design == "pairs" and pool.certain.any() else None
+    spread = _anticipated(pool, settings, model) if pool.design == "pairs" and pool.certain.any() else None
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
@@ -334,16 +324,17 @@ class _Blind:
     """The judge-free estimator on the same gold (a judge that knows nothing: one grade for every pair), PPI++'s
     lambda = 0, in one of two roles. Pair design, all gold random: power tuning blends it with the judge's for every
     metric (labeller.evaluation.corrected_power; `tuned`), where the gold's judge-grade shares are those of a uniform
-    draw (else its estimate is biased). Beside a certain stratum (plan top:K) it is fitted mostly on the runs' top
+    draw (else its estimate is biased). Beside a certain stratum (plan top:K) it was fitted mostly on the runs' top
     pairs and its recall ran biased (a simulated top-3 world: 73% coverage, blended 87%:
-    tests/test_evaluation_corrected_top.py), so there it serves only NDCG, as the fallback
+    tests/test_evaluation_corrected_top.py; measured before the predictions learned from the random gold only), so
+    there it serves only NDCG, as the fallback
     labeller.evaluation.corrected_spread.narrower takes when its interval is the narrower and the two agree."""
 
     def __init__(self, pool: GoldPool, settings: Settings, specs: list[MetricSpec]):
         self.pool, self.tuned = blind_pool(pool), not pool.certain.any()
         self.model = _Model(self.pool, settings)
         self.tilted = _Model(self.pool, settings, tilt=True) if any(s.kind in TILTED for s in specs) else self.model
-        self.spread = None if self.tuned else Anticipated(self.pool, self.model.expected)
+        self.spread = None if self.tuned else _anticipated(self.pool, settings, self.model)
 
     @classmethod
     def of(cls, pool: GoldPool, settings: Settings, specs: list[MetricSpec]) -> _Blind | None:
@@ -361,7 +352,7 @@ class _Blind:
     def contribution(self, ranking: Ranking, queries: list[str], spec: MetricSpec, settings: Settings) -> Contribution:
         return contribution(ranking, queries, spec, self.tilted if spec.kind in TILTED else self.model, settings)
 
-    def terms(self, part: Contribution | None) -> tuple[Contribution, GoldPool, Anticipated | None] | None:
+    def terms(self, part: Contribution | None) -> tuple[Contribution, GoldPool, Anticipated | Larger | None] | None:
         """What power tuning blends with (corrected_estimate.estimate), in the tuned role."""
         return (part, self.pool, self.spread) if self.tuned and part is not None else None
 

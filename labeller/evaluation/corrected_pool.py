@@ -72,12 +72,12 @@ class GoldPool:
                 out[int(j)] = (int(mask.sum()), int(np.sum(self.in_gold & mask)))
         return out
 
-    def calibration(self) -> np.ndarray:
-        """P(human grade | judge grade) from the gold, rows by judge grade, columns by human grade
-        (GRADE_MIN.. on both); a judge grade without gold keeps the judge's own grade."""
+    def calibration(self, learn: np.ndarray | None = None) -> np.ndarray:
+        """P(human grade | judge grade) from the gold (or the gold pairs `learn` marks), rows by judge grade, columns
+        by human grade (GRADE_MIN.. on both); a judge grade without gold keeps the judge's own grade."""
         table = np.zeros((len(GRADES), len(GRADES)))
         for j in GRADES:
-            humans = self.human[self.in_gold & (self.judge == j)]
+            humans = self.human[(self.in_gold if learn is None else learn) & (self.judge == j)]
             if len(humans):
                 table[j - GRADE_MIN] = np.bincount(humans - GRADE_MIN, minlength=len(GRADES)) / len(humans)
             else:

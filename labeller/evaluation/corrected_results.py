@@ -27,8 +27,9 @@ class CorrectedValue(_Result):
     # beside a certain stratum (plan top:K), where the judge-error spread came from: "sample" (the random gold
     # pairs' own) or "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
     # labeller.evaluation.corrected_spread), or "human only" (NDCG: the same gold without the judge gave the narrower
-    # interval, which is then the one reported); None elsewhere
-    spread: Literal["sample", "anticipated", "human only"] | None = None
+    # interval, which is then the one reported), or "both" (NDCG: the two estimates disagreed by more than 1 human-only
+    # se, and the interval is the hull of both intervals); None elsewhere
+    spread: Literal["sample", "anticipated", "human only", "both"] | None = None
     # power tuning (PPI++): the weight of the judge in the estimate, 1 the judge's model alone, 0 human only (the
     # same gold with a judge that knows nothing); pair design: labeller.evaluation.corrected_power; query design:
     # the fitted slope on the judge's per-query value (0 when the human-only interval is the narrower); None where

@@ -117,6 +117,8 @@ def _corrected_check(plain: GateCheck, diff: CorrectedDifference | None, values:
         note += "; its judge-error spread is the one the pool predicts, more than its random gold pairs show"
     elif value.spread == "human only":
         note += "; the gold without the judge gave the narrower interval, and it is that one (PPI++'s fallback)"
+    elif value.spread == "both":
+        note += "; the estimates with and without the judge disagreed, and the interval holds both"
     shown = (plain.baseline if values[0] is None else values[0], plain.run_value if values[1] is None else values[1])
     common = {"drop": drop, "p_value": diff.p_worse, "baseline": shown[0], "run_value": shown[1], "note": note}
     if drop <= 1e-12:
