@@ -28,8 +28,11 @@ from labeller.records import GRADE_MIN
 
 SHRINK = 4.0  # pseudo-pairs: of the judge grade's calibration in each (grade, in top k) cell, and of a query's tilt
 RUN_AWARE = False  # measured on TREC DL19 and not kept (module docstring): the library predicts from the judge grade
-REMAINDER_SE = 0.5  # warn when the mean second-order remainder of recall exceeds this many judge-error se
-FEW_PER_QUERY = 10  # ... or when the gold has fewer random pairs than this per query on average
+# warn when the mean second-order remainder of a run's recall exceeds this many judge-error se: on TREC DL19 (sim
+# judges, 1,200 gold pairs; recall@100 of good runs 70-77% covered) every subset's worst run was 1.6-2.8 se, on
+# LLMJudge (93-100% covered) 0.75 or less at 1,200 pairs, beyond 1.5 in 3 of 20 subsets at 300 (benchmarks/README.md)
+REMAINDER_SE = 1.5
+FEW_PER_QUERY = 10  # ... and when the gold has fewer random pairs a query (DL19 at 300 pairs: 7; LLMJudge: 12)
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -106,9 +109,9 @@ def _ratio(a: float, b: float) -> float:
 
 
 def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
-    """Under the pair design: a warning per recall figure whose estimated second-order remainder (the mean over
-    queries of `remainder`) exceeds REMAINDER_SE of its judge-error se, and one when the gold has few random pairs per
-    query; both name the query design, under which recall needs no linearisation."""
+    """Under the pair design: one warning naming the recall figure whose estimated second-order remainder (the mean
+    over queries of `remainder`) is the largest beyond REMAINDER_SE of its judge-error se, and one when the gold has
+    under FEW_PER_QUERY random pairs a query; both name the query design, under which recall needs no linearisation."""
     out, worst = [], None
     for (run, metric), part in parts.items():
         remainder = getattr(part, "remainder", None)
@@ -119,9 +122,10 @@ def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
         if abs(ratio) > REMAINDER_SE and (worst is None or abs(ratio) > abs(worst[2])):
             worst = (run, metric, ratio)
     if worst is not None:
-        out.append(f"{worst[1]} of {worst[0]} (and maybe others): the ratio's second-order remainder is estimated at "
-                   f"{worst[2]:+.2f} se of the interval, which the first-order correction leaves out, so its interval "
-                   "may miss; grade whole random queries (--gold-design queries) for recall")
+        out.append(f"{worst[1]} of {worst[0]} (and maybe others): the ratio's second-order remainder, which the "
+                   f"first-order correction leaves out, is estimated at {worst[2]:+.2f} judge-error se, so its "
+                   "interval may miss the truth (the estimate is itself noisy); grade whole random queries (--gold-design "
+                   "queries) for recall")
     graded = int(pool.in_gold.sum())
     per_query = graded / max(len(pool.by_query), 1)
     if any(getattr(p, "remainder", None) is not None for p in parts.values()) and per_query < FEW_PER_QUERY:
