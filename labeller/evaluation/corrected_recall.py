@@ -26,7 +26,7 @@ from labeller.evaluation.corrected_ideal import second_order
 from labeller.evaluation.corrected_pool import GRADES
 from labeller.records import GRADE_MIN
 
-SHRINK = 4.0  # pseudo-pairs: of the judge grade's calibration in each (grade, in top k) cell, and of a query's tilt
+SHRINK = 4.0  # pseudo-pairs of the judge grade's calibration in each (judge grade, in the top k) cell (run-aware)
 RUN_AWARE = False  # measured on TREC DL19 and not kept (module docstring): the library predicts from the judge grade
 # warn when the mean second-order remainder of a run's recall exceeds this many judge-error se: on TREC DL19 (sim
 # judges, 1,200 gold pairs; recall@100 of good runs 70-77% covered) every subset's worst run was 1.6-2.8 se, on
@@ -124,8 +124,8 @@ def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
     if worst is not None:
         out.append(f"{worst[1]} of {worst[0]} (and maybe others): the ratio's second-order remainder, which the "
                    f"first-order correction leaves out, is estimated at {worst[2]:+.2f} judge-error se, so its "
-                   "interval may miss the truth (the estimate is itself noisy); grade whole random queries (--gold-design "
-                   "queries) for recall")
+                   "interval may miss the truth (the estimate is itself noisy); grade whole random queries "
+                   "(--gold-design queries) for recall")
     graded = int(pool.in_gold.sum())
     per_query = graded / max(len(pool.by_query), 1)
     if any(getattr(p, "remainder", None) is not None for p in parts.values()) and per_query < FEW_PER_QUERY:
