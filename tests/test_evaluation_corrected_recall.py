@@ -144,3 +144,25 @@ def test_no_warning_with_many_gold_pairs_a_query():
     human, judge, run = world(0, noise=3.0)
     many = _warnings(human, judge, run, random_gold(human, 1600, random.Random(3)))  # 40 a query, half the pool
     assert not [w for w in many if "recall" in w], many
+
+
+def test_warning_reaches_the_report_and_the_json(tmp_path, capsys):
+    """`labeller evaluate --gold` with ~6 random gold pairs a query: the markdown report and result.json carry it."""
+    import json
+
+    from tests.cli_helpers import cli
+
+    human, judge, run = world(0)
+    (tmp_path / "run.trec").write_text("".join(f"{q} Q0 {d} {i} {100 - i} x\n" for q, docs in run.docs.items()
+                                               for i, d in enumerate(docs)))
+    (tmp_path / "labels.txt").write_text("".join(f"{q} 0 {d} {g - 1}\n" for q, ds in judge.items()
+                                                 for d, g in ds.items()))
+    gold = random_gold(human, 240, random.Random(3))
+    (tmp_path / "gold.jsonl").write_text("".join(json.dumps({"query_id": q, "doc_id": d, "grade": g, "annotator": "a"})
+                                                 + "\n" for q, ds in gold.items() for d, g in ds.items()))
+    code, out, err = cli(capsys, "evaluate", "--run", tmp_path / "run.trec", "--labels", tmp_path / "labels.txt",
+                         "--gold", tmp_path / "gold.jsonl", "--metrics", "recall@30", "--report", tmp_path / "report")
+    assert code == 0, out + err
+    assert "6.0 a query" in out and "--gold-design queries" in out, out
+    saved = (tmp_path / "report" / "result.json").read_text()
+    assert "6.0 a query" in saved
