@@ -16,8 +16,8 @@ for every query (the sample plan top:K grades each given run's top K with certai
 people's, exactly, with no judge error. Scattered random pairs cannot correct them (a first-order correction
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
-tilted towards each query's own gold (TILTED, corrected_tilt): its first-order correction is scaled by the query's
-relevant count at the model point, which must not be far from the truth (docs/evaluate.md). Under the pair design
+tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluation.corrected_recall computes it and
+warns where its linearisation is likely off (few gold pairs a query, a large second-order remainder). Under the pair design
 without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
 (labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
 """
@@ -29,6 +29,7 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
+from labeller.evaluation.corrected_recall import recall_contribution, recall_warnings
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -152,8 +153,9 @@ def _value(spec, at: np.ndarray, weights: np.ndarray, rows: np.ndarray, pos: np.
 def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model,
                  settings: Settings) -> Contribution:
     pool, weights = model.pool, model.feature(spec)
-    whole = set(pool.gold_queries()) if pool.design == "queries" else set()
-    out = Contribution({}, {})
+    if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
+        return recall_contribution(ranking, queries, spec, model, _positions)  # with its remainder (its module)
+    whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
@@ -317,7 +319,8 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
         certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs,
-        differences=differences, warnings=pool.warnings + tuning_warnings(pool), per_query=intervals.out)
+        differences=differences, warnings=pool.warnings + tuning_warnings(pool) + recall_warnings(pool, parts, runs),
+        per_query=intervals.out)
 
 
 class _Blind:
