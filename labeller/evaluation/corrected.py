@@ -29,7 +29,7 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_recall import recall_contribution, recall_warnings
+from labeller.evaluation.corrected_recall import recall_warnings, remainder
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -153,9 +153,9 @@ def _value(spec, at: np.ndarray, weights: np.ndarray, rows: np.ndarray, pos: np.
 def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model,
                  settings: Settings) -> Contribution:
     pool, weights = model.pool, model.feature(spec)
-    if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
-        return recall_contribution(ranking, queries, spec, model, _positions)  # with its remainder (its module)
     whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
+    if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
+        out.remainder = {}  # its estimated second-order remainder, for recall_warnings (corrected_recall)
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
@@ -184,6 +184,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
                 z += terms.feature_grad[where[int(i)]] * float(model.residual[i] @ weights)
             if z:
                 out.influence[int(i)] = z
+        if out.remainder is not None:
+            out.remainder[q] = remainder(terms, rows[pool.in_gold[rows]], where, model)
     return out
 
 

@@ -60,6 +60,7 @@ class Contribution:
     # d value / d count of each grade, and per random-stratum pair in the run's top positions its extra gradient
     gradient: dict[str, np.ndarray] = field(default_factory=dict)
     positioned: dict[int, np.ndarray] = field(default_factory=dict)
+    remainder: dict[str, float] | None = None  # recall under the pair design: per query (corrected_recall)
 
     def minus(self, other: Contribution) -> Contribution:
         """self - other on the union of their queries, a query a side lacks scoring 0 for it."""

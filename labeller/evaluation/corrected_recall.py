@@ -7,11 +7,11 @@ B the relevant count and R the recall, which is small only when the model point 
 few random gold pairs a query it is not: on TREC DL19 with simulated judges (about 7 gold pairs a query) recall@100
 of the runs whose top 100 holds most of a query's relevant pairs covered about half the time (benchmarks/README.md).
 
-`recall_contribution` gives the run's recall per query at the model point (people's grade where known, else the
-prediction of `model`: the tilted calibration, corrected._Model with tilt), each gold pair's first-order effect of
-its leave-one-out residual, and per query the estimated remainder (corrected_ideal.second_order with the hits in
-the numerator). The remainder is not added to the estimate (tried: noisy, 1.6 times wider); `recall_warnings`
-warns with it. A run-aware prediction (the log odds moved by how much more often a judge grade's gold pairs are
+corrected.contribution gives the run's recall per query at the model point (people's grade where known, else the
+prediction of the tilted calibration, corrected._Model with tilt) and each gold pair's first-order effect of its
+leave-one-out residual, as for every additive metric; `remainder` adds per query the estimated second-order
+remainder (corrected_ideal.second_order with the hits in the numerator) from those terms. The remainder is not
+added to the estimate (tried: noisy, 1.6 times wider); `recall_warnings` warns with it. A run-aware prediction (the log odds moved by how much more often a judge grade's gold pairs are
 relevant inside the run's top k than overall, the pair's place in the run a covariate) was measured and not kept
 (branch pairrecall, 65e6721): on DL19 it lifts the good runs' coverage (BM25 53% -> 70% at 300 gold pairs) but
 drops a random ranking's (100% -> 80%), on LLMJudge at 300 pairs recall@100's (94-96% -> 87-94% pooled), and with
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from labeller.evaluation.corrected_estimate import Contribution
 from labeller.evaluation.corrected_ideal import second_order
 
 # warn when the mean second-order remainder of a run's recall exceeds this many judge-error se: on TREC DL19 (sim
@@ -32,54 +31,31 @@ REMAINDER_SE = 1.5
 FEW_PER_QUERY = 10  # ... and when the gold has fewer random pairs a query (DL19 at 300 pairs: 7; LLMJudge: 12)
 
 
-def recall_contribution(ranking, queries: list[str], spec, model, positions) -> Contribution:
-    """The run's recall@k per query at the model point (people's grade where known), each gold pair's first-order
-    effect of its leave-one-out residual, and per query the estimated second-order remainder."""
-    pool, gold = model.pool, model.pool.in_gold
-    cut = {q: positions(ranking, pool, q, spec.k)[0] for q in queries}
-    top = np.zeros(len(pool.judge))
-    for pos in cut.values():
-        top[pos[pos >= 0]] = 1.0
-    predicted = left_out = model.expected @ model.relevant  # a gold pair's expected is already without its own grade
-    rel = (pool.human >= model.relevant_from).astype(np.float64)
-    point = np.where(gold, rel, predicted)
-    residual = np.where(gold, rel - left_out, 0.0)
-    plain_rel = (pool.judge >= model.relevant_from).astype(np.float64)
-    out = Contribution({}, {})
-    out.remainder = {}
-    for q in queries:
-        rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
-        mine = cut[q][cut[q] >= 0]
-        out.plain[q] = _ratio(plain_rel[mine].sum(), plain_rel[rows].sum())
-        hits, total = float(point[mine].sum()), float(point[rows].sum())
-        out.model[q] = _ratio(hits, total)
-        if total <= 1e-12:
-            continue
-        g = rows[gold[rows]]
-        numerator, denominator = residual[g] * top[g], residual[g]
-        for i, z in zip(g.tolist(), numerator / total - hits / total**2 * denominator):
-            if z:
-                out.influence[i] = float(z)
-        out.remainder[q] = second_order(hits, total, numerator, denominator, model.weight[g])[0]
-    return out
-
-
-def _ratio(a: float, b: float) -> float:
-    return float(a / b) if b > 1e-12 else 0.0
+def remainder(terms, gold: np.ndarray, where: dict[int, int], model) -> float:
+    """One query's estimated second-order remainder of recall@k (corrected_ideal.second_order with the hits over
+    the relevant count), from the terms of corrected.contribution at the model point: `terms.feature_grad` is 1 /
+    the relevant count B0, `terms.value` the recall R0; `gold` the query's gold rows, `where` the rows in the run's
+    top k. A gold pair's effect on the hits is its relevance residual where the run's top k holds it, on B0 always."""
+    if not len(terms.feature_grad) or not len(gold) or terms.feature_grad[0] <= 0:
+        return 0.0  # no ranking (no hits: no remainder), or no relevant pair predicted
+    total = 1.0 / float(terms.feature_grad[0])
+    residual = model.residual[gold] @ model.relevant
+    top = np.array([int(i) in where for i in gold], dtype=np.float64)
+    return second_order(terms.value * total, total, residual * top, residual, model.weight[gold])[0]
 
 
 def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
     """Under the pair design: one warning naming the recall figure whose estimated second-order remainder (the mean
-    over queries of `remainder`) is the largest beyond REMAINDER_SE of its judge-error se, and one when the gold has
-    under FEW_PER_QUERY random pairs a query; both name the query design, under which recall needs no linearisation."""
+    over queries of `remainder`, Contribution.remainder) is the largest beyond REMAINDER_SE of its judge-error se,
+    and one when the gold has under FEW_PER_QUERY random pairs a query; both name the query design, under which recall needs no linearisation."""
     out, worst = [], None
     for (run, metric), part in parts.items():
-        remainder = getattr(part, "remainder", None)
+        remainder = part.remainder
         value = next((m.corrected for m in runs.get(run, []) if m.metric == metric), None)
         if remainder is None or not part.model or value is None or not value.se_judge:
             continue
         ratio = float(np.sum(list(remainder.values()))) / len(part.model) / value.se_judge
-        if abs(ratio) > REMAINDER_SE and (worst is None or abs(ratio) > abs(worst[2])):
+        if abs(ratio) > REMAINDER_SE and (worst is None or abs(ratio) > abs(worst[2]) + 1e-9):  # ties: the first
             worst = (run, metric, ratio)
     if worst is not None:
         out.append(f"{worst[1]} of {worst[0]} (and maybe others): the ratio's second-order remainder, which the "
@@ -88,7 +64,7 @@ def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
                    "(--gold-design queries) for recall")
     graded = int(pool.in_gold.sum())
     per_query = graded / max(len(pool.by_query), 1)
-    if any(getattr(p, "remainder", None) is not None for p in parts.values()) and per_query < FEW_PER_QUERY:
+    if any(p.remainder is not None for p in parts.values()) and per_query < FEW_PER_QUERY:
         out.append(f"{graded} random gold pairs over {len(pool.by_query)} queries ({per_query:.1f} a query): recall's "
                    "ratio is linearised around a prediction few of each query's pairs check, and on a held-out set "
                    "(TREC DL19) its interval covered 50-75% for runs that retrieve most relevant pairs; grade whole "
