@@ -29,7 +29,7 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_recall import recall_warnings, remainder
+from labeller.evaluation.corrected_recall import recall_warnings, remainder, stretched
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -287,9 +287,9 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                                                               tilted if spec.kind in TILTED else model, settings)
                 if blind is not None and blind.serves(spec):
                     blind_parts[ranking.name, spec.name] = blind.contribution(ranking, queries, spec, settings)
-                value = _within(estimate(parts[ranking.name, spec.name], pool, confidence, spec.kind in ZERO_ONE,
-                                         spread, blind and blind.terms(blind_parts.get((ranking.name, spec.name))),
-                                         (0.0, 1.0)), 0.0, 1.0)
+                own = parts[ranking.name, spec.name], blind_parts.get((ranking.name, spec.name))
+                value = _within(stretched(estimate(own[0], pool, confidence, spec.kind in ZERO_ONE, spread,
+                                                   blind and blind.terms(own[1]), (0.0, 1.0)), *own), 0.0, 1.0)
                 if blind is not None:
                     value = blind.fallback(value, blind_parts.get((ranking.name, spec.name)), confidence, (0.0, 1.0))
             intervals.add(ranking, spec, queries)

@@ -44,17 +44,38 @@ def remainder(terms, gold: np.ndarray, where: dict[int, int], model) -> float:
     return second_order(terms.value * total, total, residual * top, residual, model.weight[gold])[0]
 
 
+def _mean(part) -> float:
+    return float(np.sum(list(part.remainder.values()))) / len(part.model)
+
+
+def stretched(value, part, blind=None):
+    """The run's recall interval (both ends) stretched on one side by its estimated second-order remainder, the mean
+    over queries of `remainder` (after power tuning the blend of the judge's and the judge-free estimate's, by
+    lambda): the side where the truth likely lies, as far as the linearisation likely missed it. The estimate is
+    not moved (the remainder is noisy: as a shift it spread the estimate 1.6 times wider, benchmarks/README.md).
+    Anything but recall under the pair design (no `remainder`) is returned as it is."""
+    if part.remainder is None or not part.model or value.estimate is None or value.ci_low is None:
+        return value
+    shift = _mean(part)
+    if value.power_lambda is not None and blind is not None and blind.remainder is not None and blind.model:
+        shift = value.power_lambda * shift + (1.0 - value.power_lambda) * _mean(blind)
+    low, high = min(shift, 0.0), max(shift, 0.0)
+    update = {"remainder": shift, "ci_low": value.ci_low + low, "ci_high": value.ci_high + high}
+    if value.ci_low_queries is not None:
+        update |= {"ci_low_queries": value.ci_low_queries + low, "ci_high_queries": value.ci_high_queries + high}
+    return value.model_copy(update=update)
+
+
 def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
     """Under the pair design: one warning naming the recall figure whose estimated second-order remainder (the mean
     over queries of `remainder`, Contribution.remainder) is the largest beyond REMAINDER_SE of its judge-error se,
     and one when the gold has under FEW_PER_QUERY random pairs a query; both name the query design, under which recall needs no linearisation."""
     out, worst = [], None
     for (run, metric), part in parts.items():
-        remainder = part.remainder
         value = next((m.corrected for m in runs.get(run, []) if m.metric == metric), None)
-        if remainder is None or not part.model or value is None or not value.se_judge:
+        if part.remainder is None or not part.model or value is None or not value.se_judge:
             continue
-        ratio = float(np.sum(list(remainder.values()))) / len(part.model) / value.se_judge
+        ratio = _mean(part) / value.se_judge
         if abs(ratio) > REMAINDER_SE and (worst is None or abs(ratio) > abs(worst[2]) + 1e-9):  # ties: the first
             worst = (run, metric, ratio)
     if worst is not None:

@@ -35,6 +35,10 @@ class CorrectedValue(_Result):
     # the fitted slope on the judge's per-query value (0 when the human-only interval is the narrower); None where
     # no correction was made or the gold decides the figure exactly
     power_lambda: float | None = None
+    # recall under the pair design: the estimated second-order remainder of the ratio's linearisation (the mean over
+    # queries; positive: the truth likely above the estimate) that the intervals were stretched by on its side
+    # (labeller.evaluation.corrected_recall.stretched); None elsewhere
+    remainder: float | None = None
 
 
 class CorrectedMetric(_Result):
