@@ -16,8 +16,9 @@ for every query (the sample plan top:K grades each given run's top K with certai
 people's, exactly, with no judge error. Scattered random pairs cannot correct them (a first-order correction
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
-tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluation.corrected_recall computes it and
-warns where its linearisation is likely off (few gold pairs a query, a large second-order remainder). Under the pair design
+tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluation.corrected_recall estimates the
+ratio's second-order remainder, stretches the interval by it and warns where the linearisation is likely off (few
+gold pairs a query, a large remainder); differences of runs are not stretched. Under the pair design
 without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
 (labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
 """
@@ -155,7 +156,7 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
     pool, weights = model.pool, model.feature(spec)
     whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
     if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
-        out.remainder = {}  # its estimated second-order remainder, for recall_warnings (corrected_recall)
+        out.remainder = {}  # its estimated second-order remainder, per query (corrected_recall)
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)

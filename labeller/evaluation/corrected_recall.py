@@ -1,21 +1,25 @@
-"""Recall@k under the pair design: its terms, the estimated second-order remainder, and a warning where the ratio's
-linearisation is likely off.
+"""Recall@k under the pair design: its terms, the estimated second-order remainder, the interval stretched by it, and
+a warning where the ratio's linearisation is likely off.
 
 recall@k = hits / relevant, a ratio of two sums over the query's pool pairs. The first-order correction
 (labeller.evaluation.corrected_estimate) leaves the ratio's second-order remainder, (B - B0) / B0 (R0 - R) with
 B the relevant count and R the recall, which is small only when the model point is near the truth per query. With
-few random gold pairs a query it is not: on TREC DL19 with simulated judges (about 7 gold pairs a query) recall@100
-of the runs whose top 100 holds most of a query's relevant pairs covered about half the time (benchmarks/README.md).
+few random gold pairs a query it is not: on TREC DL19 with simulated judges (about 7 gold pairs a query) the model
+point's relevant count ran 1.6 times the truth on the queries with few relevant pairs, and recall@100 of the runs
+whose top 100 holds most of a query's relevant pairs ran 1.2-2 se low, covered 50-63% (benchmarks/README.md).
 
 corrected.contribution gives the run's recall per query at the model point (people's grade where known, else the
 prediction of the tilted calibration, corrected._Model with tilt) and each gold pair's first-order effect of its
 leave-one-out residual, as for every additive metric; `remainder` adds per query the estimated second-order
-remainder (corrected_ideal.second_order with the hits in the numerator) from those terms. The remainder is not
-added to the estimate (tried: noisy, 1.6 times wider); `recall_warnings` warns with it. A run-aware prediction (the log odds moved by how much more often a judge grade's gold pairs are
-relevant inside the run's top k than overall, the pair's place in the run a covariate) was measured and not kept
-(branch pairrecall, 65e6721): on DL19 it lifts the good runs' coverage (BM25 53% -> 70% at 300 gold pairs) but
-drops a random ranking's (100% -> 80%), on LLMJudge at 300 pairs recall@100's (94-96% -> 87-94% pooled), and with
-gold that agrees with the judge it moves the figure off the plain.
+remainder (corrected_ideal.second_order with the hits in the numerator) from those terms; `stretched` moves the
+interval's end on its side by it (DL19, 300 pairs: 50-63% -> 80-87% for those runs), and `recall_warnings` warns
+with it. Tried and not kept: adding the remainder to the estimate (noisy: 1.6 times wider); a relevant count
+nearer the truth (a per-query prior from the judge's labels with the judge's confusion pooled over the gold, or
+the true count itself): the bias goes but the estimate spreads 2-3 times wider, as 1 / B0 scales every gold pair's
+effect; the classical ratio-estimator bias (Beale, Tin: the gold pairs' own variance terms), which is about 0 there
+(it is the bias of hits over relevant both estimated, not of a linearisation about a model point that is off); a
+run-aware prediction (branch pairrecall, 65e6721: on LLMJudge at 300 pairs recall@100's pooled coverage 94-96% ->
+87-94%, and a random ranking's on DL19 100% -> 80%).
 """
 
 from __future__ import annotations
@@ -80,14 +84,15 @@ def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
             worst = (run, metric, ratio)
     if worst is not None:
         out.append(f"{worst[1]} of {worst[0]} (and maybe others): the ratio's second-order remainder, which the "
-                   f"first-order correction leaves out, is estimated at {worst[2]:+.2f} judge-error se, so its "
-                   "interval may miss the truth (the estimate is itself noisy); grade whole random queries "
-                   "(--gold-design queries) for recall")
+                   f"first-order correction leaves out, is estimated at {worst[2]:+.2f} judge-error se; its "
+                   "intervals are stretched by it on that side, but the estimate of it is itself noisy and the "
+                   "interval may still miss the truth; grade whole random queries (--gold-design queries) for recall")
     graded = int(pool.in_gold.sum())
     per_query = graded / max(len(pool.by_query), 1)
     if any(p.remainder is not None for p in parts.values()) and per_query < FEW_PER_QUERY:
         out.append(f"{graded} random gold pairs over {len(pool.by_query)} queries ({per_query:.1f} a query): recall's "
                    "ratio is linearised around a prediction few of each query's pairs check, and on a held-out set "
-                   "(TREC DL19) its interval covered 50-75% for runs that retrieve most relevant pairs; grade whole "
-                   "random queries (--gold-design queries) for recall")
+                   "(TREC DL19, 7 a query) its interval, stretched by the estimated remainder, covered 80-87% for "
+                   "runs that retrieve most relevant pairs; grade whole random queries (--gold-design queries) for "
+                   "recall")
     return out
