@@ -29,8 +29,9 @@ import numpy as np
 from labeller.evaluation.corrected_ideal import second_order
 
 # warn when the mean second-order remainder of a run's recall exceeds this many judge-error se: on TREC DL19 (sim
-# judges, 1,200 gold pairs; recall@100 of good runs 70-77% covered) every subset's worst run was 1.6-2.8 se, on
-# LLMJudge (93-100% covered) 0.75 or less at 1,200 pairs, beyond 1.5 in 3 of 20 subsets at 300 (benchmarks/README.md)
+# judges, 1,200 gold pairs; recall@100 of good runs 70-77% covered before the stretch) every subset's worst run was
+# 1.6-2.8 se, on LLMJudge (93-100% covered) 0.75 or less at 1,200 pairs, beyond 1.5 in 3 of 20 subsets at 300
+# (benchmarks/README.md)
 REMAINDER_SE = 1.5
 FEW_PER_QUERY = 10  # ... and when the gold has fewer random pairs a query (DL19 at 300 pairs: 7; LLMJudge: 12)
 
@@ -73,7 +74,8 @@ def stretched(value, part, blind=None):
 def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
     """Under the pair design: one warning naming the recall figure whose estimated second-order remainder (the mean
     over queries of `remainder`, Contribution.remainder) is the largest beyond REMAINDER_SE of its judge-error se,
-    and one when the gold has under FEW_PER_QUERY random pairs a query; both name the query design, under which recall needs no linearisation."""
+    and one when the gold has under FEW_PER_QUERY random pairs a query; both name the query design, under which
+    recall needs no linearisation."""
     out, worst = [], None
     for (run, metric), part in parts.items():
         value = next((m.corrected for m in runs.get(run, []) if m.metric == metric), None)
