@@ -18,6 +18,7 @@ from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from labeller.evaluation.runs import Ranking
 from tests.test_evaluation_corrected import human_means, judgments, run_corrected
+from tests.test_evaluation_corrected_top import _top_design
 
 # P(judge's grade | people's grade), rows by people's grade 1-4, whatever the pair's rank: many pairs people call
 # not relevant get a relevant grade from the judge, as TREC DL19's simulated judges (benchmarks/README.md)
@@ -74,11 +75,7 @@ def _direct(pool, base: np.ndarray, strength: float) -> tuple[np.ndarray, np.nda
 
 def test_top_tilt_against_a_direct_computation():
     human, judge, strong, shuffled = _world(1, queries=4, pool=15)
-    certain = {(q, d) for r in (strong, shuffled) for q, docs in r.docs.items() for d in docs[:3]}
-    rest = sorted((q, d) for q in judge for d in judge[q] if (q, d) not in certain)
-    gold = {}
-    for q, d in sorted(certain) + random.Random(1).sample(rest, 12):
-        gold.setdefault(q, {})[d] = human[q][d]
+    gold, certain = _top_design(human, judge, [strong, shuffled], 3, 12, 1)
     pool = gold_pool(judgments(judge, kind="labels"), judgments(gold), "pairs", certain)
     model = corrected_module._Model(pool, Settings(relevant_from=3))  # the random gold's calibration, untilted
     base = model.calibration[pool.judge - GRADES[0]]
@@ -102,14 +99,10 @@ def test_simulated_world_where_the_untilted_prediction_is_biased():
     human, judge, strong, shuffled = _world(0)
     settings, spec = Settings(relevant_from=3), parse_metrics("ndcg@10")[0]
     labels = judgments(judge, kind="labels")
-    certain = {(q, d) for r in (strong, shuffled) for q, docs in r.docs.items() for d in docs[:10]}
-    rest = sorted((q, d) for q in judge for d in judge[q] if (q, d) not in certain)
     hits: dict[str, list[bool]] = {}
     errors: dict[str, list[float]] = {}
     for seed in range(30):
-        gold: dict[str, dict[str, int]] = {}
-        for q, d in sorted(certain) + random.Random(seed).sample(rest, 500):
-            gold.setdefault(q, {})[d] = human[q][d]
+        gold, certain = _top_design(human, judge, [strong, shuffled], 10, 500, seed)
         result, scores = run_corrected([strong, shuffled], labels, judgments(gold), settings, metrics="ndcg@10",
                                        design="pairs", certain=certain, per_query_coverage=None)
         pool = gold_pool(labels, judgments(gold), "pairs", certain)

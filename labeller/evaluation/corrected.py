@@ -64,7 +64,8 @@ ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corre
 # first-order correction is scaled by 1 / (the query's relevant count at the model point). With few gold pairs per
 # (query, judge grade) that count leaned on the all-query calibration, twice the truth on queries with few relevant
 # pairs (on LLMJudge: 44 predicted against 18), so their correction came out half what it should and recall@100 of
-# the BM25 runs ran half a standard error low (88-91% coverage). NDCG@10 is not tilted: there the tilt raised its bias.
+# the BM25 runs ran half a standard error low (88-91% coverage). NDCG@10 is not tilted: there the tilt raised its bias
+# (beside a certain stratum it is, by all of a query's gold: corrected_tilt.top_tilt).
 TILTED = ("recall",)
 
 
