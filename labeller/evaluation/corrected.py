@@ -36,7 +36,7 @@ from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
-from labeller.evaluation.corrected_tilt import learning_gold, query_tilt
+from labeller.evaluation.corrected_tilt import learning_gold, query_tilt, top_tilt
 from labeller.evaluation.metrics import MetricSpec
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.results import RunScores, Settings
@@ -62,10 +62,9 @@ ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corre
 
 
 # Predicted with the calibration tilted towards each query's own gold (corrected_tilt.query_tilt): recall, whose
-# first-order correction is scaled by 1 / (the query's relevant count at the model point). With few gold pairs per
-# (query, judge grade) that count leaned on the all-query calibration, twice the truth on queries with few relevant
-# pairs (on LLMJudge: 44 predicted against 18), so their correction came out half what it should and recall@100 of
-# the BM25 runs ran half a standard error low (88-91% coverage). NDCG@10 is not tilted: there the tilt raised its bias.
+# first-order correction is scaled by 1 / (the query's relevant count at the model point); untilted, that count ran
+# twice the truth on queries with few relevant pairs (LLMJudge: 44 against 18) and recall@100 of the BM25 runs half
+# an se low. NDCG is not (the tilt raised its bias) except beside a certain stratum (corrected_tilt.top_tilt).
 TILTED = ("recall",)
 
 
@@ -80,11 +79,12 @@ class _Model:
     do not use the pair's own grade. `tilt`: the
     all-query calibration is first tilted towards the query's own gold of every judge grade (TILTED).
     `plug_in_ideal`: NDCG at the ideal DCG of the expected counts, first order only (before corrected_ideal).
-    `from_all`: learn from all the gold, the certain pairs too (for `_anticipated`)."""
+    `from_all`: learn from all the gold, the certain pairs too (for `_anticipated`). `top`: NDCG's beside a certain
+    stratum, tilted by all of each query's gold (corrected_tilt.top_tilt)."""
 
     def __init__(self, pool: GoldPool, settings: Settings, tilt: bool = False, plug_in_ideal: bool = False,
-                 from_all: bool = False):
-        self.pool, self.plug_in_ideal = pool, plug_in_ideal
+                 from_all: bool = False, top: bool = False):
+        self.pool, self.plug_in_ideal, self.top = pool, plug_in_ideal, top
         self.gains = grade_gains(settings.gain, GRADES)
         self.relevant_from = settings.relevant_from
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
@@ -98,7 +98,8 @@ class _Model:
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
         base = self.calibration[pool.judge - GRADE_MIN]
-        tilted, tilted_out = query_tilt(pool, base, self.human, learn, SHRINK) if tilt else (base, base)
+        tilted, tilted_out = top_tilt(pool, base, self.human, SHRINK) if top else \
+            query_tilt(pool, base, self.human, learn, SHRINK) if tilt else (base, base)
         prior, prior_out = tilted * SHRINK, tilted_out * SHRINK
         groups: dict[tuple[str, int], int] = {}
         group = np.array([groups.setdefault(key, len(groups)) for key in zip(pool.query, pool.judge.tolist())])
@@ -135,7 +136,8 @@ def _anticipated(pool: GoldPool, settings: Settings, model: _Model) -> Larger:
     predictions (from the random gold) and the one under predictions learned from all the gold. A random remainder
     with few relevant pairs, or none, predicts the rest never relevant and its spread 0; the certain pairs say the
     judge's grades can be wrong there (tests/test_evaluation_corrected_top_ndcg.py, the hand-computed case)."""
-    return Larger(Anticipated(pool, model.expected), Anticipated(pool, _Model(pool, settings, from_all=True).expected))
+    return Larger(Anticipated(pool, model.expected),
+                  Anticipated(pool, _Model(pool, settings, from_all=True, top=model.top).expected))
 
 
 def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np.ndarray, int]:
@@ -264,8 +266,9 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     at `per_query_coverage` (None: none) by conformal risk control on the queries people graded whole.
     `certain`: the pairs the sample drew with certainty (plan top:K; labeller.evaluation.corrected_pool)."""
     pool = gold_pool(labels, gold, design, certain)
-    model = _Model(pool, settings)
-    spread = _anticipated(pool, settings, model) if pool.design == "pairs" and pool.certain.any() else None
+    model, top = _Model(pool, settings), pool.design == "pairs" and pool.certain.any()
+    ndcg = _Model(pool, settings, top=True) if top else model  # beside a certain stratum: corrected_tilt.top_tilt
+    spread = _anticipated(pool, settings, ndcg) if top else None
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
@@ -284,8 +287,8 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
             if why:
                 value = CorrectedValue(estimate=None, ci_low=None, ci_high=None, note=why)
             else:
-                parts[ranking.name, spec.name] = contribution(ranking, queries, spec,
-                                                              tilted if spec.kind in TILTED else model, settings)
+                parts[ranking.name, spec.name] = contribution(ranking, queries, spec, tilted if spec.kind in TILTED
+                                                              else ndcg if spec.kind == "ndcg" else model, settings)
                 if blind is not None and blind.serves(spec):
                     blind_parts[ranking.name, spec.name] = blind.contribution(ranking, queries, spec, settings)
                 own = parts[ranking.name, spec.name], blind_parts.get((ranking.name, spec.name))

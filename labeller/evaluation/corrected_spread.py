@@ -40,7 +40,7 @@ from labeller.evaluation.corrected_pool import GoldPool
 AGREE = 1.0  # the fallback needs the two estimates within this many of the human-only se of each other
 # further apart than this many human-only se, the reported interval is the hull of both (TREC DL19, a rank-independent
 # simulated judge: the judge's NDCG@10 ran -1.5 to -2.6 of its se off while the human-only one covered, 1-1.6 human-only
-# se apart, so at 2 the hull changed nothing: benchmarks/README.md)
+# se apart, so at 2 the hull changed nothing: benchmarks/README.md; since corrected_tilt.top_tilt it is -0.6 to +0.3)
 DISAGREE = AGREE
 
 
@@ -51,7 +51,8 @@ def narrower(value, alone):
     query's other pairs from its gold, mostly the certain top pairs, and where those are far more often relevant
     than the rest its first-order correction cannot reach (a simulation, tests/test_evaluation_corrected_top_ndcg.py:
     taking the narrower interval alone covered 20% for one run; with the guard at 1 se 97.5%, at 1.5 se 87.5%, while
-    the predictions learned from all the gold; from the random gold only (corrected_tilt.learning_gold) 97.5% alone).
+    the predictions learned from all the gold; from the random gold only (corrected_tilt.learning_gold) 97.5% alone,
+    with NDCG's tilted by each query's gold (corrected_tilt.top_tilt) 95%).
     Further apart than DISAGREE human-only se, one of them is biased and which is not known (on TREC DL19 with a
     rank-independent judge it was the judge's): `value` with the hull of both intervals, marked "both"."""
     if None in (alone.se_judge, value.se_judge, alone.ci_low, value.ci_low, alone.estimate, value.estimate):
