@@ -50,6 +50,7 @@ from labeller.evaluation.scoring import score_run  # noqa: E402
 PAIR_METRICS = "ndcg@10,recall@100,precision@10"  # MRR and hit rate are not corrected under scattered pairs
 QUERY_METRICS = "ndcg@10,recall@100,precision@10,mrr@10,hit_rate@10"
 ALPHA = 0.05  # the gate's default
+EPS = 1e-12  # rounding: a bound or truth this close to 0 is 0
 
 
 def true_differences(rankings, human: Judgments, scores, specs, settings) -> dict:
@@ -97,24 +98,32 @@ class Cells:
         return [p for m, p in self.rows if m == metric]
 
 
+def snap(value: float) -> float:
+    """0 for a float within EPS of it: two runs with the same top k (bm25-shuffled's recall@100 on DL19) differ by
+    rounding, and an interval [1e-17, 3e-17] is 0, not a sign."""
+    return 0.0 if abs(value) < EPS else value
+
+
 def row(c, h, truth: float) -> dict:
     """What one subset says about one difference: the corrected value `c`, human only `h`, the truth."""
+    truth = snap(truth)
     out = {"truth": truth}
     if c.corrected.estimate is None or c.corrected.ci_low is None:
         return out
-    low, high = c.corrected.ci_low, c.corrected.ci_high
-    out.update(hit=low - 1e-12 <= truth <= high + 1e-12, width=high - low, lam=c.corrected.power_lambda,
+    low, high = snap(c.corrected.ci_low), snap(c.corrected.ci_high)
+    out.update(hit=low - EPS <= truth <= high + EPS, width=high - low, lam=c.corrected.power_lambda,
                wrong=(truth >= 0 and high < 0) or (truth <= 0 and low > 0),
                right=(truth > 0 and low > 0) or (truth < 0 and high < 0),
                false_regression=c.p_worse is not None and c.p_worse < ALPHA and truth >= 0,
                error=c.corrected.estimate - truth, se=c.corrected.se_judge)
     hv = h.corrected if h is not None else None
     if hv is not None and hv.ci_low is not None:
-        out.update(h_hit=hv.ci_low - 1e-12 <= truth <= hv.ci_high + 1e-12,
-                   h_right=(truth > 0 and hv.ci_low > 0) or (truth < 0 and hv.ci_high < 0),
-                   h_wrong=(truth >= 0 and hv.ci_high < 0) or (truth <= 0 and hv.ci_low > 0))
-        if hv.ci_high > hv.ci_low:
-            out["ratio"] = (high - low) / (hv.ci_high - hv.ci_low)
+        h_low, h_high = snap(hv.ci_low), snap(hv.ci_high)
+        out.update(h_hit=h_low - EPS <= truth <= h_high + EPS,
+                   h_right=(truth > 0 and h_low > 0) or (truth < 0 and h_high < 0),
+                   h_wrong=(truth >= 0 and h_high < 0) or (truth <= 0 and h_low > 0))
+        if h_high - h_low > 1e-9:  # both nearly points (the same top k): no ratio
+            out["ratio"] = (high - low) / (h_high - h_low)
     return out
 
 
@@ -147,12 +156,13 @@ def report(cells: Cells, specs, plain_hits: dict) -> None:
                   f"{np.mean(cells.column(m, 'ratio', p) or [np.nan]):.3f}  error/se, spread/se {bias}")
 
 
-def one_judge(judge: str, human: Judgments, subsets: int, designs, seed: int, only: str | None = None) -> None:
-    labels = judgments(read_qrels(corrected_coverage.LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
+def one_judge(judge: str, labels: Judgments, human: Judgments, rankings, subsets: int, designs, seed: int,
+              only: str | None = None, exponential: bool = True) -> None:
+    """Print the tables for one judge's labels over one pool (also corrected_heldout.py --differences, on DL19)."""
     blind = Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
-    rankings = systems(judge)
     for design, pairs, queries, depth in designs:
-        metric_sets = [(PAIR_METRICS if design == "pairs" else QUERY_METRICS, "linear"), (EXPONENTIAL, "exponential")]
+        metric_sets = [(PAIR_METRICS if design == "pairs" else QUERY_METRICS, "linear")]
+        metric_sets += [(EXPONENTIAL, "exponential")] if exponential else []
         if only:  # --metrics: these (linear gain) only
             metric_sets = [(only, "linear")]
         certain = top_pairs(rankings, human, depth) if depth else set()
@@ -184,6 +194,13 @@ def one_judge(judge: str, human: Judgments, subsets: int, designs, seed: int, on
             sys.stdout.flush()
 
 
+def designs(pairs: str, queries: str, top: str) -> list[tuple]:
+    """(design, pairs, queries, top depth) from the comma-separated --pairs, --queries and --top K:pairs."""
+    return ([("pairs", int(n), None, 0) for n in pairs.split(",") if n]
+            + [("queries", None, int(n), 0) for n in queries.split(",") if n]
+            + [("pairs", int(x.split(":")[1]), None, int(x.split(":")[0])) for x in top.split(",") if x])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--subsets", type=int, default=100)
@@ -201,11 +218,10 @@ def main() -> int:
         print(f"skipped: {corrected_coverage.LLMJUDGE} is absent (the shared validation data)")
         return 0
     human = judgments(read_qrels(corrected_coverage.LLMJUDGE / "human_qrels.txt"), "human", "gold")
-    designs = ([("pairs", int(n), None, 0) for n in args.pairs.split(",") if n]
-               + [("queries", None, int(n), 0) for n in args.queries.split(",") if n]
-               + [("pairs", int(x.split(":")[1]), None, int(x.split(":")[0])) for x in args.top.split(",") if x])
     for judge in args.judges.split(","):
-        one_judge(judge, human, args.subsets, designs, args.seed, args.metrics)
+        labels = judgments(read_qrels(corrected_coverage.LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
+        one_judge(judge, labels, human, systems(judge), args.subsets, designs(args.pairs, args.queries, args.top),
+                  args.seed, args.metrics)
     return 0
 
 

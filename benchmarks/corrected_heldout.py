@@ -20,6 +20,8 @@ re-ranked by NIST grade + large noise.
     python benchmarks/corrected_heldout.py [--subsets 100] [--pairs 300,1200] [--queries 10,20] [--top 10:N]
                                            [--judges sim-Olz-gpt4o,...,lenient] [--data DIR] [--llmjudge DIR]
     python benchmarks/corrected_heldout.py --bias      # only the judges' plain nDCG@10 against the truth
+    python benchmarks/corrected_heldout.py --differences [--subsets 30] [--judges sim-Olz-gpt4o,lenient] ...
+        # differences between every pair of the six runs instead (corrected_differences.py's table, imported)
 Skips cleanly without ../shared.
 """
 
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corrected_coverage import EXPONENTIAL, METRICS, measure  # noqa: E402
+from corrected_differences import designs, one_judge  # noqa: E402
 from llmjudge_system_ranking import LABEL_SETS, read_qrels  # noqa: E402
 
 from labeller.evaluation.metrics import parse_metrics  # noqa: E402
@@ -120,6 +123,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--exponential", action="store_true", help="also nDCG@10 with exponential gains")
     parser.add_argument("--bias", action="store_true", help="only print each judge's plain nDCG@10 error per run")
+    parser.add_argument("--differences", action="store_true", help="differences between runs (corrected_differences)")
     parser.add_argument("--data", type=Path, default=SHARED / "trec-dl19")
     parser.add_argument("--llmjudge", type=Path, default=SHARED / "llmjudge")
     args = parser.parse_args()
@@ -137,6 +141,10 @@ def main() -> int:
             rankings = runs(Path(tmp), bm25, truth, grades, args.seed)
             print(f"\n# {name}: plain nDCG@10, truth -> judge (error): {bias(rankings, labels, human)}")
             if args.bias:
+                continue
+            if args.differences:
+                one_judge(name, labels, human, rankings, args.subsets, designs(args.pairs, args.queries, args.top),
+                          args.seed, exponential=args.exponential)
                 continue
             measure(name, labels, human, rankings, args.subsets,
                     [int(x) for x in args.pairs.split(",") if x], [int(x) for x in args.queries.split(",") if x],
