@@ -159,3 +159,29 @@ def test_warning_reaches_the_report_and_the_json(tmp_path, capsys):
     assert "6.0 a query" in out and "--gold-design queries" in out, out
     saved = (tmp_path / "report" / "result.json").read_text()
     assert "6.0 a query" in saved
+
+
+def test_difference_stretched_by_the_runs_remainder_less_the_references():
+    """`corrected(..., reference=)`: a difference of recall's remainder is lambda (the difference's own power tuning)
+    times the judge's loop remainder of the run less the reference's, plus (1 - lambda) times the judge-free ones';
+    its interval is moved on that side only (centre by half the remainder), and the run's own figure keeps its own."""
+    human, judge, good = world(0)
+    _, _, poor = world(0, noise=3.0)
+    poor = Ranking("poor", docs=poor.docs)
+    gold = random_gold(human, 240, random.Random(3))
+    specs, labels = parse_metrics("recall@30"), judgments(judge, kind="labels")
+    scores = {r.name: score_run(r, labels, specs, SETTINGS) for r in (good, poor)}
+    result = corrected([good, poor], scores, labels, judgments(gold), specs, SETTINGS, design="pairs", bootstrap=1,
+                       per_query_coverage=None, reference="poor")
+    value = result.differences[0].corrected
+    pool = gold_pool(labels, judgments(gold), "pairs")
+    judged, free = _Model(pool, SETTINGS, tilt=True), _Model(blind_pool(pool), SETTINGS, tilt=True)
+    own = _loop_remainder(judged, good) - _loop_remainder(judged, poor)
+    blind = _loop_remainder(free, good) - _loop_remainder(free, poor)
+    lam = value.power_lambda
+    assert lam is not None and abs(value.remainder - (lam * own + (1 - lam) * blind)) < 1e-9, (value, own, blind)
+    assert abs(value.remainder) > 0.005  # the two runs' remainders differ visibly in this world
+    assert abs((value.ci_low + value.ci_high) / 2 - value.estimate - value.remainder / 2) < 1e-12
+    assert (value.ci_low < value.estimate - 1e-9) and (value.ci_high > value.estimate + 1e-9)
+    runs = {r: result.runs[r][0].corrected.remainder for r in ("good", "poor")}
+    assert runs["good"] != runs["poor"] and value.remainder != runs["good"]

@@ -17,8 +17,8 @@ people's, exactly, with no judge error. Scattered random pairs cannot correct th
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
 tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluation.corrected_recall estimates the
-ratio's second-order remainder, stretches the interval by it and warns where the linearisation is likely off (few
-gold pairs a query, a large remainder); differences of runs are not stretched. Under the pair design
+ratio's second-order remainder, stretches the interval by it (a difference's by the run's less the reference's)
+and warns where the linearisation is likely off (few gold pairs a query, a large remainder). Under the pair design
 without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
 (labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
 """
@@ -311,8 +311,8 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
                 both = blind_parts.get((ranking.name, spec.name)), blind_parts.get((reference, spec.name))
                 blind_diff = both[0].minus(both[1]) if None not in both else None
-                value = _within(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread,
-                                         blind and blind.terms(blind_diff), (-1.0, 1.0)), -1.0, 1.0)
+                value = _within(stretched(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread, blind
+                                                   and blind.terms(blind_diff), (-1.0, 1.0)), diff, blind_diff), -1, 1)
                 if blind is not None:
                     value = blind.fallback(value, blind_diff, confidence, (-1.0, 1.0))
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None

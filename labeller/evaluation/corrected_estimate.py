@@ -71,10 +71,13 @@ class Contribution:
             return {q: a.get(q, 0.0) - b.get(q, 0.0) for q in keys}
 
         graded = [q for q in queries if q in both_human]
+        # recall's estimated second-order remainder (corrected_recall): the run's less the reference's, per query
+        both = None not in (self.remainder, other.remainder)
         return Contribution(diff(self.model, other.model, queries), diff(self.plain, other.plain, queries),
                             {q: self.human.get(q, self._fallback(q)) - other.human.get(q, other._fallback(q))
                              for q in graded}, _minus(self.influence, other.influence),
-                            _minus(self.gradient, other.gradient), _minus(self.positioned, other.positioned))
+                            _minus(self.gradient, other.gradient), _minus(self.positioned, other.positioned),
+                            diff(self.remainder, other.remainder, queries) if both else None)
 
     def _fallback(self, q: str) -> float:
         return self.plain.get(q, 0.0)  # a query the run lacks: 0 under people's grades too
