@@ -53,13 +53,11 @@ SPLITS = 10
 
 def split(pool, seed: int) -> np.ndarray:
     """corrected_power.halves with another seed."""
-    half = np.full(len(pool.judge), -1)
-    rng = np.random.default_rng(seed)
-    for j in sorted(pool.stratum_sizes()):
-        rows = np.flatnonzero(pool.in_gold & pool.stratum(j))
-        rows = rows[rng.permutation(len(rows))]
-        half[rows[0::2]], half[rows[1::2]] = 0, 1
-    return half
+    saved, cp.SPLIT_SEED = cp.SPLIT_SEED, seed
+    try:
+        return cp.halves(pool)
+    finally:
+        cp.SPLIT_SEED = saved
 
 
 def shifted(z: np.ndarray, pool, keep: np.ndarray) -> float:
