@@ -90,6 +90,15 @@ class Arms:
         return out
 
 
+def quantile(c) -> float:
+    """The interval's quantile, from its wider side (the ends are cut to [0, 1]; recall's are stretched by the
+    remainder on its side)."""
+    if not c.se_judge:
+        return 1.96
+    rem = c.remainder or 0.0
+    return max(c.estimate - c.ci_low + min(rem, 0.0), c.ci_high - c.estimate - max(rem, 0.0)) / c.se_judge
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--world", default="dl19")
@@ -145,9 +154,7 @@ def main() -> int:
                 full = np.array([fj.value, fb.value])
                 shift = (G - 1) * ((lam * th[:, 0] + (1 - lam) * th[:, 1]).mean() - (lam * full[0] + (1 - lam) * full[1]))
                 rem = c.remainder or 0.0
-                q_lib = ((c.ci_high - c.ci_low) - abs(rem)) / 2 / c.se_judge if c.se_judge else 1.96
-                hq = (h.corrected.ci_high - h.corrected.ci_low - abs(h.corrected.remainder or 0)) / 2 / h.corrected.se_judge \
-                    if h.corrected.se_judge else 1.96
+                q_lib, hq = quantile(c), quantile(h.corrected)
                 rows.setdefault((spec.name, r.name), []).append(
                     (c.estimate - truth[r.name, spec.name], c.se_judge, np.sqrt(v_jk), q_lib, rem, c.estimate,
                      truth[r.name, spec.name], lam, h.corrected.se_judge, np.sqrt(cov[1, 1]), hq,
