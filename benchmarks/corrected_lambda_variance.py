@@ -29,7 +29,6 @@ import argparse
 import math
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,13 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corrected_coverage as cc  # noqa: E402
-import llmjudge_system_ranking as lsr  # noqa: E402
+from corrected_pair_jackknife import prepared  # noqa: E402  (the same two worlds, runs and truth)
 
 import labeller.evaluation.corrected_power as cp  # noqa: E402
 from labeller.evaluation.corrected_estimate import _student  # noqa: E402
-from labeller.evaluation.metrics import parse_metrics  # noqa: E402
-from labeller.evaluation.results import Settings  # noqa: E402
-from labeller.evaluation.scoring import score_run  # noqa: E402
 
 RECORDS: list[dict] = []
 SPLITS = 10
@@ -101,22 +97,6 @@ def recording(judge, pool, blind, free, confidence, bounds=(-math.inf, math.inf)
 cp.tuned = recording
 
 
-def world(args, tmp: Path):
-    if args.world == "llmjudge":
-        cc.LLMJUDGE = lsr.LLMJUDGE = args.llmjudge
-        human = cc.judgments(cc.read_qrels(args.llmjudge / "human_qrels.txt"), "human", "gold")
-        labels = cc.judgments(cc.read_qrels(args.llmjudge / f"llm_{args.judge}.txt"), args.judge, "qrels")
-        return human, labels, cc.systems(args.judge)
-    import corrected_heldout as ho
-    from labeller.evaluation.qrels import load_judgments
-
-    truth = ho.read_qrels(args.data / "qrels-pass.txt")
-    human = load_judgments(args.data / "qrels-pass.txt", "0-3", role="gold")
-    grades = ho.simulated(truth, args.judge, args.llmjudge, 0)
-    labels = load_judgments(ho.write_qrels(tmp / "judge.txt", grades), "0-3")
-    return human, labels, ho.runs(tmp, args.data / "run.bm25base_p.gz", truth, grades, 0)
-
-
 def at(rec: dict, lam: float) -> tuple[float, float, float]:
     """The blend's estimate, se and quantile at lambda."""
     variance, df = cp.blend(lam, rec["vJ"], rec["vB"], rec["cross"], rec["pj"], rec["pb"])
@@ -148,13 +128,7 @@ def main() -> int:
     p.add_argument("--llmjudge", type=Path, default=Path("/work/shared/data/llmjudge"))
     args = p.parse_args()
     SPLITS = args.splits
-    settings, specs = Settings(relevant_from=3, gain=args.gain), parse_metrics(args.metrics)
-    with tempfile.TemporaryDirectory() as tmp:
-        human, labels, rankings = world(args, Path(tmp))
-    if args.runs:
-        rankings = [r for r in rankings if r.name in args.runs.split(",")]
-    scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
-    truth = cc.truth_of(rankings, human, scores, args.metrics, settings)
+    settings, specs, human, labels, rankings, _, truth = prepared(args)
     rng, rows, started = random.Random(0), {}, time.perf_counter()
     for s in range(args.subsets):
         gold = cc.draw(human, rng, args.pairs, None)

@@ -62,6 +62,17 @@ def world(args, tmp: Path):
     return human, labels, ho.runs(tmp, args.data / "run.bm25base_p.gz", truth, grades, 0)
 
 
+def prepared(args):
+    """The settings, metric specs, gold, judge labels, the runs asked for, their plain scores and true values."""
+    settings, specs = Settings(relevant_from=3, gain=args.gain), parse_metrics(args.metrics)
+    with tempfile.TemporaryDirectory() as tmp:
+        human, labels, rankings = world(args, Path(tmp))
+    if args.runs:
+        rankings = [r for r in rankings if r.name in args.runs.split(",")]
+    scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
+    return settings, specs, human, labels, rankings, scores, cc.truth_of(rankings, human, scores, args.metrics, settings)
+
+
 def groups_of(pool, n_groups: int, seed: int) -> np.ndarray:
     """-1 outside the gold; else 0..G-1, dealt in turn within each judge grade after a shuffle."""
     out = np.full(len(pool.judge), -1)
@@ -112,14 +123,8 @@ def main() -> int:
     p.add_argument("--data", type=Path, default=Path("/work/shared/data/trec-dl19"))
     p.add_argument("--llmjudge", type=Path, default=Path("/work/shared/data/llmjudge"))
     args = p.parse_args()
-    settings, specs = Settings(relevant_from=3, gain=args.gain), parse_metrics(args.metrics)
     G = args.groups
-    with tempfile.TemporaryDirectory() as tmp:
-        human, labels, rankings = world(args, Path(tmp))
-    if args.runs:
-        rankings = [r for r in rankings if r.name in args.runs.split(",")]
-    scores = {r.name: score_run(r, labels, specs, settings) for r in rankings}
-    truth = cc.truth_of(rankings, human, scores, args.metrics, settings)
+    settings, specs, human, labels, rankings, scores, truth = prepared(args)
     blind_labels = cc.Judgments({q: {d: 3 for d in docs} for q, docs in labels.grades.items()}, "blind", "qrels")
     rng, rows = random.Random(0), {}
     started = time.perf_counter()
