@@ -3,6 +3,7 @@ ideal DCG's own second-order (curvature) term explains it (benchmarks/README.md,
 
     python benchmarks/corrected_ideal_curvature.py [--pairs 300] [--subsets 50] [--gain exponential]
         [--judge sim-Olz-gpt4o]
+    python benchmarks/corrected_ideal_curvature.py --planted [--share 30] [--subsets 40]
 
 The same draws as corrected_heldout.py (seed 0, DL19, its six runs), the judge's arm only (`corrected._Model`, no
 power tuning). Per query, with I_0 = E_model[IDCG] (corrected_ideal.expected_ideal), lin = sum_i w_i bottom_i (the
@@ -14,11 +15,16 @@ first-order correction) and I the true IDCG@10:
   E[CD(N_h - 1)]);
 - its estimates from the gold: the leave-one-out U-statistic (sum w r)^2 - sum (w^2 - w) r^2 less the model's
   sum q(1 - q) (as the issue's brief proposed), the same over distinct pairs only ((sum w r)^2 - sum w^2 r^2), and
-  the shrunk one the branch implemented (gold residuals against the all-query prediction times K / (c + K), plus the
-  prediction's own variance; corrected_ideal.curvature's docstring).
+  the shrunk one the branch implemented and measured (gold residuals against the all-query prediction times K / (c + K),
+  K = SHRINK and c the gold pairs of the pair's query and judge grade, plus the prediction's own variance, sum over
+  those groups of c / (c + K)^2 q (1 - q) U (U - 1); corrected_ideal.curvature at commit 599e0e6, not kept).
+With --planted instead: the same ideal DCG figures on a simulated world (no runs): 43 queries of 200 pairs whose
+share of relevant pairs (grade 3 or 4 of 1-4) is 3, 8, 15 or 30% (overdispersed against the all-query calibration),
+a judge right with chance 0.6 and else uniform, the gold 1/--share of each judge grade (at least 2), --subsets draws.
 Per run, the judge arm's error (estimate - truth, over its mean se) split into: errD (the DCG after its first-order
 correction, over I_0), errI (-D_0 / I_0^2 err1), so2 (the library's second-order term) less rem_true (the true
 ratio's remainder beyond first order at the model point; so2_or: its second-order part with the true dD and dI).
+The library is unchanged by it (benchmarks/README.md, "Held out: TREC DL19", the idcgcurve bullet).
 """
 
 from __future__ import annotations
@@ -133,6 +139,45 @@ def run_parts(ranking, pool, model, queries, per_q, truth_index) -> dict:
     return {n: v / len(queries) for n, v in out.items()}
 
 
+def planted(share: int, draws: int, gain: str, queries: int = 43, size: int = 200,
+            shares=(0.03, 0.08, 0.15, 0.3)) -> None:
+    """The ideal DCG figures on the simulated world of the module docstring."""
+    from labeller.evaluation.qrels import Judgments
+    from labeller.evaluation.results import Settings
+
+    rng = random.Random(0)
+    human, judge = {}, {}
+    for q in range(queries):
+        docs = [f"d{q}-{i}" for i in range(size)]
+        human[f"q{q}"] = {d: rng.choice([3, 4]) if rng.random() < shares[q % len(shares)] else rng.choice([1, 2])
+                          for d in docs}
+        judge[f"q{q}"] = {d: g if rng.random() < 0.6 else rng.randint(1, 4) for d, g in human[f"q{q}"].items()}
+    labels, settings = Judgments(judge, "judge", "qrels"), Settings(relevant_from=3, gain=gain)
+    truth_index = gold_pool(labels, Judgments(human, "human", "gold"), "pairs").human - 1
+    strata: dict[int, list] = {}
+    for q, docs in judge.items():
+        for d, g in docs.items():
+            strata.setdefault(g, []).append((q, d))
+    names, sums = ("err1", "oracle", "shrunk"), []
+    for _ in range(draws):
+        gold: dict[str, dict[str, int]] = {}
+        for members in strata.values():
+            for q, d in rng.sample(members, max(2, len(members) // share)):
+                gold.setdefault(q, {})[d] = human[q][d]
+        pool = gold_pool(labels, Judgments(gold, "subset", "gold"), "pairs")
+        model = _Model(pool, settings)
+        per_q = [query_terms(pool, model, q, truth_index) for q in pool.by_query]
+        sums.append([sum(t[n] for t in per_q) for n in names])
+    sums = np.array(sums)
+    print(f"# planted world, 1/{share} of each judge grade graded, {draws} draws, {gain} gain: ideal DCG summed over"
+          " the queries, mean (se of the mean); err1 + term is the error with the term")
+    for n, col in zip(names, sums.T):
+        print(f"  {n:8s} {col.mean():+9.2f} ({col.std(ddof=1) / np.sqrt(len(col)):.2f})")
+    for n in names[1:]:
+        col = sums[:, 0] + sums[:, names.index(n)]
+        print(f"  err1 + {n:8s} {col.mean():+9.2f} ({col.std(ddof=1) / np.sqrt(len(col)):.2f})")
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--pairs", type=int, default=300)
@@ -141,7 +186,12 @@ def main() -> int:
     p.add_argument("--judge", default="sim-Olz-gpt4o")
     p.add_argument("--data", type=Path, default=Path("/work/shared/data/trec-dl19"))
     p.add_argument("--llmjudge", type=Path, default=Path("/work/shared/data/llmjudge"))
+    p.add_argument("--planted", action="store_true")
+    p.add_argument("--share", type=int, default=30)
     a = p.parse_args()
+    if a.planted:
+        planted(a.share, a.subsets, a.gain)
+        return 0
     args = SimpleNamespace(world="dl19", judge=a.judge, gain=a.gain, metrics="ndcg@10", runs="", data=a.data,
                            llmjudge=a.llmjudge)
     settings, specs, human, labels, rankings, scores, truth = prepared(args)

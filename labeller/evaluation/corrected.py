@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
-from labeller.evaluation.corrected_ideal import curvature, expected_ideal, levels, second_order, shrunk
-from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool, point_masses
+from labeller.evaluation.corrected_ideal import expected_ideal, second_order
+from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_recall import recall_warnings, remainder, stretched
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
@@ -43,6 +43,12 @@ from labeller.evaluation.results import RunScores, Settings
 from labeller.evaluation.runs import Ranking
 from labeller.evaluation.significance import bootstrap_interval
 from labeller.records import GRADE_MIN
+
+
+def _point_masses(grades: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(grades), len(GRADES)))
+    out[np.arange(len(grades)), grades - GRADE_MIN] = 1.0
+    return out
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
@@ -84,13 +90,13 @@ class _Model:
         self.relevant = (GRADES >= settings.relevant_from).astype(np.float64)
         learn = pool.in_gold if from_all else learning_gold(pool)
         self.calibration = pool.calibration(learn)
-        self.plain = point_masses(pool.judge)
+        self.plain = _point_masses(pool.judge)
         # the judge's prediction: its grade distribution where the label row has one (`label --grade-probs`)
         given = ~np.isnan(pool.judge_probs[:, 0]) if len(pool.judge_probs) else np.zeros(len(pool.judge), bool)
         self.prediction = np.where(given[:, None], np.nan_to_num(pool.judge_probs), self.plain)
         gold = pool.in_gold
         self.human = self.plain.copy()
-        self.human[gold] = point_masses(pool.human[gold])
+        self.human[gold] = _point_masses(pool.human[gold])
         base = self.calibration[pool.judge - GRADE_MIN]
         tilted, tilted_out = top_tilt(pool, base, self.human, SHRINK) if top else \
             query_tilt(pool, base, self.human, learn, SHRINK) if tilt else (base, base)
@@ -109,8 +115,6 @@ class _Model:
         self.residual = np.where(gold[:, None], self.human - left_out, 0.0)
         self.model = np.where(gold[:, None], self.human, predicted)
         self.expected = np.where(gold[:, None], left_out, predicted)  # every pair's prediction without its grade
-        self.shrunk, self.noise = shrunk(self.human - np.where(given[:, None], self.prediction, tilted), gold, given,
-                                         group, counts, SHRINK)  # the ideal DCG's curvature (corrected_ideal)
         self.weight = np.zeros(len(pool.judge))  # a gold pair's N_j / n_j - 1 (0: certain, or not gold)
         for j, (size, graded) in pool.stratum_sizes().items():
             if graded:
@@ -195,7 +199,7 @@ def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[in
     the extra effects below (the estimator adds them back); each gold pair's effect into `influence`."""
     disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
     dcg = float(np.where(pos >= 0, model.model[np.maximum(pos, 0)] @ model.gains, 0.0) @ disc) if len(pos) else 0.0
-    ideal, per_row, bend = model.ideal(query, rows, k)
+    ideal, per_row, _ = model.ideal(query, rows, k)
     if ideal <= 1e-12:
         return 0.0
     local = np.flatnonzero(model.pool.in_gold[rows])
@@ -205,8 +209,6 @@ def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[in
     bottom = np.einsum("ij,ij->i", per_row[local], model.residual[gold]) if len(gold) else np.zeros(0)
     weights = model.weight[gold]
     term, effect = second_order(dcg, ideal, top, bottom, weights)
-    bent, bent_effect = curvature(bend, model.shrunk[gold], weights, model.noise[rows], levels(model.model[rows]))
-    term, effect = term - dcg / ideal**2 * bent, effect - dcg / ideal**2 * bent_effect  # the ideal DCG's own term
     # the variance takes each pair's effect with the second-order term's (the gradient at the corrected point); the
     # estimate is unchanged: the value here gives back what the extra effects add through their weights
     for i, z in zip(gold.tolist(), top / ideal - dcg / ideal**2 * bottom + effect):

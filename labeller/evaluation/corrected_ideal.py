@@ -20,11 +20,6 @@ import numpy as np
 from scipy.stats import binom
 
 
-def levels(dist: np.ndarray) -> np.ndarray:
-    """P(grade >= h) for h = GRADE_MIN+1.. per row of grade distributions (or, of residuals, their sums there)."""
-    return np.cumsum(dist[:, ::-1], axis=1)[:, ::-1][:, 1:]
-
-
 def _count_distribution(q: np.ndarray, cut: int) -> np.ndarray:
     """P(R = n) for n = 0..cut-1 and P(R >= cut) in the last column, per row of q (levels x pairs): R the sum of
     independent Bernoulli(q[:, j]). Pairs with the same probabilities (one judge grade's ungraded pairs of a query
@@ -43,18 +38,16 @@ def _count_distribution(q: np.ndarray, cut: int) -> np.ndarray:
 
 def expected_ideal(dist: np.ndarray, fixed: np.ndarray, gains: np.ndarray, k: int) -> tuple[float, np.ndarray,
                                                                                           np.ndarray]:
-    """(E[IDCG@k], per row the vector E[IDCG@k | the row's pair has grade g] over the grades GRADE_MIN.., and per
-    level h the ideal DCG's bend: (gain_h - gain_{h-1}) times the second difference E[CD(N_h + 2)] - 2 E[CD(N_h + 1)]
-    + E[CD(N_h)], what two more pairs at level h add beyond twice one, for `curvature`) for a query's pool pairs:
-    `dist` their grade distributions (rows x grades), `fixed` the rows whose grade is known (people's grade, a point
-    mass); k = 0: uncut. The bend is a forward difference: a central one would reach below a count of 0 (clipped,
-    it came out convex where the query has no pair at the level)."""
+    """(E[IDCG@k], per row the vector E[IDCG@k | the row's pair has grade g] over the grades GRADE_MIN.., and the same
+    for one pair more with grade g) for a query's pool pairs: `dist` their grade distributions (rows x grades),
+    `fixed` the rows whose grade is known (people's grade, a point mass); k = 0: uncut."""
     rows, width = dist.shape
     cut = min(k, rows + 1) if k else rows + 1
     disc = 1.0 / np.log2(np.arange(cut + 2, dtype=np.float64) + 2.0)
     cum = np.concatenate(([0.0], np.cumsum(disc)))
     steps = np.diff(gains, prepend=0.0)[1:]  # gain_h - gain_{h-1} for h = GRADE_MIN+1.. (gain of the lowest is 0)
-    above = np.clip(levels(dist), 0.0, 1.0)
+    above = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(grade >= h), h = GRADE_MIN+1..
+    above = np.clip(above, 0.0, 1.0)
     gold = np.rint(above[fixed].sum(axis=0)).astype(np.int64) if fixed.any() else np.zeros(width - 1, np.int64)
     spread = _count_distribution(above[~fixed].T, cut)  # levels x (cut + 1)
     n = np.arange(cut + 1)
@@ -68,14 +61,13 @@ def expected_ideal(dist: np.ndarray, fixed: np.ndarray, gains: np.ndarray, k: in
     grades = np.arange(width)
     reaches = (grades[:, None] >= np.arange(1, width)[None, :]).astype(np.int64)  # grade g counts at level h
     extra = level(reaches) @ steps  # one pair more with grade g
-    ones = np.ones(width - 1, np.int64)
-    bend = steps * (level(2 * ones) - 2 * level(ones) + level(0 * ones))
     own = np.rint(above[fixed]).astype(np.int64)  # each gold pair's own count at each level
     per_row = np.zeros((rows, width))
     if fixed.any():
         per_row[fixed] = level(reaches[None, :, :] - own[:, None, :]) @ steps
     per_row[~fixed] = extra
-    return value, per_row, bend
+    return value, per_row, extra
+
 
 
 def second_order(dcg: float, ideal: float, top: np.ndarray, bottom: np.ndarray,
@@ -97,41 +89,3 @@ def second_order(dcg: float, ideal: float, top: np.ndarray, bottom: np.ndarray,
     square = d_ideal * d_ideal - float(np.sum(own * bottom * bottom))
     effect = -d_ideal / ideal**2 * top + (2.0 * dcg * d_ideal / ideal**3 - d_dcg / ideal**2) * bottom
     return dcg * square / ideal**3 - cross / ideal**2, effect
-
-
-def shrunk(residual: np.ndarray, gold: np.ndarray, given: np.ndarray, group: np.ndarray, counts: np.ndarray,
-           shrink: float) -> tuple[np.ndarray, np.ndarray]:
-    """For `curvature`, per pool pair: a gold pair's residual against the all-query prediction (rows x grades) times
-    the share shrink / (c + shrink) of it in its query's prediction, per level (0 off the gold); and an ungraded
-    pair's weight in the prediction's own variance, c / (c + shrink)^2 (U - 1) (U the ungraded pairs of its group).
-    c: the gold pairs of the pair's group (its query and judge grade, `group` its index, `counts` per group). A pair
-    with the judge's own distribution (`given`) is predicted by it, without the gold: no share, no variance."""
-    share = np.where(given, 1.0, shrink / (counts[group] + shrink))
-    ungraded = np.bincount(group[~gold], minlength=len(counts))[group]
-    noise = np.where(gold | given, 0.0, counts[group] / (counts[group] + shrink) ** 2 * (ungraded - 1))
-    return levels(residual * (share * gold)[:, None]), noise
-
-
-def curvature(bend: np.ndarray, shrunk: np.ndarray, weights: np.ndarray, noise: np.ndarray,
-              above: np.ndarray) -> tuple[float, np.ndarray]:
-    """The ideal DCG's own second-order term, which its first-order correction leaves out: with r_jh = 1[grade_j >=
-    h] - P(grade_j >= h) over the ungraded pairs j, the true IDCG less E[IDCG] less the first-order effects is
-    1/2 sum_h bend_h sum_{j != k} r_jh r_kh (two pairs' interaction; the model's expectation of it is 0, but where a
-    query's rate differs from its prediction it is not: on DL19 the expected ideal DCG after the first-order
-    correction ran +93 high summed over 43 queries at 300 gold pairs, and the oracle term with the true r said -87).
-    sum_{j != k} r_j r_k is estimated by the U-statistic over distinct gold pairs, (sum_i w_i s_ih)^2 -
-    sum_i w_i^2 s_ih^2, with s_i the gold pair's `shrunk` residual (per level): against the all-query prediction,
-    times the share K / (c + K) of it in its query's (c gold pairs of its query and judge grade, K = SHRINK), which
-    is what the query's prediction keeps of the query's own rate; plus `noise` per level, the prediction's own
-    variance over the ungraded pairs' pairs, sum over groups c / (c + K)^2 q (1 - q) U (U - 1) (`noise` the query's
-    pairs' weights in it, `above` their P(grade >= h); both from `shrunk`). Leave-one-out
-    residuals (the first-order correction's) would share their query's prediction and their products run negative:
-    on DL19 they caught 2 of the oracle's 77 at the top grade. Also returned: each pair's first-order effect on the
-    term (its derivative in w_i s_i), for the variance, as `second_order`'s."""
-    above = np.clip(above, 0.0, 1.0)
-    spread = noise @ (above * (1.0 - above))
-    if not len(weights):
-        return 0.5 * float(bend @ spread), np.zeros(0)
-    sums = weights @ shrunk
-    pairs = sums**2 - (weights[:, None] ** 2 * shrunk**2).sum(axis=0) + spread
-    return 0.5 * float(bend @ pairs), shrunk @ (bend * sums)

@@ -89,13 +89,6 @@ class GoldPool:
         return sorted(q for q, rows in self.by_query.items() if self.in_gold[rows].all())
 
 
-def point_masses(grades: np.ndarray) -> np.ndarray:
-    """Grade distributions that put all their mass on the given grades (GRADE_MIN..), one row a pair."""
-    out = np.zeros((len(grades), len(GRADES)))
-    out[np.arange(len(grades)), grades - GRADE_MIN] = 1.0
-    return out
-
-
 def gold_pool(labels: Judgments, gold: Judgments, design: str = "auto",
               certain: set[tuple[str, str]] | None = None) -> GoldPool:
     """`certain`: the pairs the sample drew with certainty (labeller.annotate.plans, plan top:K)."""
