@@ -157,8 +157,9 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
                  settings: Settings) -> Contribution:
     pool, weights = model.pool, model.feature(spec)
     whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
-    if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
-        out.remainder = {}  # its estimated second-order remainder, per query (corrected_recall)
+    if pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()) and \
+            (spec.kind == "recall" or spec.kind == "ndcg" and not model.plug_in_ideal):
+        out.remainder = {}  # the ratio's estimated second-order remainder, per query (corrected_recall.stretched)
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
@@ -173,8 +174,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
             out.model[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
-        if spec.kind == "ndcg" and not model.plug_in_ideal and not (len(pool.certain) and pool.certain.any()):
-            out.model[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out.influence)
+        if spec.kind == "ndcg" and out.remainder is not None:
+            out.model[q], out.remainder[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out.influence)
             continue
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
@@ -193,15 +194,16 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
 
 
 def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[int, int], k: int, model: _Model,
-                   influence: dict[int, float]) -> float:
+                   influence: dict[int, float]) -> tuple[float, float]:
     """One query's NDCG under the pair design without a certain stratum: DCG at the model point over the expected
     ideal DCG (labeller.evaluation.corrected_ideal) plus the ratio's second-order term, as the value returned less
-    the extra effects below (the estimator adds them back); each gold pair's effect into `influence`."""
+    the extra effects below (the estimator adds them back); each gold pair's effect into `influence`. Also the term,
+    which the interval is stretched by (corrected_recall.stretched: the rest of the remainder was as large again)."""
     disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
     dcg = float(np.where(pos >= 0, model.model[np.maximum(pos, 0)] @ model.gains, 0.0) @ disc) if len(pos) else 0.0
     ideal, per_row, _ = model.ideal(query, rows, k)
     if ideal <= 1e-12:
-        return 0.0
+        return 0.0, 0.0
     local = np.flatnonzero(model.pool.in_gold[rows])
     gold = rows[local]
     top = np.array([disc[where[int(i)]] * float(model.residual[i] @ model.gains) if int(i) in where else 0.0
@@ -214,7 +216,7 @@ def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[in
     for i, z in zip(gold.tolist(), top / ideal - dcg / ideal**2 * bottom + effect):
         if z:
             influence[i] = float(z)
-    return dcg / ideal + term - float(weights @ effect)
+    return dcg / ideal + term - float(weights @ effect), term
 
 
 def _ungraded_prefix(ranking: Ranking, queries: list[str], spec: MetricSpec, model: _Model) -> list[str]:
@@ -325,7 +327,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
         certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs,
-        differences=differences, warnings=pool.warnings + tuning_warnings(pool) + recall_warnings(pool, parts, runs),
+        differences=differences, warnings=pool.warnings + tuning_warnings(pool) + recall_warnings(pool, parts, runs, specs),
         per_query=intervals.out)
 
 

@@ -71,11 +71,13 @@ def stretched(value, part, blind=None):
     return value.model_copy(update=update)
 
 
-def recall_warnings(pool, parts: dict, runs: dict) -> list[str]:
+def recall_warnings(pool, parts: dict, runs: dict, specs) -> list[str]:
     """Under the pair design: one warning naming the recall figure whose estimated second-order remainder (the mean
     over queries of `remainder`, Contribution.remainder) is the largest beyond REMAINDER_SE of its judge-error se,
     and one when the gold has under FEW_PER_QUERY random pairs a query; both name the query design, under which
     recall needs no linearisation."""
+    recall = {s.name for s in specs if s.kind == "recall"}  # NDCG's intervals are stretched too, without a warning
+    parts = {key: part for key, part in parts.items() if key[1] in recall}
     out, worst = [], None
     for (run, metric), part in parts.items():
         value = next((m.corrected for m in runs.get(run, []) if m.metric == metric), None)
