@@ -159,7 +159,9 @@ def test_lambda_matches_a_plain_python_choice_and_lambda_0_is_human_only():
             c = row.corrected
             assert c.power_lambda is not None and abs(c.power_lambda - lam) < 1e-9, (spec.name, c.power_lambda, lam)
             assert abs(c.estimate - centre) < 1e-12
-            assert abs(c.ci_high - min(centre + half, 1.0)) < 1e-12 and abs(c.ci_low - max(centre - half, 0.0)) < 1e-12
+            stretch = c.remainder or 0.0  # the ratio's estimated remainder (corrected_recall.stretched), on its side
+            assert abs(c.ci_high - min(centre + half + max(stretch, 0.0), 1.0)) < 1e-12
+            assert abs(c.ci_low - max(centre - half + min(stretch, 0.0), 0.0)) < 1e-12
             lambdas.append(lam)
     assert any(0 < x < 1 for x in lambdas) or len(set(lambdas)) > 1, lambdas  # the choice is not one constant here
     for d in tuned.differences:  # differences get the same treatment (cross-fitted: within human-only on average)

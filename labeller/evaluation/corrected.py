@@ -16,12 +16,10 @@ for every query (the sample plan top:K grades each given run's top K with certai
 people's, exactly, with no judge error. Scattered random pairs cannot correct them (a first-order correction
 covered the truth 52-99% of the time per run on LLMJudge: benchmarks/README.md). MAP is not corrected. A figure
 without a correction says why beside the plain one. Under the pair design recall is predicted from the calibration
-tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluation.corrected_recall estimates the
-ratio's second-order remainder, stretches the interval by it (a difference's by the run's less the reference's)
-and warns where the linearisation is likely off (few gold pairs a query, a large remainder). Under the pair design
-without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
-(labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
-"""
+tilted towards each query's own gold (TILTED, corrected_tilt), with corrected_recall's warnings. Under the pair design
+without a certain stratum NDCG is DCG over the expected ideal DCG plus the ratio's second-order term (corrected_ideal:
+the plug-in ideal DCG ran NDCG high). Both ratios' intervals are stretched by their estimated second-order remainder
+(corrected_stretch; a difference's by the run's less the reference's), on its side."""
 
 from __future__ import annotations
 
@@ -30,9 +28,10 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_recall import recall_warnings, remainder, stretched
+from labeller.evaluation.corrected_recall import recall_warnings, remainder
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
+from labeller.evaluation.corrected_stretch import stretched
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
                                                    Stratum)
 from labeller.evaluation.corrected_terms import SUPPORTED_KINDS, grade_gains, query_terms
@@ -157,9 +156,9 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
                  settings: Settings) -> Contribution:
     pool, weights = model.pool, model.feature(spec)
     whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
-    if pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()) and \
-            (spec.kind == "recall" or spec.kind == "ndcg" and not model.plug_in_ideal):
-        out.remainder = {}  # the ratio's estimated second-order remainder, per query (corrected_recall.stretched)
+    if pool.design == "pairs" and not pool.certain.any() and (spec.kind == "recall" or spec.kind == "ndcg"
+                                                             and not model.plug_in_ideal):
+        out.remainder = {}  # the ratio's estimated second-order remainder, per query (corrected_stretch)
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
@@ -196,9 +195,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
 def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[int, int], k: int, model: _Model,
                    influence: dict[int, float]) -> tuple[float, float]:
     """One query's NDCG under the pair design without a certain stratum: DCG at the model point over the expected
-    ideal DCG (labeller.evaluation.corrected_ideal) plus the ratio's second-order term, as the value returned less
-    the extra effects below (the estimator adds them back); each gold pair's effect into `influence`. Also the term,
-    which the interval is stretched by (corrected_recall.stretched: the rest of the remainder was as large again)."""
+    ideal DCG (labeller.evaluation.corrected_ideal) plus the ratio's second-order term, less the extra effects below
+    (the estimator adds them back; each gold pair's into `influence`), and the term, which stretches the interval."""
     disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
     dcg = float(np.where(pos >= 0, model.model[np.maximum(pos, 0)] @ model.gains, 0.0) @ disc) if len(pos) else 0.0
     ideal, per_row, _ = model.ideal(query, rows, k)
@@ -322,12 +320,12 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                                                        plain=plain, corrected=value, p_worse=p_worse(value)))
     return Corrected(
         gold=gold.source, design=pool.design, pool_pairs=len(pool.judge), gold_pairs=int(pool.in_gold.sum()),
-        gold_outside=pool.outside,
-        gold_queries=len(pool.gold_queries()) if pool.design == "queries"
+        gold_outside=pool.outside, gold_queries=len(pool.gold_queries()) if pool.design == "queries"
         else len({pool.query[i] for i in np.flatnonzero(pool.in_gold)}),
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
         certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs,
-        differences=differences, warnings=pool.warnings + tuning_warnings(pool) + recall_warnings(pool, parts, runs, specs),
+        differences=differences,
+        warnings=pool.warnings + tuning_warnings(pool) + recall_warnings(pool, parts, runs, specs),
         per_query=intervals.out)
 
 

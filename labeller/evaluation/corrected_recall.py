@@ -1,5 +1,5 @@
-"""Recall@k under the pair design: its terms, the estimated second-order remainder, the interval stretched by it, and
-a warning where the ratio's linearisation is likely off.
+"""Recall@k under the pair design: its estimated second-order remainder, which stretches its interval
+(labeller.evaluation.corrected_stretch), and a warning where the ratio's linearisation is likely off.
 
 recall@k = hits / relevant, a ratio of two sums over the query's pool pairs. The first-order correction
 (labeller.evaluation.corrected_estimate) leaves the ratio's second-order remainder, (B - B0) / B0 (R0 - R) with
@@ -11,8 +11,8 @@ whose top 100 holds most of a query's relevant pairs ran 1.2-2 se low, covered 5
 corrected.contribution gives the run's recall per query at the model point (people's grade where known, else the
 prediction of the tilted calibration, corrected._Model with tilt) and each gold pair's first-order effect of its
 leave-one-out residual, as for every additive metric; `remainder` adds per query the estimated second-order
-remainder (corrected_ideal.second_order with the hits in the numerator) from those terms; `stretched` moves the
-interval's end on its side by it (DL19, 300 pairs: 50-63% -> 80-87% for those runs), and `recall_warnings` warns
+remainder (corrected_ideal.second_order with the hits in the numerator) from those terms; corrected_stretch moves
+the interval's end on its side by it (DL19, 300 pairs: 50-63% -> 80-87% for those runs), and `recall_warnings` warns
 with it. Tried and not kept: adding the remainder to the estimate (noisy: 1.6 times wider); a relevant count
 nearer the truth (a per-query prior from the judge's labels with the judge's confusion pooled over the gold, or
 the true count itself): the bias goes but the estimate spreads 2-3 times wider, as 1 / B0 scales every gold pair's
@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from labeller.evaluation.corrected_ideal import second_order
+from labeller.evaluation.corrected_stretch import mean_remainder
 
 # warn when the mean second-order remainder of a run's recall exceeds this many judge-error se: on TREC DL19 (sim
 # judges, 1,200 gold pairs; recall@100 of good runs 70-77% covered before the stretch) every subset's worst run was
@@ -49,28 +50,6 @@ def remainder(terms, gold: np.ndarray, where: dict[int, int], model) -> float:
     return second_order(terms.value * total, total, residual * top, residual, model.weight[gold])[0]
 
 
-def _mean(part) -> float:
-    return float(np.sum(list(part.remainder.values()))) / len(part.model)
-
-
-def stretched(value, part, blind=None):
-    """The run's recall interval (both ends) stretched on one side by its estimated second-order remainder, the mean
-    over queries of `remainder` (after power tuning the blend of the judge's and the judge-free estimate's, by
-    lambda): the side where the truth likely lies, as far as the linearisation likely missed it. The estimate is
-    not moved (the remainder is noisy: as a shift it spread the estimate 1.6 times wider, benchmarks/README.md).
-    Anything but recall under the pair design (no `remainder`) is returned as it is."""
-    if part.remainder is None or not part.model or value.estimate is None or value.ci_low is None:
-        return value
-    shift = _mean(part)
-    if value.power_lambda is not None and blind is not None and blind.remainder is not None and blind.model:
-        shift = value.power_lambda * shift + (1.0 - value.power_lambda) * _mean(blind)
-    low, high = min(shift, 0.0), max(shift, 0.0)
-    update = {"remainder": shift, "ci_low": value.ci_low + low, "ci_high": value.ci_high + high}
-    if value.ci_low_queries is not None:
-        update |= {"ci_low_queries": value.ci_low_queries + low, "ci_high_queries": value.ci_high_queries + high}
-    return value.model_copy(update=update)
-
-
 def recall_warnings(pool, parts: dict, runs: dict, specs) -> list[str]:
     """Under the pair design: one warning naming the recall figure whose estimated second-order remainder (the mean
     over queries of `remainder`, Contribution.remainder) is the largest beyond REMAINDER_SE of its judge-error se,
@@ -83,7 +62,7 @@ def recall_warnings(pool, parts: dict, runs: dict, specs) -> list[str]:
         value = next((m.corrected for m in runs.get(run, []) if m.metric == metric), None)
         if part.remainder is None or not part.model or value is None or not value.se_judge:
             continue
-        ratio = _mean(part) / value.se_judge
+        ratio = mean_remainder(part) / value.se_judge
         if abs(ratio) > REMAINDER_SE and (worst is None or abs(ratio) > abs(worst[2]) + 1e-9):  # ties: the first
             worst = (run, metric, ratio)
     if worst is not None:
