@@ -69,8 +69,8 @@ def _loop_term(model: _Model, run: Ranking, k: int = 10) -> float:
 def test_ndcg_interval_is_stretched_by_its_second_order_term():
     """40 queries of 80 pairs, 160 random gold pairs (4 a query), exponential gain, a good run and a shuffled one as
     the reference: each figure's remainder is lambda times the judge's loop term plus (1 - lambda) the judge-free
-    estimate's (a difference's: the run's less the reference's), and the interval, symmetric about the estimate before, is
-    longer by it on its side (here upward, by 0.15 se for the good run)."""
+    estimate's (a difference's: the run's less the reference's), and the interval, symmetric about the estimate
+    before, is longer by it on its side (here upward, by 0.15 se for the good run)."""
     human, judge, good = world(0)
     rng = random.Random(1)
     shuffled = Ranking("shuffled", docs={q: rng.sample(docs, len(docs)) for q, docs in good.docs.items()})

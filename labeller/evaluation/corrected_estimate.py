@@ -60,7 +60,7 @@ class Contribution:
     # d value / d count of each grade, and per random-stratum pair in the run's top positions its extra gradient
     gradient: dict[str, np.ndarray] = field(default_factory=dict)
     positioned: dict[int, np.ndarray] = field(default_factory=dict)
-    remainder: dict[str, float] | None = None  # recall under the pair design: per query (corrected_recall)
+    remainder: dict[str, float] | None = None  # recall, NDCG under the pair design: per query (corrected_stretch)
 
     def minus(self, other: Contribution) -> Contribution:
         """self - other on the union of their queries, a query a side lacks scoring 0 for it."""
@@ -71,7 +71,7 @@ class Contribution:
             return {q: a.get(q, 0.0) - b.get(q, 0.0) for q in keys}
 
         graded = [q for q in queries if q in both_human]
-        # recall's estimated second-order remainder (corrected_recall): the run's less the reference's, per query
+        # the ratio's estimated second-order remainder (corrected_stretch): the run's less the reference's, per query
         both = None not in (self.remainder, other.remainder)
         return Contribution(diff(self.model, other.model, queries), diff(self.plain, other.plain, queries),
                             {q: self.human.get(q, self._fallback(q)) - other.human.get(q, other._fallback(q))

@@ -35,9 +35,9 @@ class CorrectedValue(_Result):
     # the fitted slope on the judge's per-query value (0 when the human-only interval is the narrower); None where
     # no correction was made or the gold decides the figure exactly
     power_lambda: float | None = None
-    # recall under the pair design: the estimated second-order remainder of the ratio's linearisation (the mean over
-    # queries; positive: the truth likely above the estimate) that the intervals were stretched by on its side
-    # (labeller.evaluation.corrected_recall.stretched); None elsewhere
+    # recall and NDCG under the pair design (no certain stratum): the estimated second-order remainder of the ratio's
+    # linearisation (the mean over queries; positive: the truth likely above the estimate) that the intervals were
+    # stretched by on its side (labeller.evaluation.corrected_stretch); None elsewhere
     remainder: float | None = None
 
 
