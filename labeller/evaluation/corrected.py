@@ -31,6 +31,7 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate, p_wor
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_recall import recall_warnings, remainder, stretched
+from labeller.evaluation.corrected_run_aware import RUN_AWARE, run_aware
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -159,6 +160,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
     whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
     if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
         out.remainder = {}  # its estimated second-order remainder, per query (corrected_recall)
+    expected = spec.kind == "ndcg" and pool.design == "pairs" and not model.plug_in_ideal and not pool.certain.any()
+    aware = run_aware(model, ranking, queries, spec.k, _positions) if expected and RUN_AWARE else model
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
@@ -173,8 +176,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
             out.model[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
-        if spec.kind == "ndcg" and not model.plug_in_ideal and not (len(pool.certain) and pool.certain.any()):
-            out.model[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out.influence)
+        if expected:  # NDCG under the pair design without a certain stratum (corrected_ideal, corrected_run_aware)
+            out.model[q] = _expected_ndcg(q, rows, pos, where, spec.k, aware, out.influence)
             continue
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
