@@ -5,8 +5,7 @@ the judge's error (and, wider, the query sample too). Differences between runs g
 The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
 estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum, and its fallback to the
-human-only interval of the same gold). See
-docs/evaluate.md for the method and when to trust it.
+human-only interval of the same gold). See docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the
@@ -20,7 +19,8 @@ tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluati
 ratio's second-order remainder, stretches the interval by it (a difference's by the run's less the reference's)
 and warns where the linearisation is likely off (few gold pairs a query, a large remainder). Under the pair design
 without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
-(labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
+(labeller.evaluation.corrected_ideal: the plug-in ideal DCG's linearisation ran low and NDCG high), both at a
+model point that knows the run's top k (corrected_run_aware: a good run's top pairs ran under-predicted).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate, p_wor
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_recall import recall_warnings, remainder, stretched
-from labeller.evaluation.corrected_run_aware import RUN_AWARE, run_aware
+from labeller.evaluation.corrected_run_aware import run_aware
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -47,9 +47,7 @@ from labeller.records import GRADE_MIN
 
 
 def _point_masses(grades: np.ndarray) -> np.ndarray:
-    out = np.zeros((len(grades), len(GRADES)))
-    out[np.arange(len(grades)), grades - GRADE_MIN] = 1.0
-    return out
+    return np.eye(len(GRADES))[grades - GRADE_MIN]
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
@@ -161,7 +159,7 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
     if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
         out.remainder = {}  # its estimated second-order remainder, per query (corrected_recall)
     expected = spec.kind == "ndcg" and pool.design == "pairs" and not model.plug_in_ideal and not pool.certain.any()
-    aware = run_aware(model, ranking, queries, spec.k, _positions) if expected and RUN_AWARE else model
+    aware = run_aware(model, ranking, queries, spec.k, _positions) if expected else model
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)

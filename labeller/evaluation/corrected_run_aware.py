@@ -72,7 +72,7 @@ class RunAware:
 def run_aware(model, ranking, queries: list[str], k: int, positions):
     """The run-aware model of `ranking` (its top k of `queries`, `positions` as corrected._positions); `model` itself
     where every pair has one judge grade (the judge-free arm, corrected_power.blind_pool, stays human-only)."""
-    if len(model.pool.judge) == 0 or (model.pool.judge == model.pool.judge[0]).all():
+    if not RUN_AWARE or len(model.pool.judge) == 0 or (model.pool.judge == model.pool.judge[0]).all():
         return model
     top = np.zeros(len(model.pool.judge))
     for q in queries:
