@@ -5,7 +5,8 @@ the judge's error (and, wider, the query sample too). Differences between runs g
 The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
 corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
 estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum, and its fallback to the
-human-only interval of the same gold). See docs/evaluate.md for the method and when to trust it.
+human-only interval of the same gold). See
+docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the
@@ -19,8 +20,7 @@ tilted towards each query's own gold (TILTED, corrected_tilt); labeller.evaluati
 ratio's second-order remainder, stretches the interval by it (a difference's by the run's less the reference's)
 and warns where the linearisation is likely off (few gold pairs a query, a large remainder). Under the pair design
 without a certain stratum NDCG is DCG over the expected ideal DCG with the ratio's second-order term
-(labeller.evaluation.corrected_ideal: the plug-in ideal DCG's linearisation ran low and NDCG high), both at a
-model point that knows the run's top k (corrected_run_aware: a good run's top pairs ran under-predicted).
+(labeller.evaluation.corrected_ideal): the plug-in ideal DCG's linearisation ran low and NDCG high.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate, p_wor
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_recall import recall_warnings, remainder, stretched
-from labeller.evaluation.corrected_run_aware import run_aware
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_results import (Corrected, CorrectedDifference, CorrectedMetric, CorrectedValue,
@@ -47,7 +46,9 @@ from labeller.records import GRADE_MIN
 
 
 def _point_masses(grades: np.ndarray) -> np.ndarray:
-    return np.eye(len(GRADES))[grades - GRADE_MIN]
+    out = np.zeros((len(grades), len(GRADES)))
+    out[np.arange(len(grades)), grades - GRADE_MIN] = 1.0
+    return out
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
@@ -158,8 +159,6 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
     whole, out = set(pool.gold_queries()) if pool.design == "queries" else set(), Contribution({}, {})
     if spec.kind == "recall" and pool.design == "pairs" and not (len(pool.certain) and pool.certain.any()):
         out.remainder = {}  # its estimated second-order remainder, per query (corrected_recall)
-    expected = spec.kind == "ndcg" and pool.design == "pairs" and not model.plug_in_ideal and not pool.certain.any()
-    aware = run_aware(model, ranking, queries, spec.k, _positions) if expected else model
     for q in queries:
         rows = pool.by_query.get(q, np.zeros(0, dtype=np.int64))
         pos, length = _positions(ranking, pool, q, spec.k)
@@ -174,8 +173,8 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
             out.model[q] = _value(spec, model.human, weights, rows, pos, length, model, settings).value
             continue
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
-        if expected:  # NDCG under the pair design without a certain stratum (corrected_ideal, corrected_run_aware)
-            out.model[q] = _expected_ndcg(q, rows, pos, where, spec.k, aware, out.influence)
+        if spec.kind == "ndcg" and not model.plug_in_ideal and not (len(pool.certain) and pool.certain.any()):
+            out.model[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out.influence)
             continue
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
