@@ -47,15 +47,15 @@ def random_gold(human, pairs: int, rng: random.Random) -> dict:
     return gold
 
 
-def _corrected(human, judge, run, gold, per_query=0.9):
-    specs, labels = parse_metrics("recall@30"), judgments(judge, kind="labels")
+def _corrected(human, judge, run, gold, per_query=0.9, metrics="recall@30"):
+    specs, labels = parse_metrics(metrics), judgments(judge, kind="labels")
     scores = {run.name: score_run(run, labels, specs, SETTINGS)}
     return corrected([run], scores, labels, judgments(gold), specs, SETTINGS, design="pairs", bootstrap=1,
                      per_query_coverage=per_query)
 
 
-def _warnings(human, judge, run, gold) -> list[str]:
-    return _corrected(human, judge, run, gold).warnings
+def _warnings(human, judge, run, gold, metrics="recall@30") -> list[str]:
+    return _corrected(human, judge, run, gold, metrics=metrics).warnings
 
 
 def test_stretched_interval_covers_where_the_first_order_one_misses():
@@ -131,6 +131,22 @@ def test_warning_fires_with_few_gold_pairs_a_query_and_a_large_remainder():
     fired = [w for seed in range(6) for w in _warnings(human, judge, run, random_gold(human, 240, random.Random(seed)))
              if "second-order remainder" in w]
     assert fired and "recall@30 of good" in fired[0], fired
+
+
+def test_few_pairs_warning_names_ndcg_too_and_only_the_linearised_metrics():
+    """NDCG under the pair design is a linearised ratio too (its interval stretched: corrected_stretch): with ~6 gold
+    pairs a query it gets the few-pairs warning alone (no remainder warning of its own); P@k, a plain mean of
+    per-pair relevance, gets none."""
+    human, judge, run = world(0)
+    gold = random_gold(human, 240, random.Random(3))
+    ndcg = _warnings(human, judge, run, gold, metrics="ndcg@10")
+    assert [w for w in ndcg if "6.0 a query" in w and "NDCG's ratio" in w and "recall's" not in w], ndcg
+    assert not [w for w in ndcg if "second-order remainder" in w], ndcg
+    both = _warnings(human, judge, run, gold, metrics="recall@30,ndcg@10")
+    assert [w for w in both if "recall's and NDCG's ratio" in w], both
+    assert not [w for w in _warnings(human, judge, run, gold, metrics="p@10") if "a query)" in w]
+    many = _warnings(human, judge, run, random_gold(human, 1600, random.Random(3)), metrics="ndcg@10")
+    assert not [w for w in many if "a query)" in w], many
 
 
 def test_no_warning_with_many_gold_pairs_a_query():

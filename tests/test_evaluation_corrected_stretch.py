@@ -95,4 +95,6 @@ def test_ndcg_interval_is_stretched_by_its_second_order_term():
         check(out.runs[name][0].corrected, terms[name])
     (diff,) = out.differences
     check(diff.corrected, tuple(np.subtract(terms["good"], terms["shuffled"])), -1.0)
-    assert not [w for w in out.warnings if "remainder" in w]  # recall's warnings are recall's
+    # recall's remainder warning is recall's; the few-pairs one (4 a query) names NDCG
+    assert not [w for w in out.warnings if "second-order remainder" in w], out.warnings
+    assert [w for w in out.warnings if "4.0 a query" in w and "NDCG's ratio" in w], out.warnings

@@ -28,7 +28,7 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_recall import recall_warnings, remainder
+from labeller.evaluation.corrected_recall import linearisation_warnings, remainder
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_stretch import stretched
@@ -325,7 +325,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
         strata=[Stratum(judge_grade=j, pool=n, gold=g) for j, (n, g) in pool.stratum_sizes().items()],
         certain_pairs=int(pool.certain.sum()) if len(pool.certain) else 0, confidence=confidence, runs=runs,
         differences=differences,
-        warnings=pool.warnings + tuning_warnings(pool) + recall_warnings(pool, parts, runs, specs),
+        warnings=pool.warnings + tuning_warnings(pool) + linearisation_warnings(pool, parts, runs, specs),
         per_query=intervals.out)
 
 
