@@ -28,7 +28,6 @@ import numpy as np
 from labeller.evaluation.corrected_estimate import Contribution, estimate, p_worse
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
-from labeller.evaluation.corrected_prior import query_prior
 from labeller.evaluation.corrected_recall import linearisation_warnings, remainder
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
@@ -97,7 +96,7 @@ class _Model:
         gold = pool.in_gold
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
-        base = self.calibration[pool.judge - GRADE_MIN] if tilt or top else query_prior(pool, self.calibration)
+        base = self.calibration[pool.judge - GRADE_MIN]
         tilted, tilted_out = top_tilt(pool, base, self.human, SHRINK) if top else \
             query_tilt(pool, base, self.human, learn, SHRINK) if tilt else (base, base)
         prior, prior_out = tilted * SHRINK, tilted_out * SHRINK
