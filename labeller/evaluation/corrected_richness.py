@@ -66,11 +66,11 @@ def fitted_shift(log_base: np.ndarray, x: np.ndarray, human: np.ndarray) -> np.n
 def calibrated_rows(pool: GoldPool, calibration: np.ndarray, learn: np.ndarray, relevant_from: int,
                     pooled: bool = False) -> np.ndarray:
     """Every pool pair's P(human grade | judge grade, its query's richness): the calibration's row for its judge
-    grade, shifted (fitted_shift); a row the gold never saw (one human grade) stays one grade. `pooled`, or not the
-    pair design: the calibration's rows as they are (the tilted models, recall's and beside a certain stratum's,
-    tilt those towards each query's own gold instead)."""
+    grade, shifted (fitted_shift); a row the gold never saw (one human grade) stays one grade. `pooled`, not the
+    pair design, or beside a certain stratum (plan top:K; not measured there): the calibration's rows as they are
+    (the tilted models, recall's and NDCG's beside a certain stratum, tilt those towards each query's own gold)."""
     base = calibration[pool.judge - GRADE_MIN]
-    if pooled or pool.design != "pairs":
+    if pooled or pool.design != "pairs" or (len(pool.certain) and pool.certain.any()):
         return base
     x = richness(pool, relevant_from)
     humans = pool.human[learn]
