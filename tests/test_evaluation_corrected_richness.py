@@ -11,7 +11,11 @@ import numpy as np
 
 from labeller.evaluation import corrected_richness
 from labeller.evaluation.corrected_pool import GRADES, gold_pool
-from labeller.evaluation.corrected_richness import calibrated_rows, fitted_shift, richness
+from labeller.evaluation.corrected_richness import (
+    calibrated_rows,
+    fitted_shift,
+    richness,
+)
 from labeller.records import GRADE_MIN
 from tests.test_evaluation_corrected import judgments
 
@@ -80,7 +84,7 @@ def test_the_fit_solves_its_penalised_score_equation():
 
 
 def test_degenerate_gold_keeps_the_calibration():
-    human, judge, gold = world(2)
+    _, judge, gold = world(2)
     one_grade = {q: {d: 1 for d in docs} for q, docs in gold.items()}
     tiny = {q: docs for q, docs in list(gold.items())[:2]}
     tiny = {q: dict(list(docs.items())[:5]) for q, docs in tiny.items()}
