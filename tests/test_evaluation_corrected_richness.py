@@ -89,6 +89,7 @@ def test_degenerate_gold_keeps_the_calibration():
     tiny = {q: docs for q, docs in list(gold.items())[:2]}
     tiny = {q: dict(list(docs.items())[:5]) for q, docs in tiny.items()}
     flat = {q: {d: 2 for d in docs} for q, docs in judge.items()}  # one richness for every query
+    flat["q0"] = dict(list(flat["q0"].items())[:50])  # whatever the pool sizes (the judge-free arm's one grade)
     for labels, sample in ((judge, one_grade), (judge, tiny), (flat, gold)):
         pool = gold_pool(judgments(labels, "labels", "qrels"), judgments(sample), "pairs")
         calibration = pool.calibration(pool.in_gold)

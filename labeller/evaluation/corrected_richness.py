@@ -27,14 +27,15 @@ NEWTON_STEPS = 25
 
 def richness(pool: GoldPool, relevant_from: int) -> np.ndarray:
     """Each pool pair's query richness: the logit of the share of its query's pool the judge graded relevant
-    (half a pair added either side), standardised over the queries; all zeros when every query has the same."""
+    (half a pair added either side), standardised over the queries; all zeros when every query has the same share."""
     queries = sorted(pool.by_query)
-    share = np.array([(np.sum(pool.judge[pool.by_query[q]] >= relevant_from) + 0.5) / (len(pool.by_query[q]) + 1.0)
-                      for q in queries])
+    relevant = np.array([np.sum(pool.judge[pool.by_query[q]] >= relevant_from) for q in queries])
+    sizes = np.array([len(pool.by_query[q]) for q in queries])
+    if np.ptp(relevant / sizes) == 0:  # e.g. the judge-free arm's one grade: no richness to learn from
+        return np.zeros(len(pool.judge))
+    share = (relevant + 0.5) / (sizes + 1.0)
     logit = np.log(share / (1.0 - share))
     spread = logit.std()
-    if spread < 1e-9:
-        return np.zeros(len(pool.judge))
     of_query = dict(zip(queries, (logit - logit.mean()) / spread))
     return np.array([of_query[q] for q in pool.query])
 
