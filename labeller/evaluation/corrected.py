@@ -29,7 +29,6 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate, p_wor
 from labeller.evaluation.corrected_ideal import expected_ideal, second_order
 from labeller.evaluation.corrected_pool import GRADES, GoldPool, gold_pool
 from labeller.evaluation.corrected_recall import linearisation_warnings, remainder
-from labeller.evaluation.corrected_richness import calibrated_rows
 from labeller.evaluation.corrected_power import UNIFORM_P, blind_pool, tuning_warnings, uniform_p
 from labeller.evaluation.corrected_spread import Anticipated, Larger, narrower
 from labeller.evaluation.corrected_stretch import stretched
@@ -97,7 +96,7 @@ class _Model:
         gold = pool.in_gold
         self.human = self.plain.copy()
         self.human[gold] = _point_masses(pool.human[gold])
-        base = calibrated_rows(pool, self.calibration, learn, settings.relevant_from, pooled=tilt or top)
+        base = self.calibration[pool.judge - GRADE_MIN]
         tilted, tilted_out = top_tilt(pool, base, self.human, SHRINK) if top else \
             query_tilt(pool, base, self.human, learn, SHRINK) if tilt else (base, base)
         prior, prior_out = tilted * SHRINK, tilted_out * SHRINK
