@@ -54,11 +54,15 @@ EXPONENTIAL = "ndcg@10"  # also scored with exponential gains
 PER_QUERY = 0.9  # target coverage of the per-query intervals (evaluate --per-query-coverage)
 
 
-def systems(judge: str, seed: int = 0) -> list[Ranking]:
-    rng = random.Random(seed)
+def systems(judge: str, seed: int = 0, oracle: bool = False) -> list[Ranking]:
+    """The six systems; `oracle`: a seventh, NIST grade + N(0, 1) (as corrected_heldout.py's `strong` on DL19: a run
+    that selects on people's grades, which the judge cannot see), drawn from its own generator so the six stay as
+    they are."""
+    rng, noise = random.Random(seed), random.Random(seed + 1000)
+    truth = read_qrels(llmjudge_system_ranking.LLMJUDGE / "human_qrels.txt") if oracle else {}
     others = [read_qrels(LLMJUDGE / f"llm_{name}.txt") for name in LABEL_SETS if name != judge]
     docs: dict[str, dict[str, list[str]]] = {name: {} for name in ("bm25", "bm25-lucene", "longest", "chance",
-                                                                  "strong-a", "strong-b")}
+                                                                  "strong-a", "strong-b", *(("oracle",) if oracle else ()))}
     for qid, (query, pool) in pools().items():
         ids = [d for d, _ in pool]
         texts = [t for _, t in pool]
@@ -67,6 +71,8 @@ def systems(judge: str, seed: int = 0) -> list[Ranking]:
                   "longest": [len(t) for t in texts], "chance": [rng.random() for _ in texts],
                   "strong-a": [others[0][qid].get(d, 0) + rng.gauss(0, 0.7) for d in ids],
                   "strong-b": [others[1][qid].get(d, 0) + rng.gauss(0, 1.4) for d in ids]}
+        if oracle:
+            scored["oracle"] = [truth[qid].get(d, 0) + noise.gauss(0, 1.0) for d in ids]
         for name, scores in scored.items():
             docs[name][qid] = [d for _, d in sorted(zip(scores, ids), key=lambda x: (-x[0], x[1]))]
     return [Ranking(name, docs=ranked) for name, ranked in docs.items()]
@@ -166,9 +172,17 @@ def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None 
 
 
 def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_sizes, seed: int, top_sizes=(),
-              per_query: float | None = PER_QUERY) -> None:
-    labels = judgments(read_qrels(LLMJUDGE / f"llm_{judge}.txt"), f"llm_{judge}", "qrels")
-    measure(judge, labels, human, systems(judge), subsets, pair_sizes, query_sizes, seed, top_sizes, per_query)
+              per_query: float | None = PER_QUERY, oracle: bool = False, simulate: bool = False) -> None:
+    """`simulate`: the judge's labels replaced by its confusion P(its grade | NIST grade) applied pair by pair
+    (corrected_heldout.simulated: the DL19 sim judges' kind of error, on LLMJudge's pools)."""
+    qrels = read_qrels(LLMJUDGE / f"llm_{judge}.txt")
+    if simulate:
+        from corrected_heldout import simulated
+
+        qrels = simulated(read_qrels(LLMJUDGE / "human_qrels.txt"), f"sim-{judge}", LLMJUDGE, seed)
+    labels = judgments(qrels, f"llm_{judge}", "qrels")
+    measure(judge, labels, human, systems(judge, oracle=oracle), subsets, pair_sizes, query_sizes, seed, top_sizes,
+            per_query)
 
 
 def measure(judge: str, labels: Judgments, human: Judgments, rankings: list[Ranking], subsets: int, pair_sizes,
@@ -293,6 +307,9 @@ def main() -> int:
                         help="target coverage of the per-query intervals; 0 skips them (the slow part)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
     parser.add_argument("--cost", action="store_true", help="only time the per-query intervals (with against without)")
+    parser.add_argument("--oracle", action="store_true", help="a seventh run: NIST grade + N(0, 1) (`systems`)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="each judge's confusion applied pair by pair instead of its labels (`one_judge`)")
     args = parser.parse_args()
     global LLMJUDGE
     if args.data is not None:
@@ -308,7 +325,8 @@ def main() -> int:
     query_sizes = [int(x) for x in args.queries.split(",") if x]
     top_sizes = [tuple(int(y) for y in x.split(":")) for x in args.top.split(",") if x]
     for judge in args.judges.split(","):
-        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed, top_sizes, args.per_query or None)
+        one_judge(judge, human, args.subsets, sizes, query_sizes, args.seed, top_sizes, args.per_query or None,
+                  args.oracle, args.simulate)
     return 0
 
 
