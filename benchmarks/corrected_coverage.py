@@ -54,12 +54,37 @@ EXPONENTIAL = "ndcg@10"  # also scored with exponential gains
 PER_QUERY = 0.9  # target coverage of the per-query intervals (evaluate --per-query-coverage)
 
 
+THIN = 0  # --thin: queries whose top-grade pairs are cut to two (`human_grades`)
+ZEROS = 0.0  # --zeros: the share of grade-0 pairs after grade-1 pairs are demoted at random (`human_grades`)
+
+
+def human_grades() -> dict[str, dict[str, int]]:
+    """NIST's grades (0-3); with THIN = n, the n queries with the fewest top-grade (3) pairs among those with more
+    than two keep two of them (a fixed draw) and the rest become 2: pools more like TREC DL19's, 16 of whose 43
+    queries have at most two top-grade pairs (6 of LLMJudge's 25)."""
+    grades = read_qrels(llmjudge_system_ranking.LLMJUDGE / "human_qrels.txt")
+    rng = random.Random(7)
+    if ZEROS:
+        ones = [(q, d) for q in sorted(grades) for d in sorted(grades[q]) if grades[q][d] == 1]
+        total = sum(len(docs) for docs in grades.values())
+        zeros = sum(g == 0 for docs in grades.values() for g in docs.values())
+        for q, d in rng.sample(ones, max(0, min(len(ones), round(ZEROS * total) - zeros))):
+            grades[q][d] = 0
+    if not THIN:
+        return grades
+    tops = {q: sorted(d for d, g in docs.items() if g == 3) for q, docs in grades.items()}
+    for q in sorted((q for q in tops if len(tops[q]) > 2), key=lambda q: (len(tops[q]), q))[:THIN]:
+        for d in rng.sample(tops[q], len(tops[q]) - 2):
+            grades[q][d] = 2
+    return grades
+
+
 def systems(judge: str, seed: int = 0, oracle: bool = False) -> list[Ranking]:
     """The six systems; `oracle`: a seventh, NIST grade + N(0, 1) (as corrected_heldout.py's `strong` on DL19: a run
     that selects on people's grades, which the judge cannot see), drawn from its own generator so the six stay as
     they are."""
     rng, noise = random.Random(seed), random.Random(seed + 1000)
-    truth = read_qrels(llmjudge_system_ranking.LLMJUDGE / "human_qrels.txt") if oracle else {}
+    truth = human_grades() if oracle else {}
     others = [read_qrels(LLMJUDGE / f"llm_{name}.txt") for name in LABEL_SETS if name != judge]
     docs: dict[str, dict[str, list[str]]] = {name: {} for name in ("bm25", "bm25-lucene", "longest", "chance",
                                                                   "strong-a", "strong-b", *(("oracle",) if oracle else ()))}
@@ -179,7 +204,7 @@ def one_judge(judge: str, human: Judgments, subsets: int, pair_sizes, query_size
     if simulate:
         from corrected_heldout import simulated
 
-        qrels = simulated(read_qrels(LLMJUDGE / "human_qrels.txt"), f"sim-{judge}", LLMJUDGE, seed)
+        qrels = simulated(human_grades(), f"sim-{judge}", LLMJUDGE, seed)
     labels = judgments(qrels, f"llm_{judge}", "qrels")
     measure(judge, labels, human, systems(judge, oracle=oracle), subsets, pair_sizes, query_sizes, seed, top_sizes,
             per_query)
@@ -307,17 +332,22 @@ def main() -> int:
                         help="target coverage of the per-query intervals; 0 skips them (the slow part)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
     parser.add_argument("--cost", action="store_true", help="only time the per-query intervals (with against without)")
+    parser.add_argument("--thin", type=int, default=0, help="queries whose top-grade pairs are cut to two "
+                                                             "(`human_grades`; with --simulate)")
+    parser.add_argument("--zeros", type=float, default=0.0, help="grade-1 pairs demoted to 0 at random until this "
+                                                                  "share of the pairs is 0 (`human_grades`)")
     parser.add_argument("--oracle", action="store_true", help="a seventh run: NIST grade + N(0, 1) (`systems`)")
     parser.add_argument("--simulate", action="store_true",
                         help="each judge's confusion applied pair by pair instead of its labels (`one_judge`)")
     args = parser.parse_args()
-    global LLMJUDGE
+    global LLMJUDGE, THIN, ZEROS
+    THIN, ZEROS = args.thin, args.zeros
     if args.data is not None:
         LLMJUDGE = llmjudge_system_ranking.LLMJUDGE = args.data
     if not (LLMJUDGE / "human_qrels.txt").is_file():
         print(f"skipped: {LLMJUDGE} is absent (the shared validation data)")
         return 0
-    human = judgments(read_qrels(LLMJUDGE / "human_qrels.txt"), "human", "gold")
+    human = judgments(human_grades(), "human", "gold")
     if args.cost:
         per_query_cost(args.judges.split(",")[0], human)
         return 0
