@@ -59,9 +59,11 @@ ZEROS = 0.0  # --zeros: the share of grade-0 pairs after grade-1 pairs are demot
 
 
 def human_grades() -> dict[str, dict[str, int]]:
-    """NIST's grades (0-3); with THIN = n, the n queries with the fewest top-grade (3) pairs among those with more
-    than two keep two of them (a fixed draw) and the rest become 2: pools more like TREC DL19's, 16 of whose 43
-    queries have at most two top-grade pairs (6 of LLMJudge's 25)."""
+    """NIST's grades (0-3), made more like TREC DL19's pools on request (for --simulate, whose judge is drawn from
+    these grades; real LLM labels were given against the unchanged ones). ZEROS = s: grade-1 pairs become 0 at
+    random until a share s of all pairs is 0 (DL19: 55.7%, LLMJudge 45.3%). THIN = n: the n queries with the fewest
+    top-grade (3) pairs among those with more than two keep two of them (a fixed draw) and the rest become 2 (DL19:
+    16 of 43 queries with at most two, LLMJudge 6 of 25)."""
     grades = read_qrels(llmjudge_system_ranking.LLMJUDGE / "human_qrels.txt")
     rng = random.Random(7)
     if ZEROS:
@@ -335,7 +337,8 @@ def main() -> int:
     parser.add_argument("--thin", type=int, default=0, help="queries whose top-grade pairs are cut to two "
                                                              "(`human_grades`; with --simulate)")
     parser.add_argument("--zeros", type=float, default=0.0, help="grade-1 pairs demoted to 0 at random until this "
-                                                                  "share of the pairs is 0 (`human_grades`)")
+                                                                  "share of the pairs is 0 (`human_grades`; with "
+                                                                  "--simulate)")
     parser.add_argument("--oracle", action="store_true", help="a seventh run: NIST grade + N(0, 1) (`systems`)")
     parser.add_argument("--simulate", action="store_true",
                         help="each judge's confusion applied pair by pair instead of its labels (`one_judge`)")
