@@ -46,8 +46,8 @@ def pair_terms(c, pool, anticipated=None):
     return out
 
 
-def tuned(judge, pool, blind, free, confidence, bounds=(-np.inf, np.inf)):
-    out = _tuned(judge, pool, blind, free, confidence, bounds)
+def tuned(judge, pool, blind, free, confidence):
+    out = _tuned(judge, pool, blind, free, confidence)
     EVENTS.append(("tuned", out))
     return out
 

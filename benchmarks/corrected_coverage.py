@@ -54,7 +54,8 @@ EXPONENTIAL = "ndcg@10"  # also scored with exponential gains
 PER_QUERY = 0.9  # target coverage of the per-query intervals (evaluate --per-query-coverage)
 
 
-THIN = 0  # --thin: queries whose top-grade pairs are cut to two (`human_grades`)
+THIN = 0  # --thin: queries whose top-grade pairs are cut to THIN_TO (`human_grades`)
+THIN_TO = 2  # --thin-to
 ZEROS = 0.0  # --zeros: the share of grade-0 pairs after grade-1 pairs are demoted at random (`human_grades`)
 
 
@@ -62,8 +63,8 @@ def human_grades() -> dict[str, dict[str, int]]:
     """NIST's grades (0-3), made more like TREC DL19's pools on request (for --simulate, whose judge is drawn from
     these grades; real LLM labels were given against the unchanged ones). ZEROS = s: grade-1 pairs become 0 at
     random until a share s of all pairs is 0 (DL19: 55.7%, LLMJudge 45.3%). THIN = n: the n queries with the fewest
-    top-grade (3) pairs among those with more than two keep two of them (a fixed draw) and the rest become 2 (DL19:
-    16 of 43 queries with at most two, LLMJudge 6 of 25)."""
+    top-grade (3) pairs among those with more than THIN_TO keep THIN_TO of them (a fixed draw) and the rest become 2
+    (DL19: 16 of 43 queries with at most two, 7 with none; LLMJudge 6 of 25 with at most two, 1 with none)."""
     grades = read_qrels(llmjudge_system_ranking.LLMJUDGE / "human_qrels.txt")
     rng = random.Random(7)
     if ZEROS:
@@ -75,8 +76,8 @@ def human_grades() -> dict[str, dict[str, int]]:
     if not THIN:
         return grades
     tops = {q: sorted(d for d, g in docs.items() if g == 3) for q, docs in grades.items()}
-    for q in sorted((q for q in tops if len(tops[q]) > 2), key=lambda q: (len(tops[q]), q))[:THIN]:
-        for d in rng.sample(tops[q], len(tops[q]) - 2):
+    for q in sorted((q for q in tops if len(tops[q]) > THIN_TO), key=lambda q: (len(tops[q]), q))[:THIN]:
+        for d in rng.sample(tops[q], len(tops[q]) - THIN_TO):
             grades[q][d] = 2
     return grades
 
@@ -334,8 +335,9 @@ def main() -> int:
                         help="target coverage of the per-query intervals; 0 skips them (the slow part)")
     parser.add_argument("--data", type=Path, default=None, help="the llmjudge folder (default ../shared/...)")
     parser.add_argument("--cost", action="store_true", help="only time the per-query intervals (with against without)")
-    parser.add_argument("--thin", type=int, default=0, help="queries whose top-grade pairs are cut to two "
+    parser.add_argument("--thin", type=int, default=0, help="queries whose top-grade pairs are cut to --thin-to "
                                                              "(`human_grades`; with --simulate)")
+    parser.add_argument("--thin-to", type=int, default=2, help="with --thin: how many top-grade pairs they keep")
     parser.add_argument("--zeros", type=float, default=0.0, help="grade-1 pairs demoted to 0 at random until this "
                                                                   "share of the pairs is 0 (`human_grades`; with "
                                                                   "--simulate)")
@@ -343,8 +345,8 @@ def main() -> int:
     parser.add_argument("--simulate", action="store_true",
                         help="each judge's confusion applied pair by pair instead of its labels (`one_judge`)")
     args = parser.parse_args()
-    global LLMJUDGE, THIN, ZEROS
-    THIN, ZEROS = args.thin, args.zeros
+    global LLMJUDGE, THIN, THIN_TO, ZEROS
+    THIN, THIN_TO, ZEROS = args.thin, args.thin_to, args.zeros
     if args.data is not None:
         LLMJUDGE = llmjudge_system_ranking.LLMJUDGE = args.data
     if not (LLMJUDGE / "human_qrels.txt").is_file():

@@ -75,6 +75,27 @@ def simulated(truth: dict[str, dict[str, int]], name: str, llmjudge: Path, seed:
     return {q: {d: int(rng.choice(4, p=table[g])) for d, g in sorted(docs.items())} for q, docs in sorted(truth.items())}
 
 
+def reshaped(truth, keep_queries: int, max_pool: int, seed: int, top_floor: int = 0) -> dict[str, dict[str, int]]:
+    """DL19 made more like LLMJudge: fewer queries, each pool cut to a random max_pool of its pairs, or queries with
+    fewer than top_floor top-grade (3) pairs given grade-2 ones promoted at random up to it (DL19 has 7 of 43
+    queries with none, LLMJudge 1 of 25)."""
+    rng = random.Random(seed)
+    queries = sorted(truth)
+    if keep_queries:
+        queries = sorted(rng.sample(queries, keep_queries))
+    out = {}
+    for q in queries:
+        docs = sorted(truth[q].items())
+        if max_pool and len(docs) > max_pool:
+            docs = sorted(rng.sample(docs, max_pool))
+        out[q] = dict(docs)
+        twos = sorted(d for d, g in docs if g == 2)
+        missing = top_floor - sum(g == 3 for _, g in docs)
+        for d in rng.sample(twos, min(max(missing, 0), len(twos))):
+            out[q][d] = 3
+    return out
+
+
 def write_qrels(path: Path, grades: dict[str, dict[str, int]]) -> Path:
     path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in grades.items() for d, g in docs.items()))
     return path
@@ -126,12 +147,19 @@ def main() -> int:
     parser.add_argument("--differences", action="store_true", help="differences between runs (corrected_differences)")
     parser.add_argument("--data", type=Path, default=SHARED / "trec-dl19")
     parser.add_argument("--llmjudge", type=Path, default=SHARED / "llmjudge")
+    parser.add_argument("--keep-queries", type=int, default=0, help="only this many queries, drawn with --seed")
+    parser.add_argument("--max-pool", type=int, default=0, help="each query's judged pool cut to this many pairs")
+    parser.add_argument("--top-floor", type=int, default=0, help="queries with fewer top-grade (3) pairs get grade-2 "
+                                                                   "ones promoted at random up to this many")
     args = parser.parse_args()
     qrels, bm25 = args.data / "qrels-pass.txt", args.data / "run.bm25base_p.gz"
     if not (qrels.is_file() and bm25.is_file() and (args.llmjudge / "human_qrels.txt").is_file()):
         print(f"skipped: {args.data} or {args.llmjudge} is absent (the shared validation data)")
         return 0
     truth = read_qrels(qrels)
+    if args.keep_queries or args.max_pool or args.top_floor:
+        truth = reshaped(truth, args.keep_queries, args.max_pool, args.seed, args.top_floor)
+        qrels = write_qrels(Path(tempfile.mkdtemp()) / "truth.txt", truth)
     human = load_judgments(qrels, "0-3", role="gold")
     gains = ((METRICS, "linear"), (EXPONENTIAL, "exponential")) if args.exponential else ((METRICS, "linear"),)
     with tempfile.TemporaryDirectory() as tmp:

@@ -66,14 +66,14 @@ def shifted(z: np.ndarray, pool, keep: np.ndarray) -> float:
     return float(out)
 
 
-def half_lambdas(judge, pool, blind, free, confidence, bounds, half) -> list[tuple[float, float, float]]:
+def half_lambdas(judge, pool, blind, free, confidence, half) -> list[tuple[float, float, float]]:
     """Per half: its lambda, and its linearised J and B less the whole gold's."""
     out = []
     for h in (0, 1):
         keep = half == h
         pj, pb = cp.half_parts(judge.z, pool, keep), cp.half_parts(blind.z, free, keep)
         out.append((cp.choose(sum(v for v, _ in pj), sum(v for v, _ in pb), cp.covariance(judge, blind, pool, keep),
-                              pj, pb, confidence, (judge.value, blind.value), bounds),
+                              pj, pb, confidence),
                     shifted(judge.z, pool, keep), shifted(blind.z, free, keep)))
     return out
 
@@ -81,11 +81,11 @@ def half_lambdas(judge, pool, blind, free, confidence, bounds, half) -> list[tup
 ORIGINAL = cp.tuned
 
 
-def recording(judge, pool, blind, free, confidence, bounds=(-math.inf, math.inf)):
-    out = ORIGINAL(judge, pool, blind, free, confidence, bounds)
-    own = half_lambdas(judge, pool, blind, free, confidence, bounds, cp.halves(pool))
+def recording(judge, pool, blind, free, confidence):
+    out = ORIGINAL(judge, pool, blind, free, confidence)
+    own = half_lambdas(judge, pool, blind, free, confidence, cp.halves(pool))
     lams = [x[0] for x in own]
-    more = [x for s in range(1, SPLITS + 1) for x in half_lambdas(judge, pool, blind, free, confidence, bounds,
+    more = [x for s in range(1, SPLITS + 1) for x in half_lambdas(judge, pool, blind, free, confidence,
                                                                    split(pool, 1000 + s))]
     cross = cp._cut(cp.covariance(judge, blind, pool), judge.variance, blind.variance)
     RECORDS.append(dict(estimate=out.estimate, J=judge.value, B=blind.value, vJ=judge.variance, vB=blind.variance,

@@ -118,8 +118,7 @@ def components(r: dict, mode: str = "n-1"):
     for h in (0, 1):
         keep = a["half"] == h
         pj, pb = parts(a, keep, mode), parts(b, keep, mode)
-        lams.append(cp.choose(total(pj), total(pb), covariance(a, b, keep), pj, pb, CONF, (a["value"], b["value"]),
-                              (0.0, 1.0)))
+        lams.append(cp.choose(total(pj), total(pb), covariance(a, b, keep), pj, pb, CONF))
     pa, pb = parts(a, None, mode), parts(b, None, mode)
     va, vb = total(pa), total(pb)
     return lams, pa, pb, va, vb, cp._cut(covariance(a, b, None), va, vb), a["value"], b["value"]

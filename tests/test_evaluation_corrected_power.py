@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 from pytest import approx
@@ -15,7 +16,7 @@ from scipy.stats import t as student
 from labeller.evaluation.corrected import TILTED, _Model, contribution
 from labeller.evaluation.corrected_estimate import estimate, pair_terms
 from labeller.evaluation.corrected_pool import gold_pool
-from labeller.evaluation.corrected_power import halves
+from labeller.evaluation.corrected_power import halves, tuned
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from tests.test_evaluation_corrected import judgments, run_corrected, subset, world
@@ -90,8 +91,9 @@ def _quantile(df):
     return float(student.ppf(0.975, df)) if df < 1e6 else 1.959963984540054
 
 
-def _narrowest(pj, pb, cross, centre_j, centre_b):
-    """lambda of the narrowest [0, 1]-cut interval from one half's parts (ties kept at the larger lambda)."""
+def _narrowest(pj, pb, cross):
+    """lambda of the narrowest interval from one half's parts (ties kept at the larger lambda), uncut: where the
+    estimates sit in the metric's range does not enter."""
     v_j, v_b = sum(v for v, _ in pj), sum(v for v, _ in pb)
     cross = max(-math.sqrt(v_j * v_b), min(cross, math.sqrt(v_j * v_b)))
     candidates = [k / 100 for k in range(100, -1, -1)]
@@ -103,10 +105,8 @@ def _narrowest(pj, pb, cross, centre_j, centre_b):
         parts = ([(lam * lam * v, df) for v, df in pj] if lam > 0 else []) + \
                 ([((1 - lam) ** 2 * v, df) for v, df in pb] if lam < 1 else [])
         half = _quantile(_df(parts)) * math.sqrt(max(var, 0.0))
-        centre = lam * centre_j + (1 - lam) * centre_b
-        width = min(centre + half, 1.0) - max(centre - half, 0.0)
-        if best is None or width < best[0] - 2e-15:
-            best = (width, lam)
+        if best is None or half < best[0] - 2e-15:
+            best = (half, lam)
     return best[1]
 
 
@@ -115,7 +115,7 @@ def _by_hand(judge_terms, blind_terms, pool, half):
     narrowest-interval choices (each from its own pairs' spreads), the blend's variance from the whole gold."""
     strata, free = _strata(pool), _strata(pool, blind=True)
     lams = [_narrowest(_half(judge_terms.z, strata, half, h), _half(blind_terms.z, free, half, h),
-                       _cross(judge_terms, blind_terms, strata, half, h), judge_terms.value, blind_terms.value)
+                       _cross(judge_terms, blind_terms, strata, half, h))
             for h in (0, 1)]
     lam = (lams[0] + lams[1]) / 2
     v_j, v_b = sum(v for v, _ in judge_terms.parts), sum(v for v, _ in blind_terms.parts)
@@ -168,9 +168,33 @@ def test_lambda_matches_a_plain_python_choice_and_lambda_0_is_human_only():
         assert d.corrected.power_lambda is not None
 
 
+def test_lambda_does_not_lean_towards_the_estimate_nearer_the_end_of_the_range():
+    """lambda comes from the variances only. Chosen on the interval as cut to [0, 1], it leaned towards whichever of
+    the judge's and the judge-free estimates lay nearer 1 (the cut interval is narrower there), so it moved with the
+    estimates themselves: on TREC DL19 a near-oracle run's nDCG@10 then spread 1.4-1.5 times its se. Here the same
+    terms with both estimates moved up to 0.93 and 0.99 keep the lambda they have at 0.43 and 0.49 (0.68, strictly
+    between 0 and 1); chosen on the cut interval it was 0.68 and then 0.62, towards the judge-free estimate at 0.99."""
+    human, judge, good, _ = world(seed=5, queries=10, pool=30)
+    gold = judgments(subset(human, 0.3, seed=6))
+    labels, nothing = judgments(judge, kind="labels"), judgments(blind(judge), kind="labels")
+    pool, free = gold_pool(labels, gold, "pairs"), gold_pool(nothing, gold, "pairs")
+    spec = parse_metrics("precision@5")[0]
+    scores = run_corrected([good], labels, gold, SETTINGS, "precision@5", design="pairs")[1]
+    queries = sorted(scores["good"].per_query[spec.name])
+    judge_terms, blind_terms = _z_and_parts(pool, good, queries, spec), _z_and_parts(free, good, queries, spec)
+    lambdas = []
+    for low in (0.43, 0.93):
+        at = tuned(replace(judge_terms, value=low), pool, replace(blind_terms, value=low + 0.06), free, 0.95)
+        lambdas.append(at.power_lambda)
+        assert abs(at.estimate - (at.power_lambda * low + (1 - at.power_lambda) * (low + 0.06))) < 1e-12
+    assert lambdas[0] == lambdas[1] and 0 < lambdas[0] < 1, lambdas
+
+
 def _widths(draws: int = 25):
     """(judge alone, tuned, human only) judge-error widths of P@5 and recall@20 of one run over random golds
-    of a pool whose judge knows nothing useful (grades at random): its strata only cost degrees of freedom."""
+    of a pool whose judge knows nothing useful (grades at random): its strata only cost degrees of freedom. Uncut:
+    the run is near-perfect (its estimates near or above 1), and cut to [0, 1] the widths would compare mostly how
+    far each estimate sits above 1, which lambda must not chase (test above)."""
     rng = random.Random(11)
     human, _, good, _ = world(seed=12, queries=12, pool=40)
     judge = {q: {d: rng.choice([1, 2, 3, 4]) for d in docs} for q, docs in human.items()}
@@ -178,28 +202,29 @@ def _widths(draws: int = 25):
     out = []
     for k in range(draws):
         gold = judgments(subset(human, 0.12, seed=100 + k))
-        tuned, scores = run_corrected([good], labels, gold, SETTINGS, "precision@5,recall@20", design="pairs")
-        alone, _ = run_corrected([good], nothing, gold, SETTINGS, "precision@5,recall@20", design="pairs")
-        pool = gold_pool(labels, gold, "pairs")
-        for spec, row, h in zip(parse_metrics("precision@5,recall@20"), tuned.runs["good"], alone.runs["good"]):
+        scores = run_corrected([good], labels, gold, SETTINGS, "precision@5,recall@20", design="pairs")[1]
+        pool, free = gold_pool(labels, gold, "pairs"), gold_pool(nothing, gold, "pairs")
+        for spec in parse_metrics("precision@5,recall@20"):
             queries = sorted(set(scores["good"].per_query[spec.name]) - set(scores["good"].no_answer.query_ids))
-            old = estimate(contribution(good, queries, spec, _Model(pool, SETTINGS, tilt=spec.kind in TILTED),
-                                        SETTINGS), pool, 0.95)
-            cut = min(old.ci_high, 1.0) - max(old.ci_low, 0.0)
-            out.append((cut, row.corrected.ci_high - row.corrected.ci_low, h.corrected.ci_high - h.corrected.ci_low))
+            own = contribution(good, queries, spec, _Model(pool, SETTINGS, tilt=spec.kind in TILTED), SETTINGS)
+            alone = contribution(good, queries, spec, _Model(free, SETTINGS, tilt=spec.kind in TILTED), SETTINGS)
+            out.append([v.ci_high - v.ci_low for v in (estimate(own, pool, 0.95),
+                                                       estimate(own, pool, 0.95, blind=(alone, free, None)),
+                                                       estimate(alone, free, 0.95))])
     return np.array(out)
 
 
 def test_tuned_interval_is_not_wider_than_human_only_on_average_where_the_judge_alone_is():
-    """Measured: the judge-calibrated interval alone averages 1.39 times the human-only one with a judge that
-    grades at random (wider in most draws); tuned with lambda from the gold's halves, 0.99 on average (0.86 of the
-    judge's alone), though not in every draw (at most 1.07 here): the halves' lambda is not the narrowest for the
-    whole gold's variance, the price of not picking it on that variance."""
+    """Measured (uncut judge-error widths): the judge-calibrated interval alone averages 1.04 times the human-only
+    one with a judge that grades at random (wider in 52% of draws); tuned with lambda from the gold's halves, 0.96 on
+    average (0.93 of the judge's alone), though not in every draw (at most 1.14 here): the halves' lambda is not the
+    narrowest for the whole gold's variance, the price of not picking it on that variance. lambda fixed at 1 would
+    fail the second check."""
     w = _widths()
     old, new, human_only = w[:, 0], w[:, 1], w[:, 2]
     assert np.mean(old / human_only) > 1.03 and np.mean(old > human_only + 1e-12) > 0.5, np.mean(old / human_only)
     assert np.mean(new / human_only) < 1.0, np.mean(new / human_only)
-    assert np.mean(new / old) < 0.9, np.mean(new / old)
+    assert np.mean(new / old) < 0.95, np.mean(new / old)
 
 
 def test_a_gold_not_drawn_uniformly_keeps_lambda_1_and_says_why():

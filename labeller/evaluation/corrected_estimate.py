@@ -134,13 +134,12 @@ class PairTerms:
 
 
 def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False,
-             anticipated: Anticipated | None = None, blind=None,
-             bounds: tuple[float, float] = (-math.inf, math.inf)) -> CorrectedValue:
+             anticipated: Anticipated | None = None, blind=None) -> CorrectedValue:
     """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for;
     `anticipated`: beside a certain stratum, each stratum's spread is at least the one the pool predicts
     (labeller.evaluation.corrected_spread); `blind`: under the pair design, the same figure's contribution with a
     judge that knows nothing, its pool and anticipated spread (labeller.evaluation.corrected_power), which power
-    tuning blends in; `bounds`: the metric's range, which power tuning compares the cut intervals within."""
+    tuning blends in."""
     queries = sorted(c.model)
     if not queries:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
@@ -151,8 +150,7 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
         from labeller.evaluation.corrected_power import tuned
 
         contribution, blind_pool, blind_anticipated = blind
-        return tuned(terms, pool, pair_terms(contribution, blind_pool, blind_anticipated), blind_pool, confidence,
-                     bounds)
+        return tuned(terms, pool, pair_terms(contribution, blind_pool, blind_anticipated), blind_pool, confidence)
     out = _interval(terms.value, math.sqrt(terms.variance), _spread(terms.per_query), confidence,
                     quantile=_student(confidence, _satterthwaite(terms.parts)))
     out.spread = terms.spread_source()
