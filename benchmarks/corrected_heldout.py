@@ -20,6 +20,8 @@ re-ranked by NIST grade + large noise.
     python benchmarks/corrected_heldout.py [--subsets 100] [--pairs 300,1200] [--queries 10,20] [--top 10:N]
                                            [--judges sim-Olz-gpt4o,...,lenient] [--data DIR] [--llmjudge DIR]
     python benchmarks/corrected_heldout.py --bias      # only the judges' plain nDCG@10 against the truth
+    python benchmarks/corrected_heldout.py --keep-queries 25 | --max-pool 180 | --top-floor 1 ...
+        # DL19 reshaped towards LLMJudge (`reshaped`; benchmarks/README.md, "Stop 41")
     python benchmarks/corrected_heldout.py --differences [--subsets 30] [--judges sim-Olz-gpt4o,lenient] ...
         # differences between every pair of the six runs instead (corrected_differences.py's table, imported)
 Skips cleanly without ../shared.
