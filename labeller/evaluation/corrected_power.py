@@ -113,8 +113,8 @@ def choose(v_judge: float, v_blind: float, cross: float, judge_parts, blind_part
     """The lambda of the narrowest interval; 1 on ties (the judge's own). The width compared is the uncut one: cut to
     the metric's range (as the interval is, labeller.evaluation.corrected._within) it would depend on where the two
     estimates sit, and a lambda chosen on the estimates themselves leans, near the range's end, towards whichever
-    lies closer to it: on TREC DL19 a near-oracle run's nDCG@10 (0.81) then spread 1.4-1.5 times its se instead of
-    1.2, and covered 3-7 points less at 1,200 pairs (benchmarks/README.md, "Stop 41")."""
+    lies closer to it: on TREC DL19 a near-oracle run's nDCG@10 at 1,200 pairs then spread 1.3-1.5 times its se
+    instead of 1.0-1.2, and covered 0-7 points less (benchmarks/README.md, "Stop 41")."""
     cross = _cut(cross, v_judge, v_blind)
     bottom = v_judge + v_blind - 2 * cross
     grid = list(GRID[::-1])
