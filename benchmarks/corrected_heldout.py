@@ -159,12 +159,12 @@ def main() -> int:
         print(f"skipped: {args.data} or {args.llmjudge} is absent (the shared validation data)")
         return 0
     truth = read_qrels(qrels)
-    if args.keep_queries or args.max_pool or args.top_floor:
-        truth = reshaped(truth, args.keep_queries, args.max_pool, args.seed, args.top_floor)
-        qrels = write_qrels(Path(tempfile.mkdtemp()) / "truth.txt", truth)
-    human = load_judgments(qrels, "0-3", role="gold")
     gains = ((METRICS, "linear"), (EXPONENTIAL, "exponential")) if args.exponential else ((METRICS, "linear"),)
     with tempfile.TemporaryDirectory() as tmp:
+        if args.keep_queries or args.max_pool or args.top_floor:
+            truth = reshaped(truth, args.keep_queries, args.max_pool, args.seed, args.top_floor)
+            qrels = write_qrels(Path(tmp) / "truth.txt", truth)
+        human = load_judgments(qrels, "0-3", role="gold")
         for name in args.judges.split(","):
             grades = simulated(truth, name, args.llmjudge, args.seed)
             labels = load_judgments(write_qrels(Path(tmp) / f"{name}.txt", grades), "0-3")

@@ -51,6 +51,11 @@ def per_query(ranking, queries, spec, labels, gold, settings) -> dict[str, float
 
 
 def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        return measure(Path(tmp))
+
+
+def measure(tmp: Path) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", default="strong")
     parser.add_argument("--judge", default="sim-Olz-gpt4o")
@@ -65,7 +70,6 @@ def main() -> int:
     if not (qrels.is_file() and (args.llmjudge / "human_qrels.txt").is_file()):
         print(f"skipped: {args.data} or {args.llmjudge} is absent (the shared validation data)")
         return 0
-    tmp = Path(tempfile.mkdtemp())
     truth = read_qrels(qrels)
     if args.top_floor:
         truth = reshaped(truth, 0, 0, 0, args.top_floor)
