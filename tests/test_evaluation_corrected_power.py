@@ -17,6 +17,7 @@ from labeller.evaluation.corrected import TILTED, _Model, contribution
 from labeller.evaluation.corrected_estimate import estimate, pair_terms
 from labeller.evaluation.corrected_pool import gold_pool
 from labeller.evaluation.corrected_power import halves, tuned
+from labeller.evaluation.corrected_spread import Anticipated
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.results import Settings
 from tests.test_evaluation_corrected import judgments, run_corrected, subset, world
@@ -30,8 +31,10 @@ def blind(grades):
 
 
 def _z_and_parts(pool, ranking, queries, spec):
+    """NDCG's variance parts take the anticipated spread as their floor (tests/test_evaluation_corrected_pair_spread.py
+    checks it by hand); the other metrics' are the sample's."""
     model = _Model(pool, SETTINGS, tilt=spec.kind in TILTED)
-    return pair_terms(contribution(ranking, queries, spec, model, SETTINGS), pool)
+    return pair_terms(contribution(ranking, queries, spec, model, SETTINGS), pool, Anticipated(pool, model.expected))
 
 
 def _strata(pool, blind=False):

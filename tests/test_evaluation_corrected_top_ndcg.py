@@ -65,10 +65,11 @@ def test_hand_computed_anticipated_spread():
     assert value.spread == "anticipated"
     assert any("only 2 random gold pairs beside the 2 drawn with certainty, of the other 4 pool pairs" in w
                and "draw at least 4 of the rest" in w for w in result.warnings)
-    # the same gold without the certain stratum named: no anticipated spread (the other designs are unchanged)
+    # the same gold without the certain stratum named: the pair design's own anticipated spread (from all the gold,
+    # tests/test_evaluation_corrected_pair_spread.py), and no word of a random remainder
     plain, _ = run_corrected([RUN], LABELS, GOLD, Settings(relevant_from=3), metrics="ndcg", design="pairs",
                              per_query_coverage=None)
-    assert plain.runs["run"][0].corrected.spread is None
+    assert plain.runs["run"][0].corrected.spread == "anticipated"
     assert not any("random gold pairs beside" in w for w in plain.warnings)
 
 

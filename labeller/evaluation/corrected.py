@@ -2,11 +2,10 @@
 a prediction-powered estimate of the figure under people's grades, with 95% intervals that carry
 the judge's error (and, wider, the query sample too). Differences between runs get the same.
 
-The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings),
-corrected_terms (one query's metric and gradient from grade distributions), corrected_estimate (the
-estimators and their intervals), corrected_spread (NDCG's spread beside a certain stratum, and its fallback to the
-human-only interval of the same gold). See
-docs/evaluate.md for the method and when to trust it.
+The pieces: labeller.evaluation.corrected_pool (the pool, the gold, the design and its warnings), corrected_terms
+(one query's metric and gradient from grade distributions), corrected_estimate (the estimators and their intervals),
+corrected_spread (NDCG's anticipated spread under the pair design, and beside a certain stratum its fallback to the
+human-only interval of the same gold). See docs/evaluate.md for the method and when to trust it.
 
 Which design each estimator assumes: NDCG@k (linear or exponential gain), recall@k and P@k, sums and
 ratios of sums over pairs, are corrected under both designs. MRR and hit rate hang on every pair above the
@@ -58,7 +57,6 @@ FIRST_RELEVANT = ("mrr", "hit_rate")  # under the pair design, only where the gr
 # 24%): they are predicted from the judge's grades.
 ADDITIVE = ("ndcg", "recall", "precision")
 ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)
-
 
 # Predicted with the calibration tilted towards each query's own gold (corrected_tilt.query_tilt): recall, whose
 # first-order correction is scaled by 1 / (the query's relevant count at the model point); untilted, that count ran
@@ -131,12 +129,12 @@ class _Model:
 
 
 def _anticipated(pool: GoldPool, settings: Settings, model: _Model) -> Larger:
-    """The anticipated spread (corrected_spread) beside a certain stratum: the larger of the one under the
-    predictions (from the random gold) and the one under predictions learned from all the gold. A random remainder
-    with few relevant pairs, or none, predicts the rest never relevant and its spread 0; the certain pairs say the
-    judge's grades can be wrong there (tests/test_evaluation_corrected_top_ndcg.py, the hand-computed case)."""
+    """NDCG's anticipated spread (corrected_spread) under the pair design; beside a certain stratum the larger of the
+    one under the predictions (from the random gold) and under predictions learned from all the gold: a random rest
+    with few relevant pairs predicts the rest never relevant, the certain pairs say the judge can be wrong there."""
     return Larger(Anticipated(pool, model.expected),
-                  Anticipated(pool, _Model(pool, settings, from_all=True, top=model.top).expected))
+                  *([Anticipated(pool, _Model(pool, settings, from_all=True, top=model.top).expected)]
+                    if pool.certain.any() else []))
 
 
 def _positions(ranking: Ranking, pool: GoldPool, query: str, k: int) -> tuple[np.ndarray, int]:
@@ -174,7 +172,7 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
             continue
         where = {int(i): t for t, i in enumerate(pos) if i >= 0}
         if spec.kind == "ndcg" and out.remainder is not None:
-            out.model[q], out.remainder[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out.influence)
+            out.model[q], out.remainder[q] = _expected_ndcg(q, rows, pos, where, spec.k, model, out)
             continue
         terms = _value(spec, model.model, weights, rows, pos, length, model, settings)
         out.model[q] = terms.value
@@ -193,15 +191,18 @@ def contribution(ranking: Ranking, queries: list[str], spec: MetricSpec, model: 
 
 
 def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[int, int], k: int, model: _Model,
-                   influence: dict[int, float]) -> tuple[float, float]:
+                   out: Contribution) -> tuple[float, float]:
     """One query's NDCG under the pair design without a certain stratum: DCG at the model point over the expected
     ideal DCG (labeller.evaluation.corrected_ideal) plus the ratio's second-order term, less the extra effects below
-    (the estimator adds them back; each gold pair's into `influence`), and the term, which stretches the interval."""
+    (the estimator adds them back; each gold pair's into `out.influence`), and the term, which stretches the
+    interval. Also the gradients the anticipated spread (corrected_spread) needs: ideal DCG's, DCG's in the top k."""
     disc = 1.0 / np.log2(np.arange(len(pos), dtype=np.float64) + 2.0)
     dcg = float(np.where(pos >= 0, model.model[np.maximum(pos, 0)] @ model.gains, 0.0) @ disc) if len(pos) else 0.0
-    ideal, per_row, _ = model.ideal(query, rows, k)
+    ideal, per_row, extra = model.ideal(query, rows, k)
     if ideal <= 1e-12:
         return 0.0, 0.0
+    out.gradient[query] = -dcg / ideal**2 * extra
+    out.positioned.update({i: disc[t] * model.gains / ideal for i, t in where.items()})
     local = np.flatnonzero(model.pool.in_gold[rows])
     gold = rows[local]
     top = np.array([disc[where[int(i)]] * float(model.residual[i] @ model.gains) if int(i) in where else 0.0
@@ -213,7 +214,7 @@ def _expected_ndcg(query: str, rows: np.ndarray, pos: np.ndarray, where: dict[in
     # estimate is unchanged: the value here gives back what the extra effects add through their weights
     for i, z in zip(gold.tolist(), top / ideal - dcg / ideal**2 * bottom + effect):
         if z:
-            influence[i] = float(z)
+            out.influence[i] = float(z)
     return dcg / ideal + term - float(weights @ effect), term
 
 
@@ -268,7 +269,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
     pool = gold_pool(labels, gold, design, certain)
     model, top = _Model(pool, settings), pool.design == "pairs" and pool.certain.any()
     ndcg = _Model(pool, settings, top=True) if top else model  # beside a certain stratum: corrected_tilt.top_tilt
-    spread = _anticipated(pool, settings, ndcg) if top else None
+    spread = _anticipated(pool, settings, ndcg) if pool.design == "pairs" else None
     tilted = _Model(pool, settings, tilt=True) if pool.design == "pairs" and any(s.kind in TILTED for s in specs) \
         else model
     intervals = _PerQuery(pool, model, settings, per_query_coverage)
@@ -343,7 +344,7 @@ class _Blind:
         self.pool, self.tuned = blind_pool(pool), not pool.certain.any()
         self.model = _Model(self.pool, settings)
         self.tilted = _Model(self.pool, settings, tilt=True) if any(s.kind in TILTED for s in specs) else self.model
-        self.spread = None if self.tuned else _anticipated(self.pool, settings, self.model)
+        self.spread = _anticipated(self.pool, settings, self.model)
 
     @classmethod
     def of(cls, pool: GoldPool, settings: Settings, specs: list[MetricSpec]) -> _Blind | None:

@@ -14,10 +14,9 @@ remainder, benchmarks/README.md, "Stop 40"). First order for ratios of sums (NDC
 covers the pool (pi = 1). Pairs drawn with certainty
 (plan top:K) are a stratum of their own with pi = 1: no correction, no variance. The judge-error variance
 is the stratified-sample variance of z: sum_j N_j^2 (1 - n_j/N_j) s_j^2 / n_j, s_j^2 the spread of z / Q,
-with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum. Beside a certain stratum,
-NDCG's s_j^2 is at least the spread the pool predicts for stratum j (labeller.evaluation.corrected_spread: a few
-random pairs mostly miss the rare relevant pairs outside the top that its ideal DCG hangs on), with no t penalty
-for that part.
+with a Student t quantile on the Welch-Satterthwaite degrees of freedom of that sum. NDCG's s_j^2 is at least
+the spread the pool predicts for stratum j (labeller.evaluation.corrected_spread: a few random pairs mostly miss
+the rare relevant pairs its ideal DCG and a poor run's DCG hang on), with no t penalty for that part.
 
 Query design (people graded every pool pair of n random queries of Q; Oosterhuis et al., KDD 2024),
 in the power-tuned form of PPI++ (Angelopoulos et al., arXiv 2311.01453), a survey regression estimator:
@@ -123,7 +122,7 @@ class PairTerms:
     z: np.ndarray
     per_query: list[float]
     predicted: float
-    anticipated: bool  # beside a certain stratum, with the gradients the anticipated spread needs
+    anticipated: bool  # NDCG under the pair design: with the gradients the anticipated spread needs
 
     @property
     def variance(self) -> float:
@@ -136,7 +135,7 @@ class PairTerms:
 def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False,
              anticipated: Anticipated | None = None, blind=None) -> CorrectedValue:
     """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for;
-    `anticipated`: beside a certain stratum, each stratum's spread is at least the one the pool predicts
+    `anticipated`: under the pair design, NDCG's spread in each stratum is at least the one the pool predicts
     (labeller.evaluation.corrected_spread); `blind`: under the pair design, the same figure's contribution with a
     judge that knows nothing, its pool and anticipated spread (labeller.evaluation.corrected_power), which power
     tuning blends in."""

@@ -173,4 +173,7 @@ def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, free: GoldPool, co
     out = _interval(lam * judge.value + (1 - lam) * blind.value, math.sqrt(variance), _spread(per_query), confidence,
                     quantile=_student(confidence, df))
     out.power_lambda = lam if judge.variance > 0 or blind.variance > 0 else None  # None: the gold decides it
+    if judge.anticipated or blind.anticipated:  # NDCG (corrected_spread): which spread decided the blend's variance
+        out.spread = "anticipated" if lam**2 * judge.predicted + (1 - lam)**2 * blind.predicted > variance / 2 \
+            else "sample"
     return out

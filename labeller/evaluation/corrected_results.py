@@ -24,11 +24,11 @@ class CorrectedValue(_Result):
     se_judge: float | None = None
     se_queries: float | None = None
     note: str | None = None  # why there is no estimate or interval
-    # beside a certain stratum (plan top:K), where the judge-error spread came from: "sample" (the random gold
-    # pairs' own) or "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
-    # labeller.evaluation.corrected_spread), or "human only" (NDCG: the same gold without the judge gave the narrower
-    # interval, which is then the one reported), or "both" (NDCG: the two estimates disagreed by more than 1 human-only
-    # se, and the interval is the hull of both intervals); None elsewhere
+    # NDCG under the pair design, where the judge-error spread came from: "sample" (the random gold pairs' own) or
+    # "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
+    # labeller.evaluation.corrected_spread); beside a certain stratum also "human only" (the same gold without the
+    # judge gave the narrower interval, which is then the one reported), or "both" (the two estimates disagreed by
+    # more than 1 human-only se, and the interval is the hull of both intervals); None elsewhere
     spread: Literal["sample", "anticipated", "human only", "both"] | None = None
     # power tuning (PPI++): the weight of the judge in the estimate, 1 the judge's model alone, 0 human only (the
     # same gold with a judge that knows nothing); pair design: labeller.evaluation.corrected_power; query design:
