@@ -107,18 +107,32 @@ def ranked(scores: dict[str, dict[str, float]]) -> dict[str, list[str]]:
     return {q: [d for _, d in sorted((-s, d) for d, s in ds.items())] for q, ds in scores.items()}
 
 
-def runs(tmp: Path, bm25_path: Path, truth, judge, seed: int) -> list:
-    """The six runs, written as TREC run files and read back as `labeller evaluate --run` reads them."""
+RERANKER_NOISE = (0.5, 0.8, 1.2, 1.8, 2.5)  # --rerankers: BM25's top 1,000 re-ranked by NIST grade + N(0, sd)
+
+
+def runs(tmp: Path, bm25_path: Path, truth, judge, seed: int, rerankers: bool = False) -> list:
+    """The six runs (or, with `rerankers`, BM25 and its top 1,000 re-ranked at each RERANKER_NOISE, as most
+    official DL19 runs are: a reranker over a first stage), written as TREC run files and read back as `labeller
+    evaluate --run` reads them."""
     rng = random.Random(seed)
     bm25 = load_run(bm25_path, name="bm25")
     top = {q: bm25.docs.get(q, [])[:100] for q in truth}
+    if rerankers:
+        deep = {q: bm25.docs.get(q, [])[:1000] for q in truth}
+        made = {f"rerank-{sd}": {q: {d: truth[q].get(d, 0) + rng.gauss(0, sd) for d in deep[q]} for q in truth}
+                for sd in RERANKER_NOISE}
+        return [bm25, *_written(tmp, made)]
     made = {
         "chance": {q: {d: rng.random() for d in docs} for q, docs in truth.items()},
         "strong": {q: {d: g + rng.gauss(0, 1.0) for d, g in docs.items()} for q, docs in truth.items()},
         "judge-ranker": {q: {d: g + rng.gauss(0, 0.7) for d, g in docs.items()} for q, docs in judge.items()},
         "bm25-reranked": {q: {d: truth[q].get(d, 0) + rng.gauss(0, 1.5) for d in top[q]} for q in truth},
     }
-    out = [bm25, shuffle_top(bm25, 100, seed=seed, name="bm25-shuffled")]
+    return [bm25, shuffle_top(bm25, 100, seed=seed, name="bm25-shuffled"), *_written(tmp, made)]
+
+
+def _written(tmp: Path, made: dict) -> list:
+    out = []
     for name, scores in made.items():
         path = tmp / f"{name}.trec"
         path.write_text(to_trec(Ranking(name, docs=ranked(scores))))
@@ -147,6 +161,8 @@ def main() -> int:
     parser.add_argument("--exponential", action="store_true", help="also nDCG@10 with exponential gains")
     parser.add_argument("--bias", action="store_true", help="only print each judge's plain nDCG@10 error per run")
     parser.add_argument("--differences", action="store_true", help="differences between runs (corrected_differences)")
+    parser.add_argument("--rerankers", action="store_true", help="BM25 and its top 1,000 re-ranked by NIST grade + "
+                                                                    "noise at several levels, instead of the six runs")
     parser.add_argument("--data", type=Path, default=SHARED / "trec-dl19")
     parser.add_argument("--llmjudge", type=Path, default=SHARED / "llmjudge")
     parser.add_argument("--keep-queries", type=int, default=0, help="only this many queries, drawn with --seed")
@@ -168,7 +184,7 @@ def main() -> int:
         for name in args.judges.split(","):
             grades = simulated(truth, name, args.llmjudge, args.seed)
             labels = load_judgments(write_qrels(Path(tmp) / f"{name}.txt", grades), "0-3")
-            rankings = runs(Path(tmp), bm25, truth, grades, args.seed)
+            rankings = runs(Path(tmp), bm25, truth, grades, args.seed, args.rerankers)
             print(f"\n# {name}: plain nDCG@10, truth -> judge (error): {bias(rankings, labels, human)}")
             if args.bias:
                 continue
