@@ -49,9 +49,9 @@ def per_query_values(folder: Path):
     return out
 
 
-def interval(plain: dict, people: dict, graded, zero_one: bool):
+def interval(plain: dict, people: dict, graded, whole_range: bool):
     value = estimate(Contribution(plain, dict(plain), {q: people[q] for q in graded}),
-                     SimpleNamespace(design="queries"), 0.95, zero_one)
+                     SimpleNamespace(design="queries"), 0.95, whole_range)
     return max(value.ci_low, 0.0), min(value.ci_high, 1.0)  # cut to the metric's range, as evaluate does
 
 
@@ -78,8 +78,8 @@ def main() -> int:
                 hits = []
                 for _ in range(args.subsets):
                     graded = rng.choice(queries, n, replace=False)
-                    low, high = interval(plain, people, graded, metric.startswith("hit_rate"))
-                    low0, high0 = interval(blind, people, graded, metric.startswith("hit_rate"))
+                    low, high = interval(plain, people, graded, metric.startswith(("hit_rate", "mrr")))
+                    low0, high0 = interval(blind, people, graded, metric.startswith(("hit_rate", "mrr")))
                     hits.append(low - 1e-12 <= truth <= high + 1e-12)
                     cover_alone.append(low0 - 1e-12 <= truth <= high0 + 1e-12)
                     widths.append(high - low)

@@ -155,8 +155,27 @@ def test_hand_computed_query_design():
     uncut = estimate(Contribution(plain, plain, {"q1": 0.0, "q2": 1.0, "q3": 1.0}), SimpleNamespace(design="queries"),
                      0.95)
     assert uncut.ci_high - uncut.estimate == pytest.approx(4.30265 * math.sqrt(11 / 144), rel=1e-4)
-    # RR under people: q1 1/2, q2 1, q3 1; the judge's RR is 1 everywhere: lambda 0, estimate 5/6
+    # RR under people: q1 1/2, q2 1, q3 1; the judge's RR is 1 everywhere: lambda 0, estimate 5/6. One pair can move
+    # a query's RR from 0 to 1, so two pseudo-queries at variance 1/4 join: s^2 = (1/6 + 1/2) / 2 = 1/3, se^2 =
+    # (1/2)(1/3)/3 = 1/18 (one pseudo-query would give 5/144)
     assert rr.corrected.estimate == pytest.approx(5 / 6)
+    assert rr.corrected.se_judge == pytest.approx(math.sqrt(1 / 18))
+
+
+def test_query_design_mrr_allows_for_queries_no_graded_one_shows():
+    """25 queries, people graded 20, every graded query's first pair relevant and the judge's too: RR 1 wherever
+    anyone looked. 2 queries whose RR is 0 could hide among the 5 ungraded with chance C(23, 20) / C(25, 20) =
+    0.033 > 0.025, so the interval reaches down to 1 - 2/25 = 0.92, as hit rate's does (the t interval alone would
+    stop at 0.97 and miss them)."""
+    labels = judgments({f"q{i}": {"a": 3, "b": 1} for i in range(25)}, kind="labels")
+    gold = judgments({f"q{i}": {"a": 3, "b": 1} for i in range(20)})
+    run = Ranking("r", docs={f"q{i}": ["a", "b"] for i in range(25)})
+    result, _ = run_corrected([run], labels, gold, Settings(relevant_from=3), metrics="mrr@10,precision@1")
+    assert result.design == "queries"
+    rr, p1 = result.runs["r"]
+    assert (rr.corrected.estimate, rr.corrected.ci_high) == (1.0, 1.0)
+    assert rr.corrected.ci_low == pytest.approx(0.92)
+    assert p1.corrected.ci_low > 0.95  # P@1 is not a first-relevant metric: no such floor
 
 
 def test_pair_design_leaves_mrr_and_hit_rate_uncorrected_and_says_why():

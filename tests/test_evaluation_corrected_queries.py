@@ -16,10 +16,10 @@ from labeller.evaluation.corrected_estimate import Contribution, estimate
 QUERIES = SimpleNamespace(design="queries")
 
 
-def by_queries(plain: list[float], human: dict[int, float], zero_one: bool = False):
+def by_queries(plain: list[float], human: dict[int, float], whole_range: bool = False):
     values = {f"q{i:02d}": v for i, v in enumerate(plain)}
     c = Contribution(values, dict(values), {f"q{i:02d}": v for i, v in human.items()})
-    return estimate(c, QUERIES, 0.95, zero_one)
+    return estimate(c, QUERIES, 0.95, whole_range)
 
 
 def test_hand_computed_regression_form():
@@ -50,7 +50,7 @@ def test_hit_rate_allows_for_misses_no_graded_query_shows():
     """20 of 25 graded, every one a hit, the judge a hit everywhere: 2 misses could all be among the 5 ungraded
     with chance C(23, 20) / C(25, 20) = 0.033 > 0.025 (3: 0.004), so the lower end is at most 1 - 2/25 = 0.92 (the
     t half-width, 2.09 * sqrt(0.2 * (0.5 / 19) / 20) = 0.034, would stop at 0.966 and miss a single unseen miss)."""
-    value = by_queries([1.0] * 25, {i: 1.0 for i in range(20)}, zero_one=True)
+    value = by_queries([1.0] * 25, {i: 1.0 for i in range(20)}, whole_range=True)
     assert value.estimate == 1.0
     assert value.ci_low == pytest.approx(0.92)
 

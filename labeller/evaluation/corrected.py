@@ -50,13 +50,13 @@ def _point_masses(grades: np.ndarray) -> np.ndarray:
 
 
 SHRINK = 4.0  # pseudo-pairs of the all-query calibration in each query's own, per judge grade
-FIRST_RELEVANT = ("mrr", "hit_rate")  # under the pair design, only where the graded prefix decides them (above)
+FIRST_RELEVANT = ("mrr", "hit_rate")  # pair design: only where the graded prefix decides them (above); query design:
+# one pair can move a query's value across all of [0, 1], so both take the small-sample guard (corrected_estimate)
 # Sums (and ratios of sums) of per-pair gains or relevance: the judge's grade distribution predicts them by its
 # expected gain or relevance. MRR and hit rate hang on the first relevant pair, whose expectation under independent
 # pairs predicted people's value worse than the judge's grades did (on a planted case the interval covered 68% and
 # 24%): they are predicted from the judge's grades.
 ADDITIVE = ("ndcg", "recall", "precision")
-ZERO_ONE = ("hit_rate",)  # a query's value is 0 or 1 (labeller.evaluation.corrected_estimate: its variance floor)
 
 # Predicted with the calibration tilted towards each query's own gold (corrected_tilt.query_tilt): recall, whose
 # first-order correction is scaled by 1 / (the query's relevant count at the model point); untilted, that count ran
@@ -293,7 +293,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 if blind is not None and blind.serves(spec):
                     blind_parts[ranking.name, spec.name] = blind.contribution(ranking, queries, spec, settings)
                 own = parts[ranking.name, spec.name], blind_parts.get((ranking.name, spec.name))
-                value = _within(stretched(estimate(own[0], pool, confidence, spec.kind in ZERO_ONE, spread,
+                value = _within(stretched(estimate(own[0], pool, confidence, spec.kind in FIRST_RELEVANT, spread,
                                                    blind and blind.terms(own[1])), *own), 0.0, 1.0)
                 if blind is not None:
                     value = blind.fallback(value, blind_parts.get((ranking.name, spec.name)), confidence, (0.0, 1.0))
@@ -312,7 +312,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 diff = parts[ranking.name, spec.name].minus(parts[reference, spec.name])
                 both = blind_parts.get((ranking.name, spec.name)), blind_parts.get((reference, spec.name))
                 blind_diff = both[0].minus(both[1]) if None not in both else None
-                value = _within(stretched(estimate(diff, pool, confidence, spec.kind in ZERO_ONE, spread, blind
+                value = _within(stretched(estimate(diff, pool, confidence, spec.kind in FIRST_RELEVANT, spread, blind
                                                    and blind.terms(blind_diff)), diff, blind_diff), -1, 1)
                 if blind is not None:
                     value = blind.fallback(value, blind_diff, confidence, (-1.0, 1.0))

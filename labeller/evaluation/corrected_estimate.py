@@ -132,9 +132,10 @@ class PairTerms:
         return ("anticipated" if self.predicted > self.variance / 2 else "sample") if self.anticipated else None
 
 
-def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool = False,
+def estimate(c: Contribution, pool: GoldPool, confidence: float, whole_range: bool = False,
              anticipated: Anticipated | None = None, blind=None) -> CorrectedValue:
-    """`zero_one`: every query's value is 0 or 1 (hit rate), which the query design's variance allows for;
+    """`whole_range`: one pair's grade can move a query's value across all of [0, 1] (hit rate, MRR), which the
+    query design's small-sample guard allows for;
     `anticipated`: under the pair design, NDCG's spread in each stratum is at least the one the pool predicts
     (labeller.evaluation.corrected_spread); `blind`: under the pair design, the same figure's contribution with a
     judge that knows nothing, its pool and anticipated spread (labeller.evaluation.corrected_power), which power
@@ -143,7 +144,7 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, zero_one: bool 
     if not queries:
         return CorrectedValue(estimate=None, ci_low=None, ci_high=None, note="no query to average")
     if pool.design == "queries":
-        return _by_queries(c, queries, confidence, zero_one)
+        return _by_queries(c, queries, confidence, whole_range)
     terms = pair_terms(c, pool, anticipated)
     if blind is not None:
         from labeller.evaluation.corrected_power import tuned
@@ -222,7 +223,7 @@ def _student(confidence: float, df: float) -> float:
     return float(student.ppf(0.5 + confidence / 2, df=df))
 
 
-def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one: bool = False) -> CorrectedValue:
+def _by_queries(c: Contribution, queries: list[str], confidence: float, whole_range: bool = False) -> CorrectedValue:
     """mean_S human + lambda (mean_Q plain - mean_S plain) with lambda the slope of human on plain over the graded
     queries (PPI++ power tuning, a survey regression estimator), or lambda 0 (the graded queries' own mean) when
     that interval is the narrower one; see the module docstring and docs/evaluate.md for the variance."""
@@ -240,11 +241,13 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one
         return CorrectedValue(estimate=value, ci_low=None, ci_high=None,
                               note=f"{n} graded queries: too few to build an interval from")
     # One pseudo-query at the largest spread a value in [0, 1] has (1/2 either side, variance 1/4) joins the
-    # residuals; for hit rate (0 or 1 per query) two: the Agresti-Coull device. Under random queries each ungraded
-    # query is the most extreme of itself and the n graded with chance 1/(n+1), which the graded residuals alone
-    # never show (on LLMJudge one query whose P@10 the judge put at 0 and people at 0.6 left the interval at 80-88%
-    # whenever it was ungraded); the same pseudo-query serves the human-only form, so the two stay comparable.
-    floor = 2 * 0.25 if zero_one else 0.25
+    # residuals; for hit rate and MRR (one pair can move a query from 0 to 1) two: the Agresti-Coull device (MRR
+    # too: on DL19 a run with 4 of 43 queries below 1 sat at 1 whenever none was graded and covered 82% at 20 queries,
+    # benchmarks/README.md, stop 43). Under random queries each ungraded query is the most extreme of itself and the
+    # n graded with chance 1/(n+1), which the graded residuals alone never show (on LLMJudge one query whose P@10 the
+    # judge put at 0 and people at 0.6 left the interval at 80-88% whenever it was ungraded); the same pseudo-query
+    # serves the human-only form, so the two stay comparable.
+    floor = 2 * 0.25 if whole_range else 0.25
     human_only = _HalfWidth(float(human.mean()), (_squares(human) + floor) / (n - 1), 0.0, n - 1)
     best = human_only
     sxx = _squares(plain)
@@ -265,9 +268,10 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, zero_one
     per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
     se = best.se(share, n)
     quantile = _student(confidence, best.df)
-    if zero_one and se > 0:
-        # a 0/1 value: k ungraded queries can all differ from what the graded ones show with chance
-        # C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above (1-conf)/2
+    if whole_range and se > 0:
+        # one pair can move a query across [0, 1]: k ungraded queries can all differ from what the graded ones show
+        # with chance C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above
+        # (1-conf)/2
         quantile = max(quantile, _unseen(len(queries), n, confidence) / len(queries) / se)
     out = _interval(best.value, se, _spread(per_query), confidence, quantile=quantile)
     out.power_lambda = float(slope)
