@@ -29,10 +29,11 @@ error), with a Student t quantile on n - 2 degrees; exact when the residuals are
 lambda falls back to 0 (the graded queries' mean, (1 - n/Q) s^2 / n, n - 1 degrees) when that interval is the
 narrower: PPI++ picks lambda for the least variance, which with few queries must count the slope's error and
 the degree of freedom it costs, so the corrected interval is never wider than the human-only one.
-s^2 carries one pseudo-query at the widest spread of a value in [0, 1] (variance 1/4; two for hit rate): an
-ungraded query is more extreme than every graded one with chance 1/(n+1) under random queries, which no
-graded residual shows. For hit rate the half-width is also at least k/Q, k the most ungraded queries that could
-all differ from the graded ones with chance above (1 - confidence)/2 (hypergeometric).
+s^2 carries one pseudo-query at the widest spread of a value in [0, 1] (variance 1/4; two for hit rate and MRR,
+which one pair's grade moves across all of [0, 1]): an ungraded query is more extreme than every graded one with
+chance 1/(n+1) under random queries, which no graded residual shows. For hit rate and MRR the half-width is also at
+least k/Q, k the most ungraded queries that could all differ from the graded ones with chance above
+(1 - confidence)/2 (hypergeometric).
 
 Both add the query-sample variance (spread of the per-query values / sqrt(Q)) for the wider interval.
 Intervals are normal approximations.
