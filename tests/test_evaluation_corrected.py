@@ -175,7 +175,8 @@ def test_query_design_mrr_allows_for_queries_no_graded_one_shows():
     rr, p1 = result.runs["r"]
     assert (rr.corrected.estimate, rr.corrected.ci_high) == (1.0, 1.0)
     assert rr.corrected.ci_low == pytest.approx(0.92)
-    assert p1.corrected.ci_low > 0.95  # P@1 is not a first-relevant metric: no such floor
+    assert rr.corrected.spread == "unseen queries"  # the JSON says what set the width
+    assert p1.corrected.ci_low > 0.95 and p1.corrected.spread is None  # P@1 is not a first-relevant metric
 
 
 def test_pair_design_leaves_mrr_and_hit_rate_uncorrected_and_says_why():

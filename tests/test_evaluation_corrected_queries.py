@@ -53,6 +53,9 @@ def test_hit_rate_allows_for_misses_no_graded_query_shows():
     value = by_queries([1.0] * 25, {i: 1.0 for i in range(20)}, whole_range=True)
     assert value.estimate == 1.0
     assert value.ci_low == pytest.approx(0.92)
+    assert value.spread == "unseen queries"
+    # the se is the one that width implies (lambda 0: t on 19 degrees), so p_worse agrees with the interval
+    assert value.se_judge == pytest.approx(0.08 / student.ppf(0.975, 19))
 
 
 def population(rng: np.random.Generator, queries: int = 25):

@@ -267,15 +267,16 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, whole_ra
             slope = 0.0
     shift = best.value - slope * everyone.mean()
     per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
-    se = best.se(share, n)
-    quantile = _student(confidence, best.df)
-    if whole_range and se > 0:
-        # one pair can move a query across [0, 1]: k ungraded queries can all differ from what the graded ones show
-        # with chance C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above
-        # (1-conf)/2
-        quantile = max(quantile, _unseen(len(queries), n, confidence) / len(queries) / se)
-    out = _interval(best.value, se, _spread(per_query), confidence, quantile=quantile)
+    se, quantile = best.se(share, n), _student(confidence, best.df)
+    # one pair can move a query across [0, 1]: k ungraded queries can all differ from what the graded ones show
+    # with chance C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above
+    # (1-conf)/2, and the se is the one that width implies, so the gate's p (p_worse) agrees with the interval
+    unseen = _unseen(len(queries), n, confidence) / len(queries) if whole_range else 0.0
+    floored = unseen > quantile * se
+    out = _interval(best.value, unseen / quantile if floored else se, _spread(per_query), confidence,
+                    quantile=quantile)
     out.power_lambda = float(slope)
+    out.spread = "unseen queries" if floored else None
     return out
 
 

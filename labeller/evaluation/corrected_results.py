@@ -28,8 +28,10 @@ class CorrectedValue(_Result):
     # "anticipated" (the spread the pool predicts, larger: the random pairs are too few to show it;
     # labeller.evaluation.corrected_spread); beside a certain stratum also "human only" (the same gold without the
     # judge gave the narrower interval, which is then the one reported), or "both" (the two estimates disagreed by
-    # more than 1 human-only se, and the interval is the hull of both intervals); None elsewhere
-    spread: Literal["sample", "anticipated", "human only", "both"] | None = None
+    # more than 1 human-only se, and the interval is the hull of both intervals); hit rate and MRR under the query
+    # design: "unseen queries" where the half-width is k/Q, more than the t interval's (k ungraded queries could
+    # all differ from every graded one: labeller.evaluation.corrected_estimate); None elsewhere
+    spread: Literal["sample", "anticipated", "human only", "both", "unseen queries"] | None = None
     # power tuning (PPI++): the weight of the judge in the estimate, 1 the judge's model alone, 0 human only (the
     # same gold with a judge that knows nothing); pair design: labeller.evaluation.corrected_power; query design:
     # the fitted slope on the judge's per-query value (0 when the human-only interval is the narrower); None where
