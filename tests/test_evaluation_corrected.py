@@ -274,6 +274,24 @@ def test_corrected_gate_passes_an_equal_run_and_the_plain_gate_is_unchanged(tmp_
     assert "### Corrected for the judge's error" in out
 
 
+def test_corrected_gate_names_the_guard_for_queries_no_graded_one_shows(tmp_path, capsys):
+    """MRR under the query design, 20 of 25 queries graded whole, the run equal to its baseline: the difference is 0
+    on every graded query, so its width comes from the k/Q floor, and the gate's note says so."""
+    docs = {f"q{i}": ["a", "b"] for i in range(25)}
+    (tmp_path / "run.trec").write_text("".join(f"{q} Q0 {d} {i} {9 - i} x\n" for q, ds in docs.items()
+                                               for i, d in enumerate(ds)))
+    (tmp_path / "labels.txt").write_text("".join(f"{q} 0 a 2\n{q} 0 b 0\n" for q in docs))
+    (tmp_path / "gold.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "doc_id": d, "grade": g,
+                                                             "annotator": "a"}) + "\n"
+                                                 for i in range(20) for d, g in (("a", 3), ("b", 1))))
+    code, out, err = cli(capsys, "evaluate", "--run", tmp_path / "run.trec", "--baseline", tmp_path / "run.trec",
+                         "--labels", tmp_path / "labels.txt", "--gold", tmp_path / "gold.jsonl", "--corrected",
+                         "--metrics", "mrr@10", "--json")
+    assert code == 0, out + err
+    check = json.loads(out)["gate"]["checks"][0]
+    assert check["verdict"] == "no-drop" and "a few ungraded queries unlike every graded one" in check["note"]
+
+
 def test_api_takes_gold_as_a_dataframe(tmp_path):
     import pandas as pd
 

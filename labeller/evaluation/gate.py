@@ -119,6 +119,9 @@ def _corrected_check(plain: GateCheck, diff: CorrectedDifference | None, values:
         note += "; the gold without the judge gave the narrower interval, and it is that one (PPI++'s fallback)"
     elif value.spread == "both":
         note += "; the estimates with and without the judge disagreed, and the interval holds both"
+    elif value.spread == "unseen queries":  # labeller.evaluation.corrected_estimate, the query design's guard
+        note += ("; its judge-error spread is the one a few ungraded queries unlike every graded one could add, more "
+                 "than the graded queries show")
     shown = (plain.baseline if values[0] is None else values[0], plain.run_value if values[1] is None else values[1])
     common = {"drop": drop, "p_value": diff.p_worse, "baseline": shown[0], "run_value": shown[1], "note": note}
     if drop <= 1e-12:
