@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import numpy as np
@@ -100,3 +101,25 @@ def test_evaluate_checks_the_gold_sample_it_is_given(tmp_path, capsys):
     code, out, err = cli(capsys, "evaluate", "--run", BASELINE, "--labels", labels, "--gold", tmp_path / "gold.jsonl",
                          "--gold-sample", tmp_path / "st.jsonl")
     assert "spreads each judge grade's pairs over the queries" in err
+
+
+def test_narrow_sample_warns_before_grading_when_pairs_a_query_are_few(tmp_path, capsys):
+    """Under 10 pairs a query, evaluate --gold's pair-design intervals for recall and NDCG fell short on DL19: the
+    sample says so before anyone grades, and names the sizes that avoid it; enough pairs, or whole queries, and
+    it is silent."""
+    rows = label_rows(n_per_query=10)
+    labels = write_jsonl(tmp_path / "labels.jsonl", rows)
+    queries = len({r["query_id"] for r in rows})
+    code, _, err = cli(capsys, "annotate", "sample", "--labels", labels, "--plan", "narrow", "--size", "30",
+                       "--out", tmp_path / "a.jsonl")
+    assert code in (0, None), err
+    assert f"warning: 30 pairs over the pool's {queries} queries ({30 / queries:.1f} a query)" in err
+    suggested = re.search(r"give --size (\d+) or more, or grade whole queries \(--plan queries:N\)", err)
+    assert suggested and int(suggested[1]) <= min(10 * queries, len(rows))  # the pool, less the rubric's examples
+    api = make_sample(tmp_path / "api.jsonl", labels=labels, size=30, plan="narrow")
+    assert len(api.warnings) == 1 and f"({30 / queries:.1f} a query)" in api.warnings[0]  # the Python API says it too
+    for extra in (["--plan", "narrow", "--size", suggested[1]], ["--plan", "queries:3", "--size", "30"],
+                  ["--plan", "uniform", "--size", "30"]):
+        code, _, err = cli(capsys, "annotate", "sample", "--labels", labels, *extra, "--out",
+                           tmp_path / f"{extra[1].replace(':', '')}-{extra[3]}.jsonl")
+        assert code in (0, None) and "a query)" not in err, (extra, err)

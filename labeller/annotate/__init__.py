@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labeller.annotate.sample import Sample, freeze, read_sample
+from labeller.annotate.sample import Sample, freeze, read_sample, thin_gold_warning
 from labeller.annotate.session import Session
 from labeller.errors import BadInputError
 
@@ -72,7 +72,9 @@ def draw_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
     top = {(c.query_id, c.doc_id) for path in top_runs or [] for c in sources.from_run(path, top_depth or 1, query_map,
                                                                                         doc_map)}
     frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version, top=top)
-    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept)}), len(kept)
+    thin = thin_gold_warning(frozen, len({c.query_id for c in kept}), len(kept))
+    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept),
+                                     "warnings": [thin] if thin else []}), len(kept)
 
 
 __all__ = ["Sample", "Session", "draw_sample", "make_sample", "read_sample"]

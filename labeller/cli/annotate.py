@@ -68,6 +68,8 @@ def sample(
                    "is shown them; they belong in a tuning file, not the gold set)")
     if frozen.plan == "top":
         typer.echo(top_split(frozen, pool))
+    for warning in frozen.warnings:
+        typer.echo(f"labeller: warning: {warning}", err=True)
     if len(frozen.rows) < size and frozen.plan != "queries":  # plan queries: the size only sets how many queries
         typer.echo(f"labeller: warning: only {len(frozen.rows)} candidate pairs; the sample holds all of them",
                    err=True)
