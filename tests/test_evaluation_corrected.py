@@ -290,6 +290,12 @@ def test_corrected_gate_names_the_guard_for_queries_no_graded_one_shows(tmp_path
     assert code == 0, out + err
     check = json.loads(out)["gate"]["checks"][0]
     assert check["verdict"] == "no-drop" and "a few ungraded queries unlike every graded one" in check["note"]
+    code, out, err = cli(capsys, "evaluate", "--run", tmp_path / "run.trec", "--labels", tmp_path / "labels.txt",
+                         "--gold", tmp_path / "gold.jsonl", "--metrics", "mrr@10,precision@1", "--report",
+                         tmp_path / "report")
+    assert code == 0, out + err
+    line = "Widened for queries no graded one shows (run mrr@10): one pair"  # not precision@1
+    assert line in out and line in (tmp_path / "report" / "index.html").read_text()
 
 
 def test_api_takes_gold_as_a_dataframe(tmp_path):

@@ -72,12 +72,27 @@ def corrected_intro(c: Corrected) -> str:
             "the query sample too. The plain interval is a bootstrap over queries that takes the labels as the truth.")
 
 
+def unseen_queries_line(c: Corrected) -> str | None:
+    """Which figures' intervals the query design's unseen-queries floor widened (CorrectedValue.spread), in words:
+    the table alone would show an interval wider than the graded queries' spread with no reason given."""
+    named = [f"{run} {m.metric}" for run, rows in c.runs.items() for m in rows if m.corrected.spread == "unseen queries"]
+    named += [f"{d.run} − {d.reference} {d.metric}" for d in c.differences if d.corrected.spread == "unseen queries"]
+    if not named:
+        return None
+    return (f"Widened for queries no graded one shows ({', '.join(named)}): one pair's grade can move a query's hit "
+            f"rate or MRR across [0, 1], and with {c.gold_queries} queries graded a few of the others could all "
+            "differ from every graded one, so each end of the judge-error interval lies at least their share of "
+            "all queries from the estimate (cut to the metric's range).")
+
+
 def corrected_markdown(c: Corrected, table) -> list[str]:
     """The section's lines; `table(header, rows)` renders a table."""
     parts = ["### Corrected for the judge's error", "", corrected_intro(c), "", table(CORRECTED_HEADER,
                                                                                      corrected_rows(c)), ""]
     if c.differences:
         parts += [table(DIFFERENCE_HEADER, difference_rows(c)), ""]
+    if unseen := unseen_queries_line(c):
+        parts += [unseen, ""]
     if c.per_query and c.design == "queries":
         parts += [PER_QUERY_INTRO, "", table(PER_QUERY_HEADER, per_query_rows(c)), ""]
     parts += [f"- warning: {w}" for w in c.warnings]

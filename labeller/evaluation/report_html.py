@@ -106,12 +106,14 @@ def _delta_chart(ev: Evaluation, c: Comparison, metric: str, texts: dict[str, st
 def _corrected_html(ev: Evaluation) -> str:
     from labeller.evaluation.corrected_report import (CORRECTED_HEADER, DIFFERENCE_HEADER, PER_QUERY_HEADER,
                                                       PER_QUERY_INTRO, corrected_intro, corrected_rows,
-                                                      difference_rows, per_query_rows)
+                                                      difference_rows, per_query_rows, unseen_queries_line)
 
     c = ev.corrected
     body = _para(corrected_intro(c)) + str(table(CORRECTED_HEADER, corrected_rows(c)))
     if c.differences:
         body += str(table(DIFFERENCE_HEADER, difference_rows(c)))
+    if unseen := unseen_queries_line(c):
+        body += _para(unseen)
     if c.per_query and c.design == "queries":
         body += _para(PER_QUERY_INTRO) + str(table(PER_QUERY_HEADER, per_query_rows(c)))
     return body + "".join(_para(f"Warning: {w}") for w in c.warnings)
