@@ -19,9 +19,10 @@ def make_sample(out: str | Path, **options) -> Sample:
 def draw_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | Path | None = None,
                 labels: str | Path | None = None, depth: int = 10, size: int = 60, plan: str = "stratified",
                 seed: int = 0, queries: str | Path | None = None, corpus: str | Path | None = None,
-                rubric: str | None = None, top_runs: list[str | Path] | None = None) -> tuple[Sample, int]:
+                rubric: str | None = None, top_runs: list[str | Path] | None = None,
+                from_scale: str | None = None) -> tuple[Sample, int]:
     """The frozen sample and how many candidate pairs it was drawn from; `top_runs`: the runs whose top K plan
-    top:K draws with certainty."""
+    top:K draws with certainty; `from_scale`: the labels' own scale (sources.from_labels)."""
     from labeller.annotate import sources
     from labeller.annotate.plans import parse_plan
     from labeller.io.inputs import read_corpus, read_queries
@@ -46,7 +47,7 @@ def draw_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | 
     query_map = read_queries(queries) if queries else None
     doc_map = read_corpus(corpus) if corpus else None
     if labels is not None:
-        candidates = sources.from_labels(labels, query_map, doc_map)
+        candidates = sources.from_labels(labels, query_map, doc_map, from_scale)
     elif run is not None:
         candidates = sources.from_run(run, depth, query_map, doc_map)
     else:

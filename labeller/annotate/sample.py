@@ -129,7 +129,8 @@ def thin_gold_warning(sample: Sample, pool_queries: int, pool_pairs: int) -> str
 
     per_query = len(sample.rows) / max(pool_queries, 1)
     if sample.plan != "narrow" or per_query >= FEW_PER_QUERY or len(sample.rows) >= pool_pairs:
-        return None  # a gold of the whole pool decides every figure exactly
+        # another plan, enough pairs a query, or the whole pool (which decides every figure exactly): no warning
+        return None
     return (f"{len(sample.rows)} pairs over the pool's {pool_queries} queries ({per_query:.1f} a query): "
             "`evaluate --gold` would correct recall and NDCG from few pairs a query, and on a held-out set (TREC "
             "DL19, 7 a query) their intervals covered 70-90% for runs that retrieve most relevant pairs; give --size "

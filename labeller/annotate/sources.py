@@ -1,9 +1,12 @@
 """Where the pairs of an annotation sample come from: a pairs file, a run's top k, or a judge's labels.
 
 Every source gives `Candidate`s. Labels also give the judge's grade (to stratify on) and, when the file
-has one, the judge's uncertainty for the pair (for the "most uncertain first" plan). `labeller label
---samples N` (N > 1) writes `sample_agreement` and `sample_grades`; a label file may carry an uncertainty
-in any of these columns (the first one set on a row is used):
+has one, the judge's uncertainty for the pair (for the "most uncertain first" plan). Labels are `labeller label`
+output or any grades `labeller evaluate --labels` reads (TREC qrels, ranx JSON, a table with query_id, doc_id and
+grade: another tool's LLM labels), on their own scale shifted onto 1.. as there, so the sample's strata are the
+judge grades `evaluate --gold-sample` checks them against. `labeller label --samples N` (N > 1) writes
+`sample_agreement` and `sample_grades`; a label table may carry an uncertainty in any of these columns (the first
+one set on a row is used):
 
 - `uncertainty`: a number, higher means less sure;
 - `grade_entropy` (`labeller label --grade-probs`): the entropy in bits of the grade's distribution read from
@@ -25,9 +28,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from labeller.errors import BadInputError
+from labeller.io.gold import native_label_row, read_grades
 from labeller.io.inputs import check_known, read_pairs
+from labeller.io.scales import command_scale
 from labeller.io.tables import read_rows
-from labeller.io.trec import read_run_lines, top_k
+from labeller.io.trec import is_table, ranx_json, read_run_lines, top_k
 from labeller.io.validation import validation_error
 from labeller.records import Doc, Label, Query, Record
 
@@ -71,12 +76,26 @@ def from_run(path: str | Path, depth: int, queries: dict[str, Query] | None = No
     return list(seen.values())
 
 
-def from_labels(path: str | Path, queries: dict[str, Query] | None = None,
-                corpus: dict[str, Doc] | None = None) -> list[Candidate]:
-    """A `labeller label` output file, plus any uncertainty column (see the module docstring)."""
-    return [Candidate(query_id=label.query_id, doc_id=label.doc_id, judge_grade=label.grade, uncertainty=uncertainty,
-                      rubric=label.rubric, rubric_version=label.rubric_version)
-            for label, uncertainty in judge_labels(path, queries, corpus)]
+def from_labels(path: str | Path, queries: dict[str, Query] | None = None, corpus: dict[str, Doc] | None = None,
+                from_scale: str | None = None) -> list[Candidate]:
+    """A judge's labels, with any uncertainty column (see the module docstring); `from_scale` as `labeller evaluate
+    --from-scale` takes it (a bare LOW-HIGH: the file's own scale)."""
+    path = Path(path)
+    if from_scale and any(item.partition("=")[0].strip() != "labels" for item in from_scale.split(",") if "=" in item):
+        raise BadInputError(f"--from-scale '{from_scale}': annotate sample reads one grade file, --labels; give its "
+                            "scale as LOW-HIGH or labels=LOW-HIGH", field="from_scale")
+    if is_table(path) and ranx_json(path) is None and native_label_row(next(iter(read_rows(path)))[1]):
+        return [Candidate(query_id=label.query_id, doc_id=label.doc_id, judge_grade=label.grade,
+                          uncertainty=uncertainty, rubric=label.rubric, rubric_version=label.rubric_version)
+                for label, uncertainty in judge_labels(path, queries, corpus)]
+    graded = read_grades(path, role="labels", from_scale=command_scale(from_scale, [path]), clip_hint=False,
+                         several_per_pair=False, queries=queries, corpus=corpus)
+    uncertain = {}
+    if is_table(path) and ranx_json(path) is None:
+        uncertain = {line: _uncertainty({k: row[k] for k in UNCERTAINTY_COLUMNS if k in row}, path, line)
+                     for line, row in read_rows(path, role="grades")}
+    return [Candidate(query_id=g.query_id, doc_id=g.doc_id, judge_grade=g.grade, uncertainty=uncertain.get(g.line),
+                      rubric=g.rubric or None, rubric_version=g.rubric_version or None) for g in graded.rows]
 
 
 def judge_labels(path: str | Path, queries: dict[str, Query] | None = None,

@@ -33,9 +33,15 @@ def sample(
     out: Annotated[Path, typer.Option("--out", help="Sample file to write (.jsonl); never overwritten.")],
     pairs: Annotated[Optional[Path], typer.Option("--pairs", help="Pairs file (query_id, doc_id).")] = None,
     run: Annotated[Optional[Path], typer.Option("--run", help="A retriever's run (TREC or table).")] = None,
-    labels: Annotated[Optional[Path], typer.Option("--labels", help="`labeller label` output; an `uncertainty`, "
-                                                   "`sample_agreement` or `sample_grades` column feeds "
-                                                   "--plan uncertain.")] = None,
+    labels: Annotated[Optional[Path], typer.Option("--labels", help="A judge's labels: `labeller label` output, or "
+                                                   "any grades `evaluate --labels` reads (TREC qrels, ranx JSON, "
+                                                   "a table with query_id, doc_id, grade); an `uncertainty`, "
+                                                   "`grade_entropy`, `sample_agreement` or `sample_grades` column "
+                                                   "feeds --plan uncertain.")] = None,
+    from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="LOW-HIGH", help="The --labels "
+                                                      "file's own scale, shifted onto 1.. as `evaluate "
+                                                      "--from-scale` does (TREC qrels: 0-3 unless given; tables: "
+                                                      "1-5 unless given, e.g. 0-3 for a 0-based table).")] = None,
     depth: Annotated[int, typer.Option("--depth", help="With --run: the top k of each query.")] = 10,
     size: Annotated[int, typer.Option("--size", help="How many pairs.")] = 60,
     plan: Annotated[str, typer.Option("--plan", help="stratified (by judge grade and query), uniform, "
@@ -59,7 +65,8 @@ def sample(
     from labeller.annotate import draw_sample
 
     frozen, pool = draw_sample(out, pairs=pairs, run=run, labels=labels, depth=depth, size=size, plan=plan, seed=seed,
-                         queries=queries, corpus=corpus, rubric=rubric, top_runs=top_run)
+                         queries=queries, corpus=corpus, rubric=rubric, top_runs=top_run,
+                         from_scale=from_scale)
     queries_n = len({r.query_id for r in frozen.rows})
     typer.echo(f"froze sample {frozen.sample_id}: {len(frozen.rows)} pairs over {queries_n} queries "
                f"({frozen.plan}) in {out}")

@@ -41,6 +41,11 @@ DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for a
 Kind = Literal["labels", "gold", "qrels"]
 Role = Literal["labels", "baseline", "gold", "judgments", "labels-alt"]  # labels-alt: evaluate's second judgments
 _NATIVE_LABEL = ("cache_key", "rubric_version")  # columns only labeller's own label output has
+
+
+def native_label_row(row: dict[str, Any]) -> bool:
+    """Whether a table row is labeller's own label output (a `Label`), not another tool's grades."""
+    return all(k in row for k in _NATIVE_LABEL)
 GOLD_COLUMNS = ("query_id", "doc_id", "grade", "annotator", "note")  # the documented core of a gold row
 _LABEL_OPTIONAL = ("input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "latency_s")
 
@@ -114,7 +119,7 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
         raw_rows = list(read_rows(path, role="grades"))  # never empty: read_rows refuses a file without rows
         first = raw_rows[0][1]
         kind = _table_kind(role, first)
-        native = kind == "labels" and all(k in first for k in _NATIVE_LABEL)
+        native = kind == "labels" and native_label_row(first)
         if is_headed_tsv(path):  # BEIR qrels: TREC's grades, with a header row
             scale_given = qrels_scale or DEFAULT_QRELS_SCALE
         scale = None if native else parse_scale(scale_given)
