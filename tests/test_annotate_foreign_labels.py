@@ -83,3 +83,22 @@ def test_ranx_json_labels_and_a_pair_graded_twice(tmp_path, capsys):
     twice.write_text(f"{ROWS[0][0]} 0 {ROWS[0][1]} 1\n{ROWS[0][0]} 0 {ROWS[0][1]} 2\n", encoding="utf-8")
     code, _, err = cli(capsys, "annotate", "sample", "--labels", twice, "--out", tmp_path / "t.jsonl")
     assert code == 2 and "twice.txt:2" in err and "graded twice" in err and not (tmp_path / "t.jsonl").exists()
+
+
+def test_the_adjudication_view_shows_the_grades_of_qrels_labels(tmp_path):
+    """annotate serve --labels takes the same files: the judge's grade beside people's is the qrels grade shifted
+    onto 1.. (no justification: qrels carry none)."""
+    from tests.annotate_helpers import session
+
+    labels = _qrels(tmp_path / "llm.txt")
+    make_sample(tmp_path / "sample.jsonl", labels=labels, size=8, rubric="transactions")
+    sess = session(tmp_path, annotators=("alice",), labels=labels)
+    judged = {(q, d): g + 1 for q, d, g in ROWS}
+    for row in sess.sample.rows:
+        sess.grade({"sample_id": sess.sample.sample_id, "annotator": "alice", "query_id": row.query_id,
+                    "doc_id": row.doc_id, "outcome": "graded", "grade": judged[row.query_id, row.doc_id] % 4 + 1,
+                    "note": "n"})
+    items = sess.adjudication()["items"]
+    assert len(items) == len(sess.sample.rows)  # people differ from the judge on every pair
+    assert all(i["judge_grade"] == judged[i["query_id"], i["doc_id"]] and i["judge_justification"] == ""
+               for i in items)

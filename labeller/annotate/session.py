@@ -17,11 +17,11 @@ from labeller.agreement.stale import stale_gold, stale_labels
 from labeller.annotate.assign import assign, shared_pairs
 from labeller.annotate.goldstore import GoldStore
 from labeller.annotate.sample import Sample, read_sample
-from labeller.annotate.sources import judge_labels
+from labeller.annotate.sources import Candidate, from_labels
 from labeller.annotate.views import adjudication_items, agreement_view, progress
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus, read_queries
-from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label
+from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel
 from labeller.rubric import Rubric, load_rubric
 
 _GRADE_LINE = re.compile(r"^\s*[-*]\s*\*\*\s*([1-5])\b\s*[—–:.-]*\s*(.*)$")
@@ -80,7 +80,7 @@ class Session:
     def __init__(self, *, sample: str | Path, gold: str | Path, queries: str | Path, corpus: str | Path,
                  annotators: list[str], overlap: float = 0.2, rubric: str | None = None,
                  labels: str | Path | None = None, note_required: str | None = None,
-                 open_review: bool = False) -> None:
+                 open_review: bool = False, from_scale: str | None = None) -> None:
         from labeller.io.outputs import check_outputs
 
         check_outputs(inputs=[sample, queries, corpus, labels], files={"--gold": gold})
@@ -98,7 +98,7 @@ class Session:
         self.overlap = overlap
         self.note_required = parse_note_required(note_required, self.rubric)
         self.store = GoldStore(gold, self.sample)
-        self.labels: dict[tuple[str, str], Label] | None = None
+        self.labels: dict[tuple[str, str], Candidate] | None = None  # the judge's grade of each pair
         self.open_review = open_review
         self.warnings: list[str] = []
         self.label_warnings: list[str] = []
@@ -106,7 +106,7 @@ class Session:
             self.warnings.append(f"stale: the sample was frozen with rubric version {self.sample.rubric_version}; "
                                  f"rubric '{self.rubric.name}' is now version {self.rubric.version}")
         if labels is not None:
-            self.labels = {(lab.query_id, lab.doc_id): lab for lab, _ in judge_labels(labels, self.queries, self.corpus)}
+            self.labels = {(c.query_id, c.doc_id): c for c in from_labels(labels, self.queries, self.corpus, from_scale)}
             self.label_warnings = stale_labels(labels, rubric=self.rubric)  # shown where the judge is: adjudication
         self.warnings += stale_gold(gold, rubric=self.rubric) if Path(gold).exists() and Path(gold).stat().st_size else []
         self._position = {(r.query_id, r.doc_id): r.position for r in self.sample.rows}

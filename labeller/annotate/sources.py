@@ -47,6 +47,7 @@ class Candidate(Record):
     uncertainty: float | None = None
     rubric: str | None = None
     rubric_version: str | None = None
+    justification: str = ""  # the judge's, where its labels give one (the adjudication view shows it)
 
 
 def require_every(pool: list[Candidate], field: str, why: str) -> None:
@@ -86,7 +87,8 @@ def from_labels(path: str | Path, queries: dict[str, Query] | None = None, corpu
                             "scale as LOW-HIGH or labels=LOW-HIGH", field="from_scale")
     if is_table(path) and ranx_json(path) is None and native_label_row(next(iter(read_rows(path)))[1]):
         return [Candidate(query_id=label.query_id, doc_id=label.doc_id, judge_grade=label.grade,
-                          uncertainty=uncertainty, rubric=label.rubric, rubric_version=label.rubric_version)
+                          uncertainty=uncertainty, rubric=label.rubric, rubric_version=label.rubric_version,
+                          justification=label.justification)
                 for label, uncertainty in judge_labels(path, queries, corpus)]
     graded = read_grades(path, role="labels", from_scale=command_scale(from_scale, [path]), clip_hint=False,
                          several_per_pair=False, queries=queries, corpus=corpus)
@@ -95,7 +97,8 @@ def from_labels(path: str | Path, queries: dict[str, Query] | None = None, corpu
         uncertain = {line: _uncertainty({k: row[k] for k in UNCERTAINTY_COLUMNS if k in row}, path, line)
                      for line, row in read_rows(path, role="grades")}
     return [Candidate(query_id=g.query_id, doc_id=g.doc_id, judge_grade=g.grade, uncertainty=uncertain.get(g.line),
-                      rubric=g.rubric or None, rubric_version=g.rubric_version or None) for g in graded.rows]
+                      rubric=g.rubric or None, rubric_version=g.rubric_version or None, justification=g.note)
+            for g in graded.rows]
 
 
 def judge_labels(path: str | Path, queries: dict[str, Query] | None = None,

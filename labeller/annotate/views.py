@@ -11,8 +11,9 @@ import numpy as np
 
 from labeller.agreement.ceiling import people_agreement
 from labeller.annotate.sample import SampleRow
+from labeller.annotate.sources import Candidate
 from labeller.io.gold import consensus_grade
-from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Label, Record
+from labeller.records import GRADE_MAX, GRADE_MIN, GoldLabel, Record
 
 MIN_SHARED = 30
 GRADES = list(range(GRADE_MIN, GRADE_MAX + 1))
@@ -134,7 +135,7 @@ class AdjudicationItem(Record):
 
 
 def adjudication_items(rows: list[GoldLabel], position: dict[tuple[str, str], int],
-                       labels: dict[tuple[str, str], Label] | None) -> list[AdjudicationItem]:
+                       labels: dict[tuple[str, str], Candidate] | None) -> list[AdjudicationItem]:
     """Pairs people disagreed on, and pairs where their consensus differs from the judge's grade."""
     decided = {(r.query_id, r.doc_id): r for r in rows if r.outcome == "adjudicated"}
     out = []
@@ -144,7 +145,7 @@ def adjudication_items(rows: list[GoldLabel], position: dict[tuple[str, str], in
         reasons = []
         if len(set(p.grades.values())) > 1:
             reasons.append("people disagree")
-        if label is not None and label.grade != consensus:
+        if label is not None and label.judge_grade != consensus:
             reasons.append("judge differs")
         if not reasons:
             continue
@@ -152,7 +153,7 @@ def adjudication_items(rows: list[GoldLabel], position: dict[tuple[str, str], in
         out.append(AdjudicationItem(
             query_id=p.query_id, doc_id=p.doc_id, position=p.position, consensus=consensus,
             humans=[{"annotator": a, "grade": g, "note": p.notes[a]} for a, g in sorted(p.grades.items())],
-            judge_grade=label.grade if label else None, judge_justification=label.justification if label else "",
+            judge_grade=label.judge_grade if label else None, judge_justification=label.justification if label else "",
             reason=" and ".join(reasons),
             decision=decision.model_dump(include={"annotator", "grade", "note", "rubric_problem"}) if decision else None))
     return out

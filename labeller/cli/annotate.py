@@ -24,6 +24,10 @@ GoldOpt = Annotated[Path, typer.Option("--gold", help="Gold file the grades go t
 Annotators = Annotated[str, typer.Option("--annotators", help="Comma-separated names of the people grading, "
                                                               "e.g. alice,bob.")]
 Overlap = Annotated[float, typer.Option("--overlap", help="Share of pairs graded by two people (0-1).")]
+LabelsScale = Annotated[Optional[str], typer.Option("--from-scale", metavar="LOW-HIGH", help="The --labels file's "
+                                                   "own scale, shifted onto 1.. as `evaluate --from-scale` does "
+                                                   "(TREC qrels: 0-3 unless given; tables: 1-5 unless given, e.g. "
+                                                   "0-3 for a 0-based table).")]
 
 
 @annotate_app.command("sample", help="Freeze a sample of pairs to grade, from exactly one of --pairs, --run (its "
@@ -38,10 +42,7 @@ def sample(
                                                    "a table with query_id, doc_id, grade); an `uncertainty`, "
                                                    "`grade_entropy`, `sample_agreement` or `sample_grades` column "
                                                    "feeds --plan uncertain.")] = None,
-    from_scale: Annotated[Optional[str], typer.Option("--from-scale", metavar="LOW-HIGH", help="The --labels "
-                                                      "file's own scale, shifted onto 1.. as `evaluate "
-                                                      "--from-scale` does (TREC qrels: 0-3 unless given; tables: "
-                                                      "1-5 unless given, e.g. 0-3 for a 0-based table).")] = None,
+    from_scale: LabelsScale = None,
     depth: Annotated[int, typer.Option("--depth", help="With --run: the top k of each query.")] = 10,
     size: Annotated[int, typer.Option("--size", help="How many pairs.")] = 60,
     plan: Annotated[str, typer.Option("--plan", help="stratified (by judge grade and query), uniform, "
@@ -107,7 +108,9 @@ def serve(
     overlap: Overlap = 0.2,
     rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric to show (default: the sample's).")] = None,
     labels: Annotated[Optional[Path], typer.Option("--labels", help="Judge labels for the adjudication view "
-                                                                    "(never shown while grading).")] = None,
+                                                                    "(never shown while grading): any file "
+                                                                    "`annotate sample --labels` takes.")] = None,
+    from_scale: LabelsScale = None,
     note_required: Annotated[Optional[str], typer.Option("--note-required", help="Grades that need a note: all, "
                                                          "none or e.g. 1,2 (default: the rubric's note_required, "
                                                          "else all).")] = None,
@@ -122,7 +125,7 @@ def serve(
 
     session = Session(sample=sample_path, gold=gold, queries=queries, corpus=corpus,
                       annotators=annotators.split(","), overlap=overlap, rubric=rubric, labels=labels,
-                      note_required=note_required, open_review=open_review)
+                      note_required=note_required, open_review=open_review, from_scale=from_scale)
     try:
         server = AnnotationServer(session, host, port)
     except OSError as exc:
