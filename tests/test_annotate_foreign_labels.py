@@ -24,7 +24,8 @@ def _rows(path):
 
 def test_a_sample_from_trec_qrels_is_stratified_on_their_grades_shifted_as_evaluate_shifts_them(tmp_path, capsys):
     labels = _qrels(tmp_path / "llm.txt")
-    code, out, err = cli(capsys, "annotate", "sample", "--labels", labels, "--size", "24", "--out", tmp_path / "s.jsonl")
+    code, out, err = cli(capsys, "annotate", "sample", "--labels", labels, "--size", "24",
+                         "--out", tmp_path / "s.jsonl")
     assert code in (0, None), err
     drawn = _rows(tmp_path / "s.jsonl")
     grade = {(q, d): g for q, d, g in ROWS}

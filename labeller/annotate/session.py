@@ -106,7 +106,8 @@ class Session:
             self.warnings.append(f"stale: the sample was frozen with rubric version {self.sample.rubric_version}; "
                                  f"rubric '{self.rubric.name}' is now version {self.rubric.version}")
         if labels is not None:
-            self.labels = {(c.query_id, c.doc_id): c for c in from_labels(labels, self.queries, self.corpus, from_scale)}
+            judged = from_labels(labels, self.queries, self.corpus, from_scale)
+            self.labels = {(c.query_id, c.doc_id): c for c in judged}
             self.label_warnings = stale_labels(labels, rubric=self.rubric)  # shown where the judge is: adjudication
         self.warnings += stale_gold(gold, rubric=self.rubric) if Path(gold).exists() and Path(gold).stat().st_size else []
         self._position = {(r.query_id, r.doc_id): r.position for r in self.sample.rows}

@@ -83,8 +83,8 @@ def from_labels(path: str | Path, queries: dict[str, Query] | None = None, corpu
     --from-scale` takes it (a bare LOW-HIGH: the file's own scale)."""
     path = Path(path)
     if from_scale and any(item.partition("=")[0].strip() != "labels" for item in from_scale.split(",") if "=" in item):
-        raise BadInputError(f"--from-scale '{from_scale}': annotate sample reads one grade file, --labels; give its "
-                            "scale as LOW-HIGH or labels=LOW-HIGH", field="from_scale")
+        raise BadInputError(f"--from-scale '{from_scale}': here it names the scale of --labels, the one grade file "
+                            "read; give it as LOW-HIGH or labels=LOW-HIGH", field="from_scale")
     if is_table(path) and ranx_json(path) is None and native_label_row(next(iter(read_rows(path)))[1]):
         return [Candidate(query_id=label.query_id, doc_id=label.doc_id, judge_grade=label.grade,
                           uncertainty=uncertainty, rubric=label.rubric, rubric_version=label.rubric_version,

@@ -153,7 +153,8 @@ def adjudication_items(rows: list[GoldLabel], position: dict[tuple[str, str], in
         out.append(AdjudicationItem(
             query_id=p.query_id, doc_id=p.doc_id, position=p.position, consensus=consensus,
             humans=[{"annotator": a, "grade": g, "note": p.notes[a]} for a, g in sorted(p.grades.items())],
-            judge_grade=label.judge_grade if label else None, judge_justification=label.justification if label else "",
+            judge_grade=label.judge_grade if label else None,
+            judge_justification=label.justification if label else "",
             reason=" and ".join(reasons),
             decision=decision.model_dump(include={"annotator", "grade", "note", "rubric_problem"}) if decision else None))
     return out
