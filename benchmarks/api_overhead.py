@@ -1,7 +1,7 @@
 """What the notebook API costs over the file-based library calls the CLI makes, on real data.
 
-labeller.agree / labeller.evaluate take DataFrames and hand them to the same readers as files (via a
-private temporary Parquet file each). This measures, in one process, the DataFrame call against the
+labeller.agree / labeller.evaluate take DataFrames and dicts and hand them in memory to the same readers as
+files (labeller.io.memory; until stop 45 through a private temporary Parquet or JSON file each). This measures, in one process, the DataFrame call against the
 file call on the same data, best of --repeat, and prints the ratio (API / files):
 - agree: the LLMJudge label set Olz-gpt4o (4,423 pairs) against the NIST qrels, 1,000 resamples;
 - evaluate: the TREC DL19 BM25 run (43 judged queries x 1,000 documents) against its qrels.

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from labeller.acceptance.outcomes import refuse_unknown
 from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
+from labeller.io.memory import as_source
 from labeller.io.tables import read_rows, require
 
 Evidence = dict[str, dict[str, set[str]]]  # query_id -> evidence_id -> doc ids that carry it
@@ -43,7 +44,7 @@ class CoverageReport(BaseModel):
 def read_evidence(path: str | Path, queries: Mapping[str, object] | None = None) -> Evidence:
     """Rows need query_id and doc_id; evidence_id (optional) groups documents that carry the same item.
     Each query_id must be one of `queries` when they are given."""
-    path = Path(path)
+    path = as_source(path)
     evidence: Evidence = {}
     for line, row in read_rows(path):
         refuse_unknown(row, ("query_id", "doc_id", "evidence_id"), path, line, "evidence")

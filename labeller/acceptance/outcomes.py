@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
+from labeller.io.memory import as_source
 from labeller.io.tables import read_rows, require
 from labeller.records import RunEntry
 
@@ -54,7 +55,7 @@ class OutcomeReport(BaseModel):
 
 def read_outcomes(path: str | Path, queries: Mapping[str, object] | None = None) -> dict[str, Outcome]:
     """Rows {query_id, outcome}; each query_id must be one of `queries` when they are given."""
-    path = Path(path)
+    path = as_source(path)
     out: dict[str, Outcome] = {}
     for line, row in read_rows(path):
         refuse_unknown(row, ("query_id", "outcome"), path, line, "outcomes")

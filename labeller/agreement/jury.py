@@ -21,6 +21,7 @@ from labeller.agreement.bootstrap import Interval
 from labeller.agreement.kappa import cohen_kappa
 from labeller.agreement.measure import measure
 from labeller.io.gold import GradeFile, Graded
+from labeller.io.memory import as_source
 from labeller.records import GRADE_MAX, GRADE_MIN, Record
 
 GRADES = list(range(GRADE_MIN, GRADE_MAX + 1))
@@ -108,7 +109,7 @@ def label_sets_in_file(path: str | Path, final: GradeFile) -> dict[str, dict[tup
     from labeller.io.trec import is_table
     from labeller.records import Label
 
-    if not is_table(Path(path)):
+    if not is_table(as_source(path)):
         return None
     sets: dict[str, dict[tuple[str, str], int]] = {}
     final_name = "labels"

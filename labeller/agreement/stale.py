@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from labeller.io.memory import as_source
 from labeller.io.tables import read_rows
 from labeller.io.trec import is_table
 from labeller.rubric import Rubric
@@ -27,7 +28,7 @@ def _plural(n: int, word: str) -> str:
 
 def stale_labels(path: str | Path, *, rubric: Rubric | None = None, judge: str | None = None) -> list[str]:
     """Why the label file at `path` no longer matches `rubric` and `judge` ("provider:model"); [] if it does."""
-    path = Path(path)
+    path = as_source(path)
     if not is_table(path):
         return []  # TREC qrels carry no provenance
     rows = [row for _, row in read_rows(path)]
@@ -52,7 +53,7 @@ def stale_labels(path: str | Path, *, rubric: Rubric | None = None, judge: str |
 
 def stale_gold(path: str | Path, *, rubric: Rubric | None = None) -> list[str]:
     """Gold rows graded (by `labeller annotate`) under another version of `rubric`."""
-    path = Path(path)
+    path = as_source(path)
     if rubric is None or not is_table(path):
         return []
     rows = [row for _, row in read_rows(path)]

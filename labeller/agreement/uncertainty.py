@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from labeller.agreement.align import Alignment
 from labeller.agreement.kappa import cohen_kappa
 from labeller.errors import BadInputError
+from labeller.io.memory import as_source
 from labeller.io.tables import is_headed_tsv, read_rows
 from labeller.io.trec import is_table, ranx_json
 
@@ -78,7 +79,7 @@ def label_figures(path: str | Path, column: str, low: float, high: float,
     """(query_id, doc_id) -> the number in `column` for every row of a label table that has one (qrels, a ranx
     file and a headed TSV have none); a value outside low..high is refused with its file, line and field."""
     out: dict[tuple[str, str], float] = {}
-    path = Path(path)
+    path = as_source(path)
     if ranx_json(path) is not None or not is_table(path) or is_headed_tsv(path):
         return out
     for line, row in read_rows(path, role="grades"):

@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError
 from labeller.annotate.plans import CERTAIN_STRATUM, WHOLE_QUERY, draw, parse_plan
 from labeller.annotate.sources import Candidate
 from labeller.errors import BadInputError
+from labeller.io.memory import as_source
 from labeller.io.tables import read_rows, write_rows
 from labeller.io.validation import validation_error
 from labeller.records import Record
@@ -90,7 +91,7 @@ def freeze(candidates: list[Candidate], out: str | Path, *, size: int, plan: str
 
 def read_sample(path: str | Path) -> Sample:
     """Read and check a frozen sample: one sample id, positions 1..n, each pair once, id matching content."""
-    path = Path(path)
+    path = as_source(path)
     lines = []
     for line, row in read_rows(path):
         try:

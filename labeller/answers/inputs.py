@@ -1,5 +1,5 @@
-"""The inputs of answer evaluation, from files or from rows in memory (the Python API's DataFrames), into one
-AnswerInputs. Every problem names its source (file or frame), line and field; every column is used or refused.
+"""The inputs of answer evaluation, from files or frames in memory (the Python API's, labeller.io.memory), into
+one AnswerInputs. Every problem names its source (file or frame), line and field; every column is used or refused.
 
 - answers {query_id, answer, citations?, abstained?}: citations a list of doc ids (or a JSON list, or ids
   separated by commas or spaces); abstained true/false (else the claim split decides). One row per query.
@@ -166,22 +166,6 @@ def _listed(raw: Any, where: str, line: int, field: str) -> list[Any]:
     if not isinstance(raw, list):
         raise BadInputError(f"expected a list, got {raw!r}", path=where, line=line, field=field)
     return raw
-
-
-def outcomes_from(rows: Rows, where: str, questions: Mapping[str, str]) -> dict[str, str]:
-    """Outcome rows in memory (a DataFrame's); a file is read by acceptance.outcomes.read_outcomes, the same rules."""
-    out: dict[str, str] = {}
-    for line, row in rows:
-        _refuse_unknown(row, ("query_id", "outcome"), where, line)
-        qid = _known(require(row, "query_id", where, line), questions, where, line)
-        outcome = require(row, "outcome", where, line)
-        if outcome not in ("answerable", "no_answer", "access_denied"):
-            raise BadInputError(f"unknown outcome '{outcome}'; expected answerable, no_answer or access_denied",
-                                path=where, line=line, field="outcome")
-        if qid in out:
-            raise BadInputError(f"query '{qid}' is listed twice", path=where, line=line, field="query_id")
-        out[qid] = outcome
-    return out
 
 
 def file_rows(path: str | Path | None) -> tuple[Rows, str] | None:

@@ -16,6 +16,7 @@ from labeller.answers.report_html import html_page
 from labeller.answers.run import judge_answers
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus, read_queries
+from labeller.io.memory import Input
 from labeller.io.outputs import check_outputs, existing_files
 from labeller.io.tables import write_text
 
@@ -24,17 +25,17 @@ REPORT_FILES = ("answers.md", "answers.html", "answers.json")
 
 class AnswerFiles(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    queries: Path
-    answers: Path
-    corpus: Path | None = None  # needed with a run
-    run: Path | None = None
+    queries: Input
+    answers: Input
+    corpus: Input | None = None  # needed with a run
+    run: Input | None = None
     depth: int = 5  # the top K of the run shown to the claim judge (and checked for required evidence)
-    contexts: Path | None = None
-    required: Path | None = None
-    facts: Path | None = None
-    outcomes: Path | None = None
+    contexts: Input | None = None
+    required: Input | None = None
+    facts: Input | None = None
+    outcomes: Input | None = None
 
-    def all(self) -> list[Path | None]:
+    def all(self) -> list[Input | None]:
         return [self.queries, self.answers, self.corpus, self.run, self.contexts, self.required, self.facts,
                 self.outcomes]
 

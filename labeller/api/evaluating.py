@@ -67,7 +67,8 @@ def compare(labels: Source, runs: dict[str, Source] | list[Source], metrics: str
     with sources() as held, column_mapping(columns):
         paths = [held.add(source, "run", name if name is not None or isinstance(source, (str, Path)) else "run")
                  for name, source in named]
-        for role in ("labels_alt", "gold"):  # second judgments, people's grades: a frame or dict as well as a path
+        for role in ("labels_alt", "gold", "gold_sample"):  # second judgments, people's grades, the frozen sample they
+            # were graded from: a frame or dict as well as a path
             if options.get(role) is not None:
                 options[role] = held.add(options[role], role)
         ev = run_evaluation(EvaluateOptions(

@@ -1,17 +1,16 @@
-"""What a notebook hands the API (DataFrames, lists of rows, ranx-style dicts, paths) as files the
+"""What a notebook hands the API (DataFrames, lists of rows, ranx-style dicts, paths) as inputs the
 ordinary readers read, so a DataFrame meets exactly the checks and figures a file does.
 
-Each in-memory input is written to a private temporary folder (Parquet for tables, ranx's JSON
-shape for {query: {doc: value}} dicts) under a name that says what it is; errors and results then
-name the input as the caller knows it ("labels DataFrame:3: field 'grade': ...", row 3 being the
-third row), never the temporary file. The library's messages speak of command-line flags
+A frame, list of rows or {query: {doc: value}} dict is handed to the readers in memory (io.memory.InMemory:
+nothing is written); errors and results name it as the caller knows it ("labels DataFrame:3: field 'grade':
+...", row 3 being the third row). A path given under another name (a run's) is a link so named in a private
+temporary folder, which also holds a label call's output when it is given none. The library's messages speak of command-line flags
 ("--from-scale labels=0-3"); called from Python they name the parameter instead
 (`from_scale="labels=0-3"`), unless the command line is the caller (`flag_wording`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from labeller.errors import BadInputError
+from labeller.io.memory import InMemory
 
 _FLAG_WORDING: ContextVar[bool] = ContextVar("labeller_flag_wording", default=False)
 _BOOL_FLAGS = {"clip", "fail-on-regression", "require-significance", "fill-holes", "exact-scores"}
@@ -59,7 +59,8 @@ Source = Any  # a path, a pandas DataFrame, a list of row dicts, a {query: {doc:
 
 
 class Sources:
-    """A temporary folder of inputs, and how to name each back to the caller."""
+    """A call's inputs as the readers take them (in_memory), a temporary folder for what must be a file (a path
+    under another name, a label call's output when it names none), and how to name each back to the caller."""
 
     def __init__(self) -> None:
         self._root: Path | None = None
@@ -76,53 +77,24 @@ class Sources:
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
 
-    def add(self, source: Source, role: str, name: str | None = None) -> Path:
-        """The path to read `source` from; `name` becomes the file stem (a run's name in results)."""
-        if isinstance(source, (str, Path)):
-            path = Path(source)
-            if name is None:
-                return path
-            # a path under another name: a link named so, in a folder of its own
-            link = self._slot(name, path.suffix if path.suffix != ".gz" else "".join(path.suffixes[-2:]))
-            link.symlink_to(path.resolve())
-            self.names[str(link)] = str(path)
-            return link
-        frame_type = _frame_type(source)
-        if frame_type is not None:
-            return self._frame(source, role, name)
-        if isinstance(source, list):
-            import pandas as pd
-
-            return self._frame(pd.DataFrame(source), role, name, kind="list of rows")
-        mapping = source.to_dict() if hasattr(source, "to_dict") else source
-        if isinstance(mapping, dict) and all(isinstance(v, dict) for v in mapping.values()):
-            path = self._slot(name or role, ".json")
-            path.write_text(json.dumps({str(q): {str(d): v for d, v in docs.items()} for q, docs in mapping.items()}),
-                            encoding="utf-8")
-            self.names[str(path)] = f"{role} dict"
+    def add(self, source: Source, role: str, name: str | None = None) -> Path | InMemory:
+        """What to read `source` from: a path, or the frame or mapping itself (io.memory.InMemory), which every
+        reader takes where it takes a path; `name` is a run's name in results."""
+        if not isinstance(source, (str, Path)):
+            return in_memory(source, role, name)
+        path = Path(source)
+        if name is None:
             return path
-        raise BadInputError(f"{role}: expected a file path, a pandas DataFrame, a list of row dicts or a "
-                            f"{{query_id: {{doc_id: value}}}} dict, got {type(source).__name__}", field=role)
+        # a path under another name (a run's): a link named so, in a folder of its own
+        link = self._slot(name, path.suffix if path.suffix != ".gz" else "".join(path.suffixes[-2:]))
+        link.symlink_to(path.resolve())
+        self.names[str(link)] = str(path)
+        return link
 
     def _slot(self, name: str, suffix: str) -> Path:
         folder = self.root / str(len(list(self.root.iterdir())))
         folder.mkdir()
         return folder / f"{re.sub(r'[^A-Za-z0-9_.@+-]', '_', name) or 'input'}{suffix}"
-
-    def _frame(self, frame, role: str, name: str | None, kind: str = "DataFrame") -> Path:
-        if frame.empty:
-            raise BadInputError(f"the {role} {kind} has no rows; expected at least one row", field=role)
-        path = self._slot(name or role, ".parquet")
-        frame = frame.reset_index(drop=True)
-        frame.attrs = {}  # our own labels frame carries its failures here; Parquet would try to store them
-        frame.columns = [str(c) for c in frame.columns]
-        try:
-            frame.to_parquet(path, index=False)
-        except Exception as exc:  # pyarrow refuses columns of mixed types, among others
-            raise BadInputError(f"the {role} {kind} cannot be read as a table ({type(exc).__name__}: {exc}); "
-                                "expected one type per column", field=role) from None
-        self.names[str(path)] = f"{role} {kind}" if name is None else f"{role} '{name}' {kind}"
-        return path
 
     def shown(self, text: str) -> str:
         for path, name in self.names.items():
@@ -134,6 +106,42 @@ class Sources:
         if not self.names:
             return result
         return type(result).model_validate_json(self.shown(result.model_dump_json()))
+
+
+def readable(source: Source | None, role: str) -> Path | InMemory | None:
+    """What the readers read `source` from: a path as it is, anything else in memory (in_memory); None stays None."""
+    if source is None or isinstance(source, (str, Path)):
+        return None if source is None else Path(source)
+    return in_memory(source, role)
+
+
+def in_memory(source: Source, role: str, name: str | None = None) -> InMemory:
+    """A DataFrame, list of row dicts or {query_id: {doc_id: value}} dict (a ranx Run or Qrels too) as the readers
+    take it, named for errors as the caller knows it ("labels DataFrame", "run 'bm25' DataFrame")."""
+    if isinstance(source, InMemory):
+        return source
+    if _frame_type(source) is not None:
+        return _frame(source, role, name)
+    if isinstance(source, list):
+        import pandas as pd
+
+        return _frame(pd.DataFrame(source), role, name, kind="list of rows")
+    mapping = source.to_dict() if hasattr(source, "to_dict") else source
+    if isinstance(mapping, dict) and mapping and all(isinstance(v, dict) for v in mapping.values()):
+        return InMemory(f"{role} dict" if name is None else f"{role} '{name}' dict", name or role, mapping=mapping)
+    if isinstance(mapping, dict) and not mapping:
+        raise BadInputError(f"the {role} dict is empty; expected {{query_id: {{doc_id: value}}}} with at least one "
+                            "query", field=role)
+    raise BadInputError(f"{role}: expected a file path, a pandas DataFrame, a list of row dicts or a "
+                        f"{{query_id: {{doc_id: value}}}} dict, got {type(source).__name__}", field=role)
+
+
+def _frame(frame, role: str, name: str | None, kind: str = "DataFrame") -> InMemory:
+    if frame.empty:
+        raise BadInputError(f"the {role} {kind} has no rows; expected at least one row", field=role)
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    return InMemory(f"{role} {kind}" if name is None else f"{role} '{name}' {kind}", name or role, frame=frame)
 
 
 def _frame_type(source: Any) -> str | None:

@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from labeller.io.memory import InMemory
+
 # The bytes the fast reader takes: printable ASCII, space or tab as the one separator of the file,
 # line ends. Anything else (a form feed Python's str.split() would cut at, non-ASCII text, spaces
 # and tabs mixed) goes to the line-by-line reader, as does an empty field between two separators.
@@ -130,6 +132,48 @@ def read_trec_columns(path: str | Path, exact_scores: bool = False) -> RankedCol
     if has_duplicate_pair(codes, hashed):
         return None
     return rank_columns(queries.dictionary.to_pylist(), codes, docs, scores, exact_scores, hashed)
+
+
+def memory_columns(source: InMemory, exact_scores: bool = False) -> RankedColumns | None:
+    """An in-memory run ranked as read_trec_columns ranks a file: a {query_id: {doc_id: score}} mapping, or a frame
+    of query_id, doc_id (strings or whole numbers) and numeric scores; None where the row-by-row reader
+    (io.trec) must decide: a missing, empty or blank id, a score it would read otherwise, a rank column (which it
+    checks), a --columns mapping or another name for a column, a pair given twice. It then gives the exact error."""
+    from labeller.io.columns import mapped_sources
+
+    try:
+        if source.mapping is not None:
+            ranked = [(str(q), docs) for q, docs in source.mapping.items()]
+            lengths = np.fromiter((len(docs) for _, docs in ranked), dtype=np.int64, count=len(ranked))
+            queries = pa.array([q for q, _ in ranked], type=pa.string()).dictionary_encode()
+            codes = queries.indices.to_numpy()[np.repeat(np.arange(len(ranked)), lengths)]
+            docs = pa.array([str(d) for _, ranking in ranked for d in ranking], type=pa.string())
+            scores = np.array([v for _, ranking in ranked for v in ranking.values()], dtype=np.float64)
+        else:
+            frame = source.frame
+            if mapped_sources() or "rank" in frame.columns or not {"query_id", "doc_id", "score"} <= set(frame.columns):
+                return None
+            if frame["score"].dtype.kind not in "iuf":
+                return None
+            queries = _ids(frame["query_id"]).dictionary_encode()
+            codes, docs = queries.indices.to_numpy(), _ids(frame["doc_id"])
+            scores = frame["score"].to_numpy(dtype=np.float64)
+    except (TypeError, ValueError, pa.ArrowException):  # a value the row-by-row reader judges (None, a list, ...)
+        return None
+    if not len(scores) or not np.isfinite(scores).all() or min(pc.min(pc.utf8_length(
+            pc.utf8_trim_whitespace(a))).as_py() for a in (queries.dictionary, docs)) == 0:
+        return None
+    hashed = string_hash(docs)
+    if has_duplicate_pair(codes, hashed):
+        return None
+    return rank_columns(queries.dictionary.to_pylist(), codes, docs, scores, exact_scores, hashed)
+
+
+def _ids(column) -> pa.Array:
+    """A frame's id column as strings, as io.tables.require reads each: text as it is, whole numbers as digits."""
+    if column.dtype.kind in "iu":
+        return pa.array(column.astype(str), type=pa.string())
+    return pa.array(column, type=pa.string())  # text only: anything else raises, and the rows decide
 
 
 def rank_columns(query_ids: list[str], codes: np.ndarray, docs: pa.Array, scores: np.ndarray,

@@ -23,6 +23,7 @@ from labeller.evaluation.numba_cache import import_ranx_metrics, ranx_is_compile
 from labeller.evaluation.qrels import Judgments, load_judgments
 from labeller.evaluation.results import FORMAT, Evaluation, RunScores, Settings
 from labeller.evaluation.runs import Ranking, load_run
+from labeller.io.memory import Input
 from labeller.io.scales import command_scale
 from labeller.evaluation.scoring import score_run, workload
 from labeller.evaluation.system_ranking import system_ranking
@@ -33,14 +34,14 @@ DEFAULT_METRICS = "ndcg@10,recall@100,mrr@10"
 
 class EvaluateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    runs: list[Path]
-    labels: Path
+    runs: list[Input]
+    labels: Input
     metrics: str = DEFAULT_METRICS
     relevant_from: int = 3
     from_scale: str | None = None
     gain: str = "linear"
     average: str = "trec"
-    baseline: Path | None = None
+    baseline: Input | None = None
     thresholds: list[str] = Field(default_factory=list)
     default_threshold: float = DEFAULT_THRESHOLD
     alpha: float = DEFAULT_ALPHA
@@ -51,12 +52,12 @@ class EvaluateOptions(BaseModel):
     permutations: int = 10_000
     bootstrap: int = 10_000
     seed: int = 42
-    labels_alt: Path | None = None
+    labels_alt: Input | None = None
     fill_holes: bool = False
     depth: int | None = None
     judge: str | None = None
-    queries: Path | None = None
-    corpus: Path | None = None
+    queries: Input | None = None
+    corpus: Input | None = None
     rubric: str = "general"
     cache: str | Path | None = None  # a store directory or URL; None: $LABELLER_CACHE or .labeller-cache
     base_url: str | None = None
@@ -64,9 +65,9 @@ class EvaluateOptions(BaseModel):
     label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
     fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
-    gold: Path | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
+    gold: Input | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
     gold_design: str = "auto"  # pairs | queries | auto (labeller.evaluation.corrected_pool)
-    gold_sample: Path | None = None  # the frozen sample the gold was graded from: its plan and strata are checked,
+    gold_sample: Input | None = None  # the frozen sample the gold was graded from: its plan and strata are checked,
     # and its pairs drawn with certainty (plan top:K) get inclusion probability 1
     corrected_gate: bool = False  # --corrected: the gate decides on the corrected differences
     per_query_coverage: float = 0.9  # target coverage of the per-query intervals (labeller.evaluation.corrected_conformal)

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from labeller.evaluation.columnar import has_duplicate_pair, read_spaced, string_hash
 from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, label_identities, label_identity, read_grades, settled_grades
+from labeller.io.memory import as_source
 from labeller.io.trec import is_ranx_json, is_table, parse_scale
 from labeller.records import GRADE_MIN, Label
 
@@ -73,7 +74,7 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
     """
     # The columnar reader takes plain TREC qrels on one scale; anything else (tables, ranx JSON, a scale
     # per role) goes through read_grades, which also returns the exact file:line error.
-    if not is_table(path) and not is_ranx_json(Path(path)) and (from_scale is None or "=" not in from_scale):
+    if not is_table(path) and not is_ranx_json(as_source(path)) and (from_scale is None or "=" not in from_scale):
         fast = _read_plain_qrels(path, from_scale)
         if fast is not None:
             return fast

@@ -22,7 +22,8 @@ from array import array
 from pathlib import Path
 
 from labeller.errors import BadInputError
-from labeller.evaluation.columnar import RankedColumns, read_trec_columns
+from labeller.evaluation.columnar import RankedColumns, memory_columns, read_trec_columns
+from labeller.io.memory import InMemory, as_source
 from labeller.io.trec import gc_paused, is_ranx_json, is_table, read_run, read_run_scores
 from labeller.records import RunEntry
 
@@ -78,7 +79,9 @@ def rank(entries: list[RunEntry], name: str, source: str = "", exact_scores: boo
 
 
 def run_name(path: str | Path) -> str:
-    """A short display name: the file name without .gz and the format suffix."""
+    """A short display name: the file name without .gz and the format suffix (an in-memory run's own)."""
+    if isinstance(path, InMemory):
+        return path.name
     name = Path(path).name
     for suffix in (".gz", ".trec", ".run", ".txt", ".tsv", ".jsonl", ".json", ".csv", ".parquet"):
         if name.lower().endswith(suffix) and len(name) > len(suffix):
@@ -89,9 +92,13 @@ def run_name(path: str | Path) -> str:
 def load_run(path: str | Path, name: str | None = None, exact_scores: bool = False) -> Ranking:
     """Read a TREC run or a JSONL/CSV/Parquet run (query_id, doc_id, score[, rank]) as a Ranking."""
     name = name or run_name(path)
-    if is_table(path) and not is_ranx_json(Path(path)):  # a ranx JSON run takes the lean path, like TREC
+    if isinstance(path, InMemory):  # a DataFrame or dict from Python: in columns where it reads as its rows would
+        columns = memory_columns(path, exact_scores)
+        if columns is not None:
+            return Ranking(name=name, source=str(path), columns=columns)
+    if is_table(path) and not is_ranx_json(as_source(path)):  # a ranx JSON run takes the lean path, like TREC
         return rank(read_run(path), name, str(path), exact_scores)
-    columns = None if is_ranx_json(Path(path)) else read_trec_columns(path, exact_scores)  # None: line by line
+    columns = None if is_ranx_json(as_source(path)) else read_trec_columns(path, exact_scores)  # None: line by line
     if columns is not None:
         return Ranking(name=name, source=str(path), columns=columns)
     return _rank_scored(read_run_scores(path), name, str(path), exact_scores)

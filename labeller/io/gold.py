@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
+from labeller.io.memory import as_source
 from labeller.io.outputs import check_outputs
 from labeller.io.tables import read_rows, require, write_rows, write_text
 from labeller.io.tables import is_headed_tsv
@@ -107,7 +108,7 @@ def read_grades(path: str | Path, *, role: Role | None = None, from_scale: str |
     'ROLE=LOW-HIGH,...' naming the file by its role, for tables too (default 1-5; labeller's own label
     output is always 1-5). `clip_hint=False` for commands without --clip.
     """
-    path = Path(path)
+    path = as_source(path)
     scale_given = scale_of(from_scale, role)
     qrels_scale = scale_given or (from_scale if from_scale and "=" not in from_scale else None)
     ranx = ranx_json(path)

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from labeller.errors import BadInputError
+from labeller.io.memory import as_source
 from labeller.io.tables import read_rows, require, table_format
 from labeller.io.validation import validation_error
 from labeller.records import Doc, GoldLabel, Label, Pair, Query
@@ -73,7 +74,7 @@ def read_queries(path: str | Path, *, lean: bool = False) -> dict[str, Query] | 
         from labeller.io.corpus_index import IndexedCorpus
 
         return IndexedCorpus(Path(path), Query, "query_id")  # where each row is, as for a large corpus
-    rows = _texts(Path(path), "query_id")
+    rows = _texts(as_source(path), "query_id")
     if lean:
         return Records(Query, "query_id", rows)
     return {k: Query(query_id=k, text=t, fields=f) for k, row in rows.items() for t, f in [_split(row)]}
@@ -88,7 +89,7 @@ def read_corpus(path: str | Path, *, lean: bool = False) -> dict[str, Doc] | Rec
         from labeller.io.corpus_index import IndexedCorpus
 
         return IndexedCorpus(Path(path))
-    rows = _texts(Path(path), "doc_id")
+    rows = _texts(as_source(path), "doc_id")
     if lean:
         return Records(Doc, "doc_id", rows)
     return {k: Doc(doc_id=k, text=t, fields=f) for k, row in rows.items() for t, f in [_split(row)]}
@@ -239,7 +240,7 @@ def read_pairs(path: str | Path, queries: Mapping[str, Query] | None = None,
     """Pair rows need `query_id` and `doc_id`, each known when queries/corpus are given. Duplicates are folded.
     lean=True gives a PairList, whose ids are numbers into the queries' and corpus's own when both are given
     (io.inputs.IdColumn: 8 bytes a pair, where a string per pair took ~75; in temporary files once large)."""
-    path = Path(path)
+    path = as_source(path)
     query_known, doc_known = _membership(queries), _membership(corpus)
     known_in = (queries, corpus) if queries is not None and corpus is not None else None
     numbering = (Numbering(queries), Numbering(corpus)) if lean and known_in is not None else None
@@ -314,7 +315,7 @@ def check_known(qid: str, did: str, queries: dict | None, corpus: dict | None, p
 
 def read_models(path: str | Path, model: type[M]) -> list[tuple[int, M]]:
     """Validate every row against a record model; the first problem names file, line and field."""
-    path = Path(path)
+    path = as_source(path)
     out: list[tuple[int, M]] = []
     for line, row in read_rows(path):
         for key in ("query_id", "doc_id"):

@@ -120,5 +120,6 @@ def refuse_guarded(path: PathLike) -> None:
 
 
 def existing_files(paths: Iterable[PathLike | None]) -> list[Path]:
-    """The paths that name existing files (a rubric or judge name that is not a file is dropped)."""
-    return [Path(p) for p in paths if p is not None and Path(p).is_file()]
+    """The paths that name existing files (a rubric or judge name that is not a file is dropped, and so is an
+    in-memory input: no output can overwrite it)."""
+    return [Path(p) for p in paths if isinstance(p, (str, os.PathLike)) and Path(p).is_file()]

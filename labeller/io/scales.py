@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeller.errors import BadInputError
+from labeller.io.memory import as_source
 from labeller.io.tables import is_headed_tsv
 from labeller.io.trec import is_table, parse_scale, ranx_json
 
@@ -38,7 +39,7 @@ def command_scale(spec: str | None, paths: list[str | Path | None]) -> str | Non
     table (labeller's own label output excepted: always 1-5), e.g. a 0-3 gold CSV."""
     if spec is None or "=" in spec:
         return spec
-    if any(p is not None and _is_qrels(Path(p)) for p in paths):
+    if any(p is not None and _is_qrels(as_source(p)) for p in paths):
         return spec
     return ",".join(f"{role}={spec}" for role in ROLES_WITH_SCALES)
 

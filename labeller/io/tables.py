@@ -21,6 +21,7 @@ import orjson
 from labeller.errors import BadInputError, OutputError
 from labeller.io.csvcells import escape_row, unescape_cell
 from labeller.io.jsonl import jsonl
+from labeller.io.memory import as_source, is_frame, is_mapping
 from labeller.io.outputs import refuse_guarded
 from labeller.io.parquet_rows import TIMESTAMP_COLUMNS, ParquetRows, typed_frame, write_whole  # noqa: F401 (typed_frame, TIMESTAMP_COLUMNS: their old home)
 from labeller.io.staletemp import own_temp
@@ -34,6 +35,8 @@ _HEADER_WORDS = {"query_id", "query-id", "qid", "queryid", "doc_id", "corpus-id"
 def is_headed_tsv(path: str | Path) -> bool:
     """A .tsv whose first line names columns (BEIR's qrels/test.tsv: query-id, corpus-id, score), read as a
     table; a headerless .tsv stays a TREC file (whitespace-separated, tabs included)."""
+    if is_frame(path) or is_mapping(path):
+        return False
     path = Path(path)
     if path.suffix.lower() != ".tsv" or not path.is_file():
         return False
@@ -46,6 +49,8 @@ def is_headed_tsv(path: str | Path) -> bool:
 
 
 def table_format(path: str | Path) -> str:
+    if is_frame(path):
+        return "memory"
     suffix = Path(path).suffix.lower()
     if suffix == ".tsv" and is_headed_tsv(path):
         return "tsv"
@@ -63,10 +68,13 @@ def read_rows(path: str | Path, role: str | None = None) -> Iterator[tuple[int, 
     """
     from labeller.io.columns import renamed
 
-    return renamed(_read_rows(Path(path)), role)
+    return renamed(_read_rows(as_source(path)), role)
 
 
 def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    if is_frame(path):
+        yield from path.rows()
+        return
     if not path.is_file():
         raise BadInputError("file not found", path=str(path))
     kind = table_format(path)

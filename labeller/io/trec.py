@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from labeller.errors import BadInputError
+from labeller.io.memory import InMemory, as_source
 from labeller.io.tables import FORMATS, is_headed_tsv, read_rows, require
 from labeller.records import GRADE_MAX, GRADE_MIN, RunEntry
 
@@ -53,6 +54,8 @@ def _lines(path: Path):
 
 
 def is_table(path: str | Path) -> bool:
+    if isinstance(path, InMemory):
+        return path.frame is not None
     return Path(path).suffix.lower() in FORMATS or is_headed_tsv(path)
 
 
@@ -90,6 +93,8 @@ def _run_rows(path: Path) -> Iterator[tuple[int, str, str, float, object]]:
 def is_ranx_json(path: Path) -> bool:
     """A ranx run or qrels saved as JSON ({query_id: {doc_id: value}}), told from JSON lines by its first
     line: one object whose values are all objects (or a line too long to be a row). Reads 64 KB at most."""
+    if isinstance(path, InMemory):
+        return path.mapping is not None
     if path.suffix.lower() != ".json" or not path.is_file():
         return False
     import json
@@ -111,6 +116,8 @@ def ranx_json(path: Path) -> Iterator[tuple[str, str, object]] | None:
     file of JSON lines is a table). Error "line" numbers count these entries."""
     if not is_ranx_json(path):
         return None
+    if isinstance(path, InMemory):
+        return path.entries()
     import json
 
     try:
@@ -143,14 +150,14 @@ def read_run_scores(path: str | Path) -> dict[str, dict[str, float]]:
     the rank column's, which scoring ignores."""
     scores: dict[str, dict[str, float]] = {}
     with gc_paused():
-        for _, qid, did, score, _ in _run_rows(Path(path)):
+        for _, qid, did, score, _ in _run_rows(as_source(path)):
             scores.setdefault(qid, {})[did] = score
     return scores
 
 
 def read_run_lines(path: str | Path) -> list[tuple[int, RunEntry]]:
     """read_run with each entry's line number, for errors about a pair that come after reading."""
-    path = Path(path)
+    path = as_source(path)
     with gc_paused():
         return [(n, RunEntry(query_id=qid, doc_id=did, score=score, rank=_rank(rank, path, n)))
                 for n, qid, did, score, rank in _run_rows(path)]

@@ -112,7 +112,7 @@ def _check_output(out: str | Path, inputs: list[Any]) -> None:
     if table_format(out) != "jsonl":
         raise BadInputError("a batch file is JSONL; expected a .jsonl name", path=str(out))
     target = Path(out).resolve()
-    if any(p is not None and Path(p).resolve() == target for p in inputs):
+    if any(isinstance(p, (str, Path)) and Path(p).resolve() == target for p in inputs):  # (not one in memory)
         raise BadInputError("the output would overwrite an input file; choose another --out", path=str(out))
 
 

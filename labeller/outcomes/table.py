@@ -121,11 +121,3 @@ def outcome_rows(rows: Iterable[tuple[int, dict[str, Any]]], source: str, succes
 def read_outcome_table(path: str | Path, success_from: float = 0.5) -> OutcomeTable:
     """An outcomes file: JSONL, CSV or Parquet (labeller.io.tables)."""
     return outcome_rows(read_rows(path), str(path), success_from)
-
-
-def frame_rows(frame) -> Iterable[tuple[int, dict[str, Any]]]:
-    """A DataFrame's rows as (row number from 1, plain values): the caller's rows, no file in between."""
-    from labeller.io.tables import _plain
-
-    for n, row in enumerate(frame.reset_index(drop=True).to_dict(orient="records"), start=1):
-        yield n, {str(k): _plain(v) for k, v in row.items()}

@@ -8,6 +8,7 @@ from pathlib import Path
 from labeller.errors import BadInputError
 from labeller.io.gold import read_grades, settled_grades
 from labeller.io.inputs import read_corpus, read_pairs, read_queries
+from labeller.io.memory import InMemory
 from labeller.io.outputs import check_outputs, existing_files
 from labeller.labelling import LabelOptions
 from labeller.probes.models import PROBE_NAMES, ProbeReport, ProbeSettings
@@ -105,8 +106,8 @@ def probe_files(*, queries: str | Path, corpus: str | Path, labels: str | Path |
     query_map, docs = read_queries(queries), read_corpus(corpus)
     reference = read_reference(labels=labels, pairs=pairs, queries=query_map, corpus=docs, from_scale=from_scale)
     rubric_obj.check_fields(query_map.values(), docs.values(), queries_path=queries, corpus_path=corpus)
-    name = (f"the labels file {display_path(labels)}" if labels is not None
-            else f"the pairs file {display_path(pairs)}")
+    given, kind = (labels, "labels") if labels is not None else (pairs, "pairs")
+    name = f"the {given}" if isinstance(given, InMemory) else f"the {kind} file {display_path(given)}"
 
     def main(spec, create: bool = True):
         async def probing(sender):

@@ -113,6 +113,8 @@ def display_path(path: str | os.PathLike | None) -> str:
     at), otherwise as given."""
     if path is None or str(path) == "":
         return ""
+    if not isinstance(path, (str, os.PathLike)):  # an in-memory input (io.memory.InMemory): its own name
+        return str(path)
     from labeller.shipped import shipped_dir
 
     p = Path(path)

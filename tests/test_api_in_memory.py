@@ -1,0 +1,115 @@
+"""The Python API reads frames and dicts in memory (labeller.io.memory), through the very readers and checks a file
+meets: nothing is written to disk, a frame reads as its CSV would, an in-memory run ranks exactly as its TREC file,
+and a bad row is named by its frame or dict and row."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+
+import pandas as pd
+import pytest
+
+import labeller
+from labeller.errors import BadInputError
+
+QUERIES = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "text": ["spinach", "bounty hunter", "green vegetables"]})
+GOLD = pd.DataFrame({"query_id": ["q1"] * 4 + ["q2"] * 4 + ["q3"] * 4, "doc_id": ["d1", "d2", "d3", "d4"] * 3,
+                     "grade": [3, 0, 2, 0, 0, 3, 0, 1, 1, 0, 3, 2]})  # 0-3
+# ties (q1: d2 and d3 at 2.0; q3: d1 and d4 at 1.0, and d3 at a double that rounds to the same float32 as 0.5)
+RUN = {"q1": {"d1": 1.0, "d2": 2.0, "d3": 2.0, "d4": 0.5}, "q2": {"d4": 3.0, "d2": 1.0, "d1": 1.5},
+       "q3": {"d1": 1.0, "d4": 1.0, "d2": 0.5, "d3": 0.5 + 1e-12}}
+METRICS = "ndcg@3,P_2,recip_rank,recall@2"
+
+
+def run_frame(run: dict) -> pd.DataFrame:
+    return pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                        columns=["query_id", "doc_id", "score"])
+
+
+@pytest.fixture
+def no_temporary_files(tmp_path, monkeypatch):
+    """Any temporary file or folder the call makes fails: the temporary directory is under a regular file."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker / "tmp"))
+    with pytest.raises(OSError):
+        tempfile.mkdtemp()
+
+
+def test_evaluate_compare_agree_and_outcomes_write_nothing(no_temporary_files):
+    result = labeller.evaluate(GOLD, run_frame(RUN), METRICS, from_scale="0-3")
+    assert result.labels == "labels DataFrame" and result.run == "run"
+    worst_first = run_frame({q: {d: float(-g) for _, d, g in rows.itertuples(index=False)}
+                             for q, rows in GOLD.groupby("query_id")})
+    versus = labeller.compare(GOLD, {"a": RUN, "b": worst_first}, "ndcg@3",
+                              baseline=RUN, from_scale="0-3", permutations=100, bootstrap=100,
+                              thresholds=["ndcg@3=0.01"], alpha=0.5)
+    assert set(versus.runs) == {"a", "b", "baseline:baseline"} and versus.gate is not None
+    assert not versus.gate.passed  # the least relevant first: the gate fails from memory too
+    labels = GOLD.assign(grade=GOLD.grade + 1)
+    corrected = labeller.evaluate(labels, RUN, "ndcg@3", gold=GOLD.iloc[::2], from_scale="gold=0-3")
+    assert corrected.corrected is not None and corrected.corrected.gold == "gold DataFrame"
+    agreement = labeller.agree(labels, GOLD, from_scale="gold=0-3", resamples=50, queries=QUERIES)
+    assert agreement.n == len(GOLD) and agreement.kappa == pytest.approx(1.0)
+    outcomes = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "outcome": [1, 1, 0]})
+    linked = labeller.link_outcomes(outcomes, labels, run_frame(RUN), queries=QUERIES,
+                                    evidence=GOLD[GOLD.grade >= 2][["query_id", "doc_id"]], bootstrap=50)
+    assert linked.outcomes == "outcomes DataFrame" and linked.joined.outcomes == 3
+
+
+def test_an_in_memory_run_ranks_as_its_trec_file(tmp_path):
+    """The dict and the plain frame take the columnar path; a frame with a rank column, or another name for a
+    column, the row-by-row one; a TREC file its own: the same trec_eval order, ties and float32 rounding included."""
+    (tmp_path / "run.trec").write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in RUN.items()
+                                               for d, s in docs.items()))
+    (tmp_path / "gold.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in GOLD.itertuples(index=False)))
+    from_file = labeller.evaluate(tmp_path / "gold.txt", tmp_path / "run.trec", METRICS)
+    ranked = run_frame(RUN).assign(rank=range(1, 12))
+    renamed = run_frame(RUN).rename(columns={"query_id": "qid", "doc_id": "docid"})
+    for run in (RUN, run_frame(RUN), ranked, renamed, run_frame(RUN).sample(frac=1.0, random_state=3)):
+        got = labeller.evaluate(GOLD, run, METRICS, from_scale="0-3")
+        assert got.per_query == from_file.per_query and got.metrics == from_file.metrics
+    numbered = run_frame(RUN).assign(query_id=lambda f: f.query_id.str[1:].astype(int))  # ids as whole numbers
+    by_number = labeller.evaluate(GOLD.assign(query_id=GOLD.query_id.str[1:].astype(int)), numbered, METRICS,
+                                  from_scale="0-3")
+    assert {q: v for q, v in by_number.per_query["ndcg@3"].items()} == \
+        {q[1:]: v for q, v in from_file.per_query["ndcg@3"].items()}
+
+
+def test_a_frame_reads_as_its_csv_file_would(tmp_path):
+    """Ids of mixed types (a spreadsheet's 7 beside 'd7') read as the CSV of the same frame reads: as text."""
+    gold = GOLD.assign(doc_id=[1, "d2", 3, "d4"] * 3)
+    run = run_frame(RUN).assign(doc_id=lambda f: f.doc_id.map({"d1": 1, "d2": "d2", "d3": 3, "d4": "d4"}))
+    gold.to_csv(tmp_path / "gold.csv", index=False)
+    run.to_csv(tmp_path / "run.csv", index=False)
+    from_files = labeller.evaluate(tmp_path / "gold.csv", tmp_path / "run.csv", METRICS, from_scale="0-3")
+    in_memory = labeller.evaluate(gold, run, METRICS, from_scale="0-3")
+    assert in_memory.per_query == from_files.per_query and in_memory.metrics == from_files.metrics
+    assert not math.isnan(in_memory.metrics["ndcg@3"])
+
+
+@pytest.mark.parametrize("run, message", [
+    (run_frame(RUN).assign(score=[1.0, math.nan] + [1.0] * 9), r"run 'run' DataFrame:2: field 'score'"),
+    (run_frame(RUN).assign(score=[1.0, math.inf] + [1.0] * 9), r"run 'run' DataFrame:2: field 'score': .*finite"),
+    (run_frame(RUN).assign(doc_id=["d1", None] + ["d9"] * 9), r"run 'run' DataFrame:2: field 'doc_id'"),
+    (run_frame(RUN).assign(doc_id=["d1", " "] + [f"x{i}" for i in range(9)]), r"DataFrame:2: field 'doc_id'"),
+    (run_frame(RUN).assign(doc_id="d1"), r"run 'run' DataFrame:2: field 'doc_id': .*twice"),
+    (run_frame(RUN).assign(score=["1.5", "x"] + ["1"] * 9), r"run 'run' DataFrame:2: field 'score': .*not a number"),
+    ({"q1": {"d1": 1.0, "d2": "high"}}, r"run 'run' dict:2: field 'score': .*not a number"),
+    ({"q1": {"d1": 1.0, "d2": None}}, r"run 'run' dict:2: field 'score': missing"),
+    ({"q1": {1: 1.0, "1": 2.0}}, r"run 'run' dict:2: field 'doc_id': .*twice"),
+    ({}, r"the run dict is empty"),
+    ({"q1": {}}, r"run 'run' dict: file is empty"),
+])
+def test_a_bad_in_memory_run_is_named_by_its_row(run, message):
+    with pytest.raises(BadInputError, match=message) as caught:
+        labeller.evaluate(GOLD, run, "ndcg@3", from_scale="0-3")
+    assert "labeller-api-" not in str(caught.value) and "/tmp" not in str(caught.value)
+
+
+def test_text_scores_read_as_a_csv_files_do():
+    """A file's score column is text that parses as a number; a frame's or dict's may be too."""
+    as_text = {q: {d: str(s) for d, s in docs.items()} for q, docs in RUN.items()}
+    assert labeller.evaluate(GOLD, as_text, METRICS, from_scale="0-3").per_query == \
+        labeller.evaluate(GOLD, RUN, METRICS, from_scale="0-3").per_query
