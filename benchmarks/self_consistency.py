@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fakeapi import FakeAPI  # noqa: E402
 
-from labeller.labelling import LabelOptions, label_job  # noqa: E402
+from labeller.labelling import LabelInputs, LabelOptions, label_job  # noqa: E402
 
 
 def write_inputs(folder: Path, pairs: int) -> None:
@@ -48,11 +48,13 @@ def main() -> None:
             for noise in map(float, args.noise.split(",")):
                 for n in map(int, args.samples.split(",")):
                     with FakeAPI(noise=noise, noise_seed=7) as api, tempfile.TemporaryDirectory() as cache:
-                        run = label_job(queries_path=folder / "queries.jsonl", corpus_path=folder / "corpus.jsonl",
-                                        pairs_path=folder / "pairs.jsonl", judge_spec="openai:gpt-4.1-mini",
-                                        rubric=folder / "rubric.md", cache_dir=cache, out_path=folder / "out.jsonl",
-                                        base_url=api.openai_url, temperature=0.7,
-                                        options=LabelOptions(samples=n, aggregate=aggregate, progress=False))
+                        run = label_job(LabelInputs(queries=folder / "queries.jsonl", corpus=folder / "corpus.jsonl",
+                                                    pairs=folder / "pairs.jsonl", rubric=folder / "rubric.md",
+                                                    cache=cache, out=folder / "out.jsonl", base_url=api.openai_url,
+                                                    temperature=0.7,
+                                                    options=LabelOptions(samples=n, aggregate=aggregate,
+                                                                         progress=False)),
+                                        "openai:gpt-4.1-mini")
                     recovered = sum(lb.grade == int(lb.doc_id[1:]) % 5 + 1 for lb in run.labels) / args.pairs
                     agreement = sum(1 if lb.sample_agreement is None else lb.sample_agreement
                                     for lb in run.labels) / args.pairs

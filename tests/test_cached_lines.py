@@ -303,7 +303,7 @@ def test_a_rerun_from_a_jsonl_corpus_writes_what_the_first_run_wrote(tmp_path):
     CSV (texts kept) write the same labels, in the same order, and the reruns pay for nothing."""
     import csv
 
-    from labeller.labelling import LabelOptions
+    from labeller.labelling import LabelInputs, LabelOptions
     from labeller.labelling.job import label_job
 
     docs = [{"doc_id": f"d{i}", "text": f"invoice {i} <b>caf\u00e9</b> \"{i}\" line\nbreak"} for i in range(30)]
@@ -319,9 +319,9 @@ def test_a_rerun_from_a_jsonl_corpus_writes_what_the_first_run_wrote(tmp_path):
     (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
 
     def run(corpus: str, out: str):
-        return label_job(queries_path=tmp_path / "queries.jsonl", corpus_path=tmp_path / corpus,
-                         pairs_path=tmp_path / "pairs.jsonl", judge_spec="offline:lexical", cache_dir=tmp_path / "c",
-                         out_path=tmp_path / out, options=LabelOptions(progress=False))
+        return label_job(LabelInputs(queries=tmp_path / "queries.jsonl", corpus=tmp_path / corpus,
+                                     pairs=tmp_path / "pairs.jsonl", cache=tmp_path / "c", out=tmp_path / out,
+                                     options=LabelOptions(progress=False)), "offline:lexical")
 
     first, again, from_csv = run("corpus.jsonl", "a.jsonl"), run("corpus.jsonl", "b.jsonl"), run("corpus.csv", "c.jsonl")
     assert first.stats.new == 40 and again.stats.new == from_csv.stats.new == 0

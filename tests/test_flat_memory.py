@@ -19,7 +19,7 @@ import labeller.labelling.engine as engine
 from labeller.errors import BudgetExceededError, LabellingFailedError
 from labeller.io.id_index import index_of
 from labeller.io.inputs import read_corpus, read_pairs, read_queries
-from labeller.labelling import LabelOptions
+from labeller.labelling import LabelInputs, LabelOptions
 from labeller.labelling.job import label_job
 from labeller.retry import RetryPolicy
 
@@ -57,10 +57,10 @@ def _tiny(monkeypatch, chunk: int = 3) -> None:
 
 def _label(api: FakeAPI, folder: Path, out: Path, cache: Path, **options):
     try:
-        return label_job(queries_path=folder / "queries.jsonl", corpus_path=folder / "corpus.jsonl",
-                         pairs_path=folder / "pairs.jsonl", judge_spec="openai:gpt-4.1-mini", cache_dir=cache,
-                         out_path=out, base_url=api.url + "/v1", keep_labels=False,
-                         options=LabelOptions(progress=False, retry=FAST, concurrency=4, **options))
+        return label_job(LabelInputs(queries=folder / "queries.jsonl", corpus=folder / "corpus.jsonl",
+                                     pairs=folder / "pairs.jsonl", cache=cache, out=out, base_url=api.url + "/v1",
+                                     options=LabelOptions(progress=False, retry=FAST, concurrency=4, **options)),
+                         "openai:gpt-4.1-mini", keep_labels=False)
     except (LabellingFailedError, BudgetExceededError) as exc:
         return exc.run
 

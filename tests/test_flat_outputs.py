@@ -18,7 +18,7 @@ import labeller.labelling.failure_log as failure_log
 from labeller.errors import BudgetExceededError, LabellingFailedError
 from labeller.io.parquet_rows import whole_table
 from labeller.io.tables import RowWriter, write_rows
-from labeller.labelling import LabelOptions
+from labeller.labelling import LabelInputs, LabelOptions
 from labeller.labelling.failure_log import FailureLog
 from labeller.labelling.job import label_job
 from labeller.records import LabelFailure
@@ -100,11 +100,11 @@ def _inputs(folder: Path, n: int = 40) -> Path:
 def _job(folder: Path, out: Path, cache: Path, judge: str = "offline:lexical", base_url: str | None = None,
          **options):
     try:
-        return label_job(queries_path=folder / "queries.jsonl", corpus_path=folder / "corpus.jsonl",
-                         pairs_path=folder / "pairs.jsonl", judge_spec=judge, cache_dir=cache, out_path=out,
-                         base_url=base_url, keep_labels=False,
-                         options=LabelOptions(**{"progress": False, "concurrency": 4, **options},
-                                              retry=RetryPolicy(initial_wait=0, max_wait=0, max_retry_after=0)))
+        settings = LabelOptions(**{"progress": False, "concurrency": 4, **options},
+                                retry=RetryPolicy(initial_wait=0, max_wait=0, max_retry_after=0))
+        return label_job(LabelInputs(queries=folder / "queries.jsonl", corpus=folder / "corpus.jsonl",
+                                     pairs=folder / "pairs.jsonl", cache=cache, out=out, base_url=base_url,
+                                     options=settings), judge, keep_labels=False)
     except (LabellingFailedError, BudgetExceededError) as exc:
         return exc.run
 

@@ -16,7 +16,7 @@ from scipy.stats import entropy as scipy_entropy
 from labeller.cli import main
 from labeller.errors import BadInputError
 from labeller.judges.grade_probs import ENTROPY_SPREAD
-from labeller.labelling import LabelOptions, label_job
+from labeller.labelling import LabelInputs, LabelOptions, label_job
 from labeller.labelling.adaptive import parse_samples
 
 KEY = "sk-grade-probs-test-key"
@@ -59,11 +59,11 @@ def run_label(folder: Path, api: FakeAPI, monkeypatch, *, judge: str = "openai:g
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     base_url = api.openai_url if judge.startswith("openai") else api.url
-    return label_job(queries_path=folder / "queries.jsonl", corpus_path=folder / "corpus.jsonl",
-                     pairs_path=folder / "pairs.jsonl", judge_spec=judge, rubric=folder / "rubric.md",
-                     cache_dir=folder / "cache", out_path=folder / out, base_url=base_url, output_mode=output_mode,
-                     temperature=temperature if judge.startswith("openai") else None,
-                     options=LabelOptions(progress=False, **options))
+    return label_job(LabelInputs(queries=folder / "queries.jsonl", corpus=folder / "corpus.jsonl",
+                                 pairs=folder / "pairs.jsonl", rubric=folder / "rubric.md", cache=folder / "cache",
+                                 out=folder / out, base_url=base_url, output_mode=output_mode,
+                                 temperature=temperature if judge.startswith("openai") else None,
+                                 options=LabelOptions(progress=False, **options)), judge)
 
 
 def rows_of(path: Path) -> list[dict]:

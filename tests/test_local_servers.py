@@ -17,7 +17,7 @@ from labeller.judges.base import MalformedReplyError, TransientError
 from labeller.judges.openai import OpenAIJudge
 from labeller.judges.output_modes import FORMAT_INSTRUCTION
 from labeller.judges.registry import make_judge
-from labeller.labelling import LabelOptions, label_job
+from labeller.labelling import LabelInputs, LabelOptions, label_job
 from labeller.records import Verdict
 from labeller.retry import RetryPolicy, generate_with_retry
 from labeller.rubric import JudgePrompt
@@ -47,11 +47,11 @@ def write_inputs(root: Path, n: int) -> dict[str, Path]:
 def label(root: Path, api: FakeAPI, n: int = 6, *, out: str = "labels.jsonl", concurrency: int = 4,
           output_mode: str | None = None):
     paths = write_inputs(root, n)
-    return label_job(queries_path=paths["queries"], corpus_path=paths["corpus"], pairs_path=paths["pairs"],
-                     judge_spec="openai:local-model", cache_dir=root / "cache", out_path=root / out,
-                     base_url=api.openai_url, output_mode=output_mode,
-                     options=LabelOptions(concurrency=concurrency, progress=False,
-                                          retry=RetryPolicy(initial_wait=0.01, max_wait=0.02)))
+    return label_job(LabelInputs(queries=paths["queries"], corpus=paths["corpus"], pairs=paths["pairs"],
+                                 cache=root / "cache", out=root / out, base_url=api.openai_url, output_mode=output_mode,
+                                 options=LabelOptions(concurrency=concurrency, progress=False,
+                                                      retry=RetryPolicy(initial_wait=0.01, max_wait=0.02))),
+                     "openai:local-model")
 
 
 # -- output modes -----------------------------------------------------------------------------------
@@ -289,11 +289,11 @@ def test_concurrency_above_the_servers_slots_times_out_and_pays_again(tmp_path):
         paths = write_inputs(root, 8)
         with FakeAPI(slots=2, latency=0.2) as server:
             try:
-                result = label_job(queries_path=paths["queries"], corpus_path=paths["corpus"],
-                                   pairs_path=paths["pairs"], judge_spec="openai:local-model", cache_dir=root / "cache",
-                                   out_path=root / "l.jsonl", base_url=server.openai_url, timeout=0.5,
-                                   options=LabelOptions(concurrency=concurrency, progress=False,
-                                                        retry=RetryPolicy(initial_wait=0.01, max_wait=0.02)))
+                settings = LabelOptions(concurrency=concurrency, progress=False,
+                                        retry=RetryPolicy(initial_wait=0.01, max_wait=0.02))
+                result = label_job(LabelInputs(queries=paths["queries"], corpus=paths["corpus"], pairs=paths["pairs"],
+                                               cache=root / "cache", out=root / "l.jsonl", base_url=server.openai_url,
+                                               timeout=0.5, options=settings), "openai:local-model")
             except LabellingFailedError as exc:  # a pair that timed out 6 times: still a count of what happened
                 result = exc.run  # type: ignore[attr-defined]
             return result.stats.unconfirmed_attempts, server.total

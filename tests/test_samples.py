@@ -15,7 +15,7 @@ from fakeapi import FakeAPI
 from labeller.cache_key import cache_key
 from labeller.cli import main
 from labeller.errors import BadInputError, LabellingFailedError
-from labeller.labelling import LabelOptions, label_job
+from labeller.labelling import LabelInputs, LabelOptions, label_job
 from labeller.labelling.samples import aggregate_grade
 from labeller.prices import EXPECTED_OUTPUT_TOKENS
 from labeller.rubric import JudgePrompt
@@ -45,11 +45,11 @@ def run_label(folder: Path, api: FakeAPI, monkeypatch, *, samples: int, judge: s
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     base_url = api.openai_url if judge.startswith("openai") else api.url
-    return label_job(queries_path=folder / "queries.jsonl", corpus_path=folder / "corpus.jsonl",
-                     pairs_path=folder / "pairs.jsonl", judge_spec=judge, rubric=folder / "rubric.md",
-                     cache_dir=folder / "cache", out_path=folder / out, base_url=base_url,
-                     temperature=temperature if judge.startswith("openai") else None,
-                     options=LabelOptions(samples=samples, progress=False, **options))
+    return label_job(LabelInputs(queries=folder / "queries.jsonl", corpus=folder / "corpus.jsonl",
+                                 pairs=folder / "pairs.jsonl", rubric=folder / "rubric.md", cache=folder / "cache",
+                                 out=folder / out, base_url=base_url,
+                                 temperature=temperature if judge.startswith("openai") else None,
+                                 options=LabelOptions(samples=samples, progress=False, **options)), judge)
 
 
 def planted(label) -> int:
@@ -184,10 +184,10 @@ def test_bad_sample_settings_are_refused_before_anything_is_sent(inputs, monkeyp
 def test_anthropic_refuses_a_temperature_it_cannot_send(inputs, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     with pytest.raises(BadInputError, match="sends no temperature"):
-        label_job(queries_path=inputs / "queries.jsonl", corpus_path=inputs / "corpus.jsonl",
-                  pairs_path=inputs / "pairs.jsonl", judge_spec="anthropic:claude-haiku-4-5", rubric=inputs / "rubric.md",
-                  cache_dir=inputs / "cache", out_path=inputs / "l.jsonl", temperature=0.5,
-                  options=LabelOptions(samples=3))
+        label_job(LabelInputs(queries=inputs / "queries.jsonl", corpus=inputs / "corpus.jsonl",
+                              pairs=inputs / "pairs.jsonl", rubric=inputs / "rubric.md", cache=inputs / "cache",
+                              out=inputs / "l.jsonl", temperature=0.5, options=LabelOptions(samples=3)),
+                  "anthropic:claude-haiku-4-5")
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])

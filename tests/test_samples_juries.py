@@ -121,15 +121,15 @@ def test_a_jury_with_samples_aggregates_each_judge_then_the_judges(files, api, c
 
 def test_the_pipeline_failure_sentence_counts_samples_and_the_pairs_left_out(files, api):
     from labeller.errors import LabellingFailedError
-    from labeller.labelling import LabelOptions, label_job
+    from labeller.labelling import LabelInputs, LabelOptions, label_job
     from labeller.pipelines.steps import failure_lines
 
     api.poison["passage 3 "] = "400"  # every sample of d3 is refused: d3 gets no label
     api.script(["400"])  # and one sample of some other pair: that pair is labelled from the other two
     with pytest.raises(LabellingFailedError) as failed:
-        label_job(queries_path="queries.jsonl", corpus_path="corpus.jsonl", pairs_path="pairs.jsonl",
-                  judge_spec=f"openai:{CHEAP}", rubric="rubric.md", cache_dir="cache", out_path="labels.jsonl",
-                  temperature=0.7, options=LabelOptions(samples=3, progress=False, concurrency=1))
+        label_job(LabelInputs(queries="queries.jsonl", corpus="corpus.jsonl", pairs="pairs.jsonl", rubric="rubric.md",
+                              cache="cache", out="labels.jsonl", temperature=0.7,
+                              options=LabelOptions(samples=3, progress=False, concurrency=1)), f"openai:{CHEAP}")
     run = failed.value.run
     assert len(run.failures) == 4 and len(run.labels) == N - 1
     (line,) = failure_lines(run)

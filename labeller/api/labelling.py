@@ -83,7 +83,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
            temperature=None, output_mode=None, gold_scale=None, grade_probs=False, top_logprobs=10,
            escalate_above_entropy=None, ray=None):
     from labeller.io.columns import column_mapping
-    from labeller.labelling import LabelOptions
+    from labeller.labelling import Judging, LabelInputs, LabelOptions
     from labeller.labelling.adaptive import parse_samples
     from labeller.labelling.several import label_any
 
@@ -92,18 +92,17 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
                            samples=samples, aggregate=aggregate, adaptive=adaptive, grade_probs=grade_probs,
                            top_logprobs=top_logprobs, ray=_ray_options(ray))
     with sources() as held, column_mapping(columns):
-        out_path = Path(out) if out is not None else held.root / "labels.jsonl"
+        inputs = LabelInputs(queries=held.add(queries, "queries"), corpus=held.add(corpus, "corpus"),
+                             pairs=None if pairs is None else held.add(pairs, "pairs"),
+                             run=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric,
+                             cache=cache, out=Path(out) if out is not None else held.root / "labels.jsonl",
+                             base_url=base_url, options=options, prices=prices, timeout=timeout,
+                             temperature=temperature, output_mode=output_mode)
+        judging = Judging(judges=judges or [judge], escalate_to=escalate_to, below=escalate_below,
+                          near_cut=escalate_near_cut, above=escalate_above_entropy, relevant_from=relevant_from,
+                          gold=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale)
         try:
-            result = label_any(judges or [judge], dict(
-                queries_path=held.add(queries, "queries"), corpus_path=held.add(corpus, "corpus"),
-                pairs_path=None if pairs is None else held.add(pairs, "pairs"),
-                run_path=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric, cache_dir=cache,
-                out_path=out_path, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
-                temperature=temperature, output_mode=output_mode),
-                gold_path=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale,
-                escalate_to=escalate_to,
-                below=escalate_below, near_cut=escalate_near_cut, above=escalate_above_entropy,
-                relevant_from=relevant_from)
+            result = label_any(judging, inputs)
         except LabellingFailedError as exc:
             if errors == "raise":
                 raise

@@ -8,7 +8,7 @@ from pathlib import Path
 from labeller.bench.models import Speed
 from labeller.errors import LabellingFailedError
 from labeller.io.tables import write_rows
-from labeller.labelling import LabelOptions, LabelRun, label_job
+from labeller.labelling import LabelInputs, LabelOptions, LabelRun, label_job
 from labeller.records import Pair
 
 
@@ -20,9 +20,9 @@ def label_with(judge: str, *, pairs_path: Path, queries: Path, corpus: Path, rub
                cache: str | Path | None, base_url: str | None, options: LabelOptions,
                prices: str | Path | None, timeout: float) -> LabelRun:
     try:
-        return label_job(queries_path=queries, corpus_path=corpus, pairs_path=pairs_path, judge_spec=judge,
-                         rubric=rubric, cache_dir=cache, out_path=out_path, base_url=base_url, options=options,
-                         prices_path=prices, timeout=timeout)
+        return label_job(LabelInputs(queries=queries, corpus=corpus, pairs=pairs_path, rubric=rubric, cache=cache,
+                                     out=out_path, base_url=base_url, options=options, prices=prices,
+                                     timeout=timeout), judge)
     except LabellingFailedError as exc:  # the pairs graded are measured; the failures are counted, never graded
         return exc.run  # type: ignore[attr-defined]
 

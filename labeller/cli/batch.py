@@ -73,9 +73,10 @@ def batch_export(queries: Queries, corpus: Corpus, judge: Judge,
                  cache: Cache = None, base_url: BaseUrl = None) -> None:
     """Write the OpenAI batch input lines for the pairs not yet in the store (vLLM run-batch reads them)."""
     from labeller.labelling.batch_jobs import export_batch
+    from labeller.labelling.models import LabelInputs
 
-    count = export_batch(out=out, cache=cache, queries_path=queries, corpus_path=corpus, pairs_path=pairs,
-                         run_path=run, depth=depth, judge_spec=judge, rubric=rubric, base_url=base_url)
+    count = export_batch(LabelInputs(queries=queries, corpus=corpus, pairs=pairs, run=run, depth=depth, rubric=rubric,
+                                     cache=cache, base_url=base_url), judge, out)
     _say(f"exported {count} requests to {out} (pairs already in the store are left out)")
 
 
@@ -86,9 +87,9 @@ def batch_import(queries: Queries, corpus: Corpus, judge: Judge,
                  cache: Cache = None, base_url: BaseUrl = None, prices: Prices = None) -> None:
     """Read a batch output file into the store; then `labeller label` with the same inputs sends nothing."""
     from labeller.labelling.batch_jobs import import_batch
+    from labeller.labelling.models import LabelInputs
 
-    result = import_batch(results=results, cache=cache, queries_path=queries, corpus_path=corpus, pairs_path=pairs,
-                          run_path=run, depth=depth, judge_spec=judge, rubric=rubric, base_url=base_url,
-                          prices_path=prices)
+    result = import_batch(LabelInputs(queries=queries, corpus=corpus, pairs=pairs, run=run, depth=depth, rubric=rubric,
+                                      cache=cache, base_url=base_url, prices=prices), judge, results)
     _say(f"imported {result.imported} verdicts from {result.lines} lines ({result.already_stored} already stored, "
          f"{result.failures} failures recorded: rerun export to retry them)")

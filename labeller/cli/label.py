@@ -94,6 +94,7 @@ def label(
     from labeller.io.columns import column_mapping
     from labeller.labelling import LabelOptions
     from labeller.labelling.adaptive import parse_samples
+    from labeller.labelling.models import Judging, LabelInputs
 
     samples_max, adaptive = parse_samples(samples)
 
@@ -106,15 +107,13 @@ def label(
                                samples=samples_max, aggregate=aggregate, adaptive=adaptive,
                                grade_probs=grade_probs, top_logprobs=top_logprobs,
                                ray=ray_options(ray, ray_workers, ray_block_size))
-        inputs = dict(queries_path=required(queries, "--queries"), corpus_path=required(corpus, "--corpus"),
-                      pairs_path=pairs or (qrels if run is None else None), run_path=run, depth=depth,
-                      rubric=rubric, cache_dir=cache,
-                      out_path=out, base_url=base_url, options=options, prices_path=prices, timeout=timeout,
-                      temperature=temperature, output_mode=output_mode)
-        _label(judge or [], inputs, dict(escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
-                                         above=escalate_above_entropy,
-                                         relevant_from=relevant_from, gold_path=gold,
-                                         gold_scale=from_scale), as_json)
+        inputs = LabelInputs(queries=required(queries, "--queries"), corpus=required(corpus, "--corpus"),
+                             pairs=pairs or (qrels if run is None else None), run=run, depth=depth, rubric=rubric,
+                             cache=cache, out=out, base_url=base_url, options=options, prices=prices,
+                             timeout=timeout, temperature=temperature, output_mode=output_mode)
+        _label(Judging(judges=judge or [], escalate_to=escalate_to, below=escalate_below, near_cut=escalate_near_cut,
+                       above=escalate_above_entropy, relevant_from=relevant_from, gold=gold, gold_scale=from_scale),
+               inputs, as_json)
 
 
 def bare_ray_flag(args: list[str]) -> list[str]:
@@ -136,12 +135,12 @@ def ray_options(address: str | None, workers: int | None, block_size: int):
     return RayOptions(address=address, workers=workers, block_size=block_size)
 
 
-def _label(judges: list[str], inputs: dict, several: dict, as_json: bool) -> None:
+def _label(judging, inputs, as_json: bool) -> None:
     from labeller.errors import LabellerError
     from labeller.labelling.several import label_any
 
     try:
-        result = label_any(judges, inputs, keep_labels=False, **several)  # labels written as they settle
+        result = label_any(judging, inputs, keep_labels=False)  # labels written as they settle
     except LabellerError as exc:
         if getattr(exc, "run", None) is not None:
             _show(exc.run, as_json)  # type: ignore[attr-defined]

@@ -38,6 +38,6 @@ The flow of one run (label_job, then label_pairs):
 
 from labeller.labelling.engine import label_pairs
 from labeller.labelling.job import failures_path_for, label_job, load_pairs
-from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.labelling.models import Judging, LabelInputs, LabelOptions, LabelRun, LabelStats
 
-__all__ = ["LabelOptions", "LabelRun", "LabelStats", "failures_path_for", "label_job", "label_pairs", "load_pairs"]
+__all__ = ["Judging", "LabelInputs", "LabelOptions", "LabelRun", "LabelStats", "failures_path_for", "label_job", "label_pairs", "load_pairs"]

@@ -26,7 +26,7 @@ from labeller.judges.registry import make_judge
 from labeller.labelling.batch_results import relevance_run
 from labeller.labelling.batched import WRITE_CHUNK, BatchRun
 from labeller.labelling.job import load_pairs
-from labeller.labelling.models import LabelOptions
+from labeller.labelling.models import LabelInputs, LabelOptions
 from labeller.prices import load_prices
 from labeller.rubric import load_rubric
 from labeller.store import open_store
@@ -81,17 +81,17 @@ def cancel_batch(cache: str | None, batch_id: str, base_url: str | None = None) 
     return _ask(cache, batch_id, base_url, cancel=True)
 
 
-def _plan(*, queries_path, corpus_path, pairs_path=None, run_path=None, depth=None, judge_spec, rubric="general",
-          base_url=None, prices_path=None, store) -> tuple[BatchRun, set[str]]:
+def _plan(inputs: LabelInputs, judge_spec: str, store) -> tuple[BatchRun, set[str]]:
     """Inputs read and checked as `labeller label` does; the keys the store lacks. Sends nothing."""
-    rubric_obj = load_rubric(rubric)
-    prices = load_prices(prices_path)
-    judge = make_judge(judge_spec, base_url=base_url, api_key="batch-files-send-nothing")
+    rubric_obj = load_rubric(inputs.rubric)
+    prices = load_prices(inputs.prices)
+    judge = make_judge(judge_spec, base_url=inputs.base_url, api_key="batch-files-send-nothing")
     if judge.provider != "openai":
         raise ConfigError(f"batch files are in the OpenAI batch format (vLLM run-batch reads and writes it); "
                           f"use an openai:<model> judge, not {judge.name}", field="judge")
-    queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
-    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
+    queries, corpus = read_queries(inputs.queries), read_corpus(inputs.corpus)
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=inputs.pairs, run_path=inputs.run,
+                                depth=inputs.depth)
     if skipped:  # `label --run` skips these with a warning; a batch file has nowhere to say it, so it stops
         raise BadInputError(f"{skipped[0]}; a batch file is written for the inputs' own ids: give a run or pairs "
                             "over them", field="run")
@@ -116,22 +116,22 @@ def _check_output(out: str | Path, inputs: list[Any]) -> None:
         raise BadInputError("the output would overwrite an input file; choose another --out", path=str(out))
 
 
-def export_batch(*, out: str | Path, cache: str | None = None, **inputs: Any) -> int:
-    """Write the OpenAI batch input lines for the pairs not in the store. Returns the line count."""
-    _check_output(out, [inputs.get(k) for k in ("queries_path", "corpus_path", "pairs_path", "run_path")])
+def export_batch(inputs: LabelInputs, judge_spec: str, out: str | Path) -> int:
+    """Write the OpenAI batch input lines for the pairs not in the store (inputs.cache). Returns the line count."""
+    _check_output(out, [inputs.queries, inputs.corpus, inputs.pairs, inputs.run])
     with tempfile.TemporaryDirectory() as empty:
         try:
-            store = open_store(cache, create=False)
+            store = open_store(inputs.cache, create=False)
         except NoStoreError:  # no store yet: every pair is missing, and exporting creates none
             store = open_store(empty)
         with store:
-            run, pending = _plan(store=store, **inputs)
+            run, pending = _plan(inputs, judge_spec, store)
             keys = sorted(pending, key=lambda k: run.by_key[k][0])
             write_rows(out, (run.client.entry(key, run.prompt(key)) for key in keys))
     return len(keys)
 
 
-def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any) -> ImportResult:
+def import_batch(inputs: LabelInputs, judge_spec: str, results: str | Path) -> ImportResult:
     """Read an OpenAI batch output file (vLLM run-batch writes the same) into the store.
 
     Every line is checked before the store is opened: a custom_id that is no pair of these inputs
@@ -139,7 +139,7 @@ def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any
     nothing is written.
     """
     with tempfile.TemporaryDirectory() as empty, open_store(empty) as scratch:
-        run, _ = _plan(store=scratch, **inputs)
+        run, _ = _plan(inputs, judge_spec, scratch)
         outcomes: list[Outcome] = []
         first_line: dict[str, int] = {}
         for line, row in read_rows(results):
@@ -157,7 +157,7 @@ def import_batch(*, results: str | Path, cache: str | None = None, **inputs: Any
     keys = sorted({o.custom_id for o in outcomes}, key=lambda k: run.by_key[k][0])
     record = BatchRecord(provider=run.judge.provider, batch_id=f"import:{Path(results).name}", keys=keys,
                          meta=run.meta(keys), created_at="")
-    with open_store(cache) as store:
+    with open_store(inputs.cache) as store:
         run.store = store
         stored: set[str] = set()
         for group in chunks(keys):

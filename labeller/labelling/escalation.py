@@ -20,13 +20,12 @@ the cached cheap labels that the rule selects, plus every pair the cheap judge h
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from labeller.errors import BadInputError
 from labeller.judges.grade_probs import ENTROPY_SPREAD
 from labeller.labelling.jury_models import EscalationStats, JuryRun, JuryStats
-from labeller.labelling.models import LabelOptions
-from labeller.labelling.panel import by_pair, finish, job_inputs, prepare, run_one, spent, stopped, total, total_stats
+from labeller.labelling.models import Judging, LabelInputs
+from labeller.labelling.panel import by_pair, finish, prepare, run_one, spent, stopped, total, total_stats
 from labeller.records import GRADE_MAX, Label
 
 NEAR_CUT = "the grade is next to the relevance cut"
@@ -64,17 +63,15 @@ def reason(label: Label, *, relevant_from: int, below: float | None, near_cut: b
     return None
 
 
-def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str | Path = "labels.jsonl",
-                         options: LabelOptions | None = None, gold_path: str | Path | None = None,
-                         gold_scale: str | None = None, relevant_from: int = 3, below: float | None = None,
-                         near_cut: bool = True, above: float | None = None,
-                         **inputs) -> JuryRun:
-    """Label every pair with the cheap judge, the selected ones with the expensive judge; write the final
-    labels (--out), both judges' own labels (`.judges` file) and failures; raise like label_job."""
+def label_escalation_job(judging: Judging, inputs: LabelInputs) -> JuryRun:
+    """Label every pair with the cheap judge (judging.judges[0]), the selected ones with the expensive judge
+    (judging.escalate_to); write the final labels (--out), both judges' own labels (`.judges` file) and failures;
+    raise like label_job."""
+    relevant_from, below, near_cut, above = judging.relevant_from, judging.below, judging.near_cut, judging.above
     check_rule(relevant_from=relevant_from, below=below, near_cut=near_cut, above=above)
-    options = options or LabelOptions()
-    data, (cheap, expensive) = prepare(specs=[cheap_spec, expensive_spec], out_path=out_path, options=options,
-                                       gold_path=gold_path, gold_scale=gold_scale, sampled=1, **job_inputs(inputs))
+    options = inputs.options
+    data, (cheap, expensive) = prepare([judging.judges[0], judging.escalate_to], inputs, judging.gold,
+                                       judging.gold_scale, sampled=1)
     esc = EscalationStats(cheap=cheap.name, expensive=expensive.name, relevant_from=relevant_from, near_cut=near_cut,
                           below=below, above=above)
     stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
@@ -121,7 +118,7 @@ def label_escalation_job(*, cheap_spec: str, expensive_spec: str, out_path: str 
               expensive.name: {k: lab.grade for k, lab in expensive_labels.items()}}
     from labeller.agreement.jury import ESCALATED
 
-    finish(result, data, out_path, grades, {ESCALATED: {k: lab.grade for k, lab in by_pair(result.labels).items()}},
+    finish(result, data, inputs.out, grades, {ESCALATED: {k: lab.grade for k, lab in by_pair(result.labels).items()}},
            relevant_from, missing=[expensive.name] if selected and second is None else [])
     return result
 

@@ -16,7 +16,7 @@ from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs
 from labeller.labelling.faults import run_labelling, verdicts_kept
-from labeller.labelling.models import LabelOptions, LabelRun
+from labeller.labelling.models import LabelInputs, LabelOptions, LabelRun
 from labeller.labelling.samples import check_sampling
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Pair, Query
@@ -53,13 +53,7 @@ def load_pairs(*, queries: Mapping[str, Query], corpus: Mapping[str, Doc], pairs
     return LoadedPairs(pairs, [run.warning] if run.warning else [])
 
 
-def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: str | Path | None = None,
-              run_path: str | Path | None = None, depth: int | None = None, judge_spec: str,
-              rubric: str | Path | None = "general", cache_dir: str | Path | None = None,
-              out_path: str | Path = "labels.jsonl", base_url: str | None = None,
-              options: LabelOptions | None = None, prices_path: str | Path | None = None,
-              timeout: float = 60.0, temperature: float | None = None, output_mode: str | None = None,
-              keep_labels: bool = True) -> LabelRun:
+def label_job(inputs: LabelInputs, judge_spec: str, keep_labels: bool = True) -> LabelRun:
     """Load and check every input, label, write labels (and failures) atomically.
 
     Nothing is sent until every input has been read and validated. Raises after writing:
@@ -68,30 +62,32 @@ def label_job(*, queries_path: str | Path, corpus_path: str | Path, pairs_path: 
     keep_labels=False (the command line) writes the labels as each chunk of pairs is settled and
     returns none of them: memory stays flat however many pairs there are.
     """
-    options = options or LabelOptions()
-    cache_spec = cache_dir if cache_dir is not None else default_spec()
+    options, out_path, rubric = inputs.options, inputs.out, inputs.rubric
+    cache_spec = inputs.cache if inputs.cache is not None else default_spec()
     table_format(out_path)  # a bad output extension fails before anything is read or sent
     _check_outputs(out_path, cache_spec, options.dry_run,
-                   [queries_path, corpus_path, pairs_path, run_path, rubric, prices_path])
+                   [inputs.queries, inputs.corpus, inputs.pairs, inputs.run, rubric, inputs.prices])
     rubric_obj: Rubric = load_rubric(rubric)
-    prices: PriceTable = load_prices(prices_path)
+    prices: PriceTable = load_prices(inputs.prices)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built.
-    judge: Judge = make_judge(judge_spec, base_url=base_url, timeout=timeout, temperature=temperature or 0.0,
-                              output_mode=output_mode,
+    judge: Judge = make_judge(judge_spec, base_url=inputs.base_url, timeout=inputs.timeout,
+                              temperature=inputs.temperature or 0.0, output_mode=inputs.output_mode,
                               api_key="dry-run-sends-nothing" if options.dry_run else None)
-    check_sampling(judge, options.samples, options.aggregate, temperature)
+    check_sampling(judge, options.samples, options.aggregate, inputs.temperature)
     _refuse_batch(options)
-    queries = read_queries(queries_path, lean=True)  # each Query built when asked (a slice may have a million)
-    corpus = read_corpus(corpus_path, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
-    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
-    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
+    queries = read_queries(inputs.queries, lean=True)  # each Query built when asked (a slice may have a million)
+    corpus = read_corpus(inputs.corpus, lean=True)  # a large slice's corpus: where each row is, a Doc built per pair
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=inputs.pairs, run_path=inputs.run,
+                                depth=inputs.depth)
+    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=inputs.queries,
+                            corpus_path=inputs.corpus)
     judging = run_judge
     if options.ray is not None:  # Ray workers fill the store, then this process writes the labels from it
         from labeller.distributed.ray import RayLabelling
 
-        judging = RayLabelling(options, cache_spec, judge_spec, dict(base_url=base_url, timeout=timeout,
-                                                                     temperature=temperature or 0.0,
-                                                                     output_mode=output_mode))
+        judging = RayLabelling(options, cache_spec, judge_spec, dict(base_url=inputs.base_url, timeout=inputs.timeout,
+                                                                     temperature=inputs.temperature or 0.0,
+                                                                     output_mode=inputs.output_mode))
 
     if options.dry_run:  # nothing is written: the rows of pairs the store answers are not kept either
         run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,

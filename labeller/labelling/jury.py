@@ -21,13 +21,12 @@ their range, so `labeller agree` bands jury rows as it bands a single judge's.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 from labeller.errors import BadInputError
 from labeller.io.gold import consensus_grade
 from labeller.labelling.jury_models import RULE, JuryRun, JuryStats
-from labeller.labelling.models import LabelOptions, LabelRun
-from labeller.labelling.panel import by_pair, finish, job_inputs, prepare, run_one, spent, stopped, total, total_stats
+from labeller.labelling.models import Judging, LabelInputs, LabelRun
+from labeller.labelling.panel import by_pair, finish, prepare, run_one, spent, stopped, total, total_stats
 from labeller.records import Label
 
 
@@ -59,19 +58,13 @@ def _pooled_samples(votes: list[Label], grade: int) -> dict:
                 aggregate=votes[0].aggregate)
 
 
-def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jsonl",
-                   options: LabelOptions | None = None, gold_path: str | Path | None = None,
-                   gold_scale: str | None = None, relevant_from: int = 3, **inputs) -> JuryRun:
-    """Label a slice with every judge, write the jury's labels, each judge's, and failures; raise like label_job.
-
-    `inputs` are label_job's: queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
-    base_url, prices_path, timeout."""
+def label_jury_job(judging: Judging, inputs: LabelInputs) -> JuryRun:
+    """Label a slice with every judge, write the jury's labels, each judge's, and failures; raise like label_job."""
+    judge_specs, relevant_from = judging.judges, judging.relevant_from
     if len(judge_specs) < 2:
         raise BadInputError("a jury needs at least two --judge", field="judge")
-    options = options or LabelOptions()
-    data, judges = prepare(specs=judge_specs, out_path=out_path, options=options, gold_path=gold_path,
-                           gold_scale=gold_scale,
-                           **job_inputs(inputs))
+    options = inputs.options
+    data, judges = prepare(judge_specs, inputs, judging.gold, judging.gold_scale)
     names = [j.name for j in judges]
     name = f"jury:{RULE}({','.join(names)})"
     stats = JuryStats(requested=len(data.pairs), dry_run=options.dry_run, relevant_from=relevant_from,
@@ -94,6 +87,6 @@ def label_jury_job(*, judge_specs: list[str], out_path: str | Path = "labels.jso
             result.labels.append(jury_label(name, votes))
     result.judge_labels = [lab for r in runs.values() for lab in r.labels]
     grades = {n: {k: lab.grade for k, lab in labels.items()} for n, labels in zip(runs, per_judge)}
-    finish(result, data, out_path, grades, {name: {k: lab.grade for k, lab in by_pair(result.labels).items()}},
+    finish(result, data, inputs.out, grades, {name: {k: lab.grade for k, lab in by_pair(result.labels).items()}},
            relevant_from, missing=[n for n in names if n not in runs])
     return result

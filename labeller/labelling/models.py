@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from labeller.distributed.options import RayOptions
+from labeller.io.memory import Input
 from labeller.labelling.failure_log import FailureLog
 from labeller.records import Label, LabelFailure
 from labeller.retry import RetryPolicy
@@ -37,6 +40,44 @@ class LabelOptions(BaseModel):
     top_logprobs: int = Field(default=10, ge=1, le=20)
     # --ray [ADDRESS]: blocks of pairs judged by the workers of a Ray cluster into the store (labeller.distributed)
     ray: RayOptions | None = None
+
+
+class LabelInputs(BaseModel):
+    """What a labelling job reads and writes, and how it reaches its judge: one object from the command line, the
+    Python API, the pipelines and the benchmarks to every job (one judge, a jury, an escalation, batch files).
+    An input is a path or, from Python, a frame in memory (labeller.io.memory)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    queries: Input
+    corpus: Input
+    pairs: Input | None = None  # exactly one of pairs and run
+    run: Input | None = None
+    depth: int | None = None  # with run: its top K per query
+    rubric: str | Path | None = "general"  # a shipped rubric's name or a file
+    cache: str | Path | None = None  # a store directory or URL; None: $LABELLER_CACHE or .labeller-cache
+    out: Path = Path("labels.jsonl")
+    base_url: str | None = None
+    prices: Path | None = None
+    timeout: float = 60.0
+    temperature: float | None = None
+    output_mode: str | None = None
+    options: LabelOptions = Field(default_factory=LabelOptions)
+
+
+class Judging(BaseModel):
+    """Who grades: one judge, a jury (several judges), or an escalation (`escalate_to` grades again the pairs the
+    first judge's label selects: below, near_cut, above; labelling.escalation), and the gold a jury or an
+    escalation reports its agreement with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    judges: list[str]
+    escalate_to: str | None = None
+    below: float | None = None  # escalate a label whose sample agreement is below this
+    near_cut: bool = True  # ... whose grade is next to the relevance cut
+    above: float | None = None  # ... whose grade entropy (bits) is above this
+    relevant_from: int = 3
+    gold: Input | None = None
+    gold_scale: str | None = None
 
 
 class BatchSummary(BaseModel):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
+from labeller.io.memory import Input
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
 from labeller.io.tables import table_format, write_rows
 from labeller.judges.base import Judge
@@ -15,7 +16,7 @@ from labeller.judges.registry import make_judge, parse_judge_spec
 from labeller.labelling.faults import verdicts_kept
 from labeller.labelling.job import failures_path_for, load_pairs, run_judge
 from labeller.labelling.jury_models import JuryRun, JuryStats
-from labeller.labelling.models import LabelOptions, LabelRun, LabelStats
+from labeller.labelling.models import LabelInputs, LabelOptions, LabelRun, LabelStats
 from labeller.labelling.samples import check_sampling
 from labeller.prices import PriceTable, load_prices
 from labeller.records import Doc, Label, Pair, Query
@@ -58,41 +59,43 @@ def judge_names(specs: list[str]) -> list[str]:
     return names
 
 
-def prepare(*, specs: list[str], queries_path, corpus_path, pairs_path, run_path, depth, rubric, cache_dir,
-            out_path, base_url, options: LabelOptions, prices_path, timeout: float,
-            gold_path=None, gold_scale: str | None = None, temperature: float | None = None,
-            output_mode: str | None = None, sampled: int | None = None) -> tuple[Slice, list[Judge]]:
+def prepare(specs: list[str], inputs: LabelInputs, gold: Input | None = None, gold_scale: str | None = None,
+            sampled: int | None = None) -> tuple[Slice, list[Judge]]:
     """Every check label_job makes, for several judges, before anything is sent or written.
 
     The first `sampled` judges (all when None) get --samples and --temperature; the others are asked once
     per pair at their default decoding (escalation's expensive judge)."""
-    cache_spec = cache_dir if cache_dir is not None else default_spec()
+    options, out_path = inputs.options, inputs.out
+    cache_spec = inputs.cache if inputs.cache is not None else default_spec()
     table_format(out_path)
-    inputs = existing_files([queries_path, corpus_path, pairs_path, run_path, rubric, prices_path, gold_path])
+    read = existing_files([inputs.queries, inputs.corpus, inputs.pairs, inputs.run, inputs.rubric, inputs.prices,
+                           gold])
     outputs = {"--out": out_path, "the per-judge labels file": judges_path_for(out_path),
                "the failures file": failures_path_for(out_path)}
     if options.dry_run:
-        refuse_inputs(outputs, inputs)
+        refuse_inputs(outputs, read)
     else:
-        check_outputs(inputs=inputs, files=outputs, dirs={"--cache": None if is_url(cache_spec) else cache_spec})
+        check_outputs(inputs=read, files=outputs, dirs={"--cache": None if is_url(cache_spec) else cache_spec})
     judge_names(specs)
-    rubric_obj = load_rubric(rubric)
-    prices = load_prices(prices_path)
+    rubric_obj = load_rubric(inputs.rubric)
+    prices = load_prices(inputs.prices)
     key = "dry-run-sends-nothing" if options.dry_run else None  # as in label_job: a dry run needs no key
     sampled = len(specs) if sampled is None else sampled
-    judges = [make_judge(spec, base_url=base_url, timeout=timeout, api_key=key, output_mode=output_mode,
-                         temperature=(temperature or 0.0) if i < sampled else 0.0) for i, spec in enumerate(specs)]
+    judges = [make_judge(spec, base_url=inputs.base_url, timeout=inputs.timeout, api_key=key,
+                         output_mode=inputs.output_mode, temperature=(inputs.temperature or 0.0) if i < sampled else 0.0)
+              for i, spec in enumerate(specs)]
     for i, judge in enumerate(judges):
         if i < sampled:
-            check_sampling(judge, options.samples, options.aggregate, temperature)
+            check_sampling(judge, options.samples, options.aggregate, inputs.temperature)
     from labeller.io.inputs import read_corpus, read_queries
 
-    queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
-    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=pairs_path, run_path=run_path, depth=depth)
-    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=queries_path, corpus_path=corpus_path)
-    if gold_path is not None:
-        gold_grades(gold_path, gold_scale)  # a bad gold file fails now, not after the judges were paid
-    return Slice(pairs, queries, corpus, rubric_obj, prices, cache_spec, options, gold_path, gold_scale,
+    queries, corpus = read_queries(inputs.queries), read_corpus(inputs.corpus)
+    pairs, skipped = load_pairs(queries=queries, corpus=corpus, pairs_path=inputs.pairs, run_path=inputs.run,
+                                depth=inputs.depth)
+    rubric_obj.check_fields(queries.values(), corpus.values(), queries_path=inputs.queries, corpus_path=inputs.corpus)
+    if gold is not None:
+        gold_grades(gold, gold_scale)  # a bad gold file fails now, not after the judges were paid
+    return Slice(pairs, queries, corpus, rubric_obj, prices, cache_spec, options, gold, gold_scale,
                  skipped), judges
 
 
@@ -141,17 +144,6 @@ def total_stats(jury: JuryStats) -> None:
     jury.cost_usd = total(s.cost_usd for s in runs)
     if jury.dry_run:
         jury.estimated_cost_usd = total(s.estimated_cost_usd for s in runs)
-
-
-def job_inputs(inputs: dict) -> dict:
-    known = {"queries_path", "corpus_path", "pairs_path", "run_path", "depth", "rubric", "cache_dir", "base_url",
-             "prices_path", "timeout", "temperature", "output_mode"}
-    unknown = set(inputs) - known
-    if unknown:
-        raise TypeError(f"unexpected arguments {sorted(unknown)}")
-    defaults = dict(pairs_path=None, run_path=None, depth=None, rubric="general", cache_dir=None, base_url=None,
-                    prices_path=None, timeout=60.0, temperature=None, output_mode=None)
-    return {**defaults, **inputs}
 
 
 def finish(result: JuryRun, data: Slice, out_path, judge_grades: dict, final: dict, relevant_from: int,

@@ -8,7 +8,7 @@ from labeller.errors import ConfigError, LabellingFailedError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.tables import write_rows, write_text
 from labeller.io.trec import format_run, top_k
-from labeller.labelling import LabelOptions, LabelRun, label_job
+from labeller.labelling import LabelInputs, LabelOptions, LabelRun, label_job
 from labeller.pipelines.config import PipelineConfig
 from labeller.records import Doc, Pair, Query, RunEntry
 
@@ -54,11 +54,11 @@ def label(cfg: PipelineConfig, pairs_path: Path, out_path: Path, *, rubric: str 
                            adaptive=cfg.label.samples_auto, grade_probs=cfg.label.grade_probs,
                            top_logprobs=cfg.label.top_logprobs, ray=None if dry_run else ray_options(cfg))
     try:
-        return label_job(queries_path=cfg.inputs.queries, corpus_path=cfg.inputs.corpus, pairs_path=pairs_path,
-                         judge_spec=cfg.judge.spec, rubric=rubric or cfg.judge.rubric, cache_dir=cfg.cache_dir,
-                         out_path=out_path, base_url=cfg.judge.base_url, options=options,
-                         prices_path=cfg.judge.prices, temperature=cfg.judge.temperature,
-                         output_mode=cfg.judge.output_mode)
+        return label_job(LabelInputs(queries=cfg.inputs.queries, corpus=cfg.inputs.corpus, pairs=pairs_path,
+                                     rubric=rubric or cfg.judge.rubric, cache=cfg.cache_dir, out=out_path,
+                                     base_url=cfg.judge.base_url, options=options, prices=cfg.judge.prices,
+                                     temperature=cfg.judge.temperature, output_mode=cfg.judge.output_mode),
+                         cfg.judge.spec)
     except LabellingFailedError as exc:
         # Some pairs failed after their retries; every other label is written and cached. The pipeline
         # goes on, reports the failures and fails at the end: a few stubborn pairs must not hide the reports.
