@@ -100,6 +100,8 @@ def test_a_frame_reads_as_its_csv_file_would(tmp_path):
     ({"q1": {"d1": 1.0, "d2": None}}, r"run 'run' dict:2: field 'score': missing"),
     ({"q1": {1: 1.0, "1": 2.0}}, r"run 'run' dict:2: field 'doc_id': .*twice"),
     ({}, r"the run dict is empty"),
+    (run_frame(RUN).set_axis(["query_id", "doc_id", "doc_id"], axis=1),
+     r"run 'run' DataFrame: field 'doc_id': column 'doc_id' appears twice"),
     ({"q1": {}}, r"run 'run' dict: file is empty"),
 ])
 def test_a_bad_in_memory_run_is_named_by_its_row(run, message):

@@ -531,6 +531,10 @@ CASES: list[Case] = [
     Case("agree-zero-based-gold-without-its-scale", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv"],
          setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade\nq1,d1,3\nq1,d2,0\n", encoding="utf-8"),
          stderr="--from-scale gold=0-3"),
+    # A column named twice: csv.DictReader kept the last value, so the second grade was used without a word.
+    Case("agree-gold-grade-column-twice", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv"],
+         setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade,grade\nq1,d1,5,1\n", encoding="utf-8"),
+         stderr="gold.csv:1: field 'grade': column 'grade' appears twice in the header"),
     Case("agree-from-scale-for-an-unknown-file", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl",
                                                   "--from-scale", "judge=0-3"], stderr="--from-scale 'judge=0-3'"),
     Case("agree-beir-folder-without-corpus", ["agree", "--labels", "labels.jsonl", "--beir", "beir"],
@@ -548,6 +552,9 @@ CASES: list[Case] = [
                                                            "aggregate": "median"}, *LABELS[1:]]),
          stderr="labels.jsonl:1: field 'sample_agreement'"),
     # evaluate -----------------------------------------------------------------------------
+    Case("evaluate-labels-grade-column-twice", ["evaluate", "--run", "run.trec", "--labels", "labels.csv"],
+         setup=lambda d: (d / "labels.csv").write_text("query_id,doc_id,grade,grade\nq1,d1,5,1\n", encoding="utf-8"),
+         stderr="labels.csv:1: field 'grade': column 'grade' appears twice"),
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
     # The gate over nothing comparable fails (exit 1) with the reason; it used to print "gate PASSED".

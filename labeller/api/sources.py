@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from labeller.errors import BadInputError
 from labeller.io.memory import InMemory
+from labeller.io.tables import refuse_repeated_columns
 
 _FLAG_WORDING: ContextVar[bool] = ContextVar("labeller_flag_wording", default=False)
 _BOOL_FLAGS = {"clip", "fail-on-regression", "require-significance", "fill-holes", "exact-scores"}
@@ -139,6 +140,8 @@ def in_memory(source: Source, role: str, name: str | None = None) -> InMemory:
 def _frame(frame, role: str, name: str | None, kind: str = "DataFrame") -> InMemory:
     if frame.empty:
         raise BadInputError(f"the {role} {kind} has no rows; expected at least one row", field=role)
+    refuse_repeated_columns(frame.columns, f"{role} {kind}" if name is None else f"{role} '{name}' {kind}",
+                            "DataFrame")
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     return InMemory(f"{role} {kind}" if name is None else f"{role} '{name}' {kind}", name or role, frame=frame)

@@ -176,6 +176,7 @@ def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     if not reader.fieldnames:
         raise BadInputError("no header row; expected column names on line 1", path=str(path), line=1)
+    refuse_repeated_columns(reader.fieldnames, str(path), "header")
     rows = 0
     for row in reader:
         if None in row:
@@ -184,6 +185,17 @@ def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int
         yield reader.line_num, {k: unescape_cell(v) for k, v in row.items() if k is not None}
     if not rows:  # as empty as an empty JSONL file: nothing to label, score or compare
         raise BadInputError("file has a header but no rows; expected at least one row", path=str(path))
+
+
+def refuse_repeated_columns(columns: Iterable[Any], where: str, what: str) -> None:
+    """A column named twice is ambiguous (csv.DictReader keeps the last value, silently): refuse it by name."""
+    seen: set[str] = set()
+    for column in map(str, columns):
+        if column in seen:
+            raise BadInputError(f"column '{column}' appears twice in the {what}; expected each column once (which of "
+                                "the two is meant cannot be told)",
+                                path=where, line=1 if what == "header" else None, field=column)
+        seen.add(column)
 
 
 def _read_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
