@@ -94,6 +94,9 @@ def test_a_frame_reads_as_its_csv_file_would(tmp_path):
     (run_frame(RUN).assign(score=[1.0, math.inf] + [1.0] * 9), r"run 'run' DataFrame:2: field 'score': .*finite"),
     (run_frame(RUN).assign(doc_id=["d1", None] + ["d9"] * 9), r"run 'run' DataFrame:2: field 'doc_id'"),
     (run_frame(RUN).assign(doc_id=["d1", " "] + [f"x{i}" for i in range(9)]), r"DataFrame:2: field 'doc_id'"),
+    (run_frame(RUN).assign(doc_id=["d1", None] + [f"x{i}" for i in range(9)]), r"DataFrame:2: field 'doc_id': empty"),
+    (run_frame(RUN).assign(query_id=lambda f: f.query_id.astype("string").mask(f.index == 1)),  # pd.NA
+     r"DataFrame:2: field 'query_id': empty"),
     (run_frame(RUN).assign(doc_id="d1"), r"run 'run' DataFrame:2: field 'doc_id': .*twice"),
     (run_frame(RUN).assign(score=["1.5", "x"] + ["1"] * 9), r"run 'run' DataFrame:2: field 'score': .*not a number"),
     ({"q1": {"d1": 1.0, "d2": "high"}}, r"run 'run' dict:2: field 'score': .*not a number"),

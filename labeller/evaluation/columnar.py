@@ -160,7 +160,7 @@ def memory_columns(source: InMemory, exact_scores: bool = False) -> RankedColumn
             scores = frame["score"].to_numpy(dtype=np.float64)
     except (TypeError, ValueError, pa.ArrowException):  # a value the row-by-row reader judges (None, a list, ...)
         return None
-    if not len(scores) or not np.isfinite(scores).all() or min(pc.min(pc.utf8_length(
+    if not len(scores) or queries.null_count or docs.null_count or not np.isfinite(scores).all() or min(pc.min(pc.utf8_length(
             pc.utf8_trim_whitespace(a))).as_py() for a in (queries.dictionary, docs)) == 0:
         return None
     hashed = string_hash(docs)
