@@ -4,8 +4,8 @@ ordinary readers read, so a DataFrame meets exactly the checks and figures a fil
 A frame, list of rows or {query: {doc: value}} dict is handed to the readers in memory (io.memory.InMemory:
 nothing is written); errors and results name it as the caller knows it ("labels DataFrame:3: field 'grade':
 ...", row 3 being the third row). A path given under another name (a run's) is a link so named in a private
-temporary folder, which also holds a label call's output when it is given none. The library's messages speak of command-line flags
-("--from-scale labels=0-3"); called from Python they name the parameter instead
+temporary folder, which also holds a label call's output when it is given none. The library's messages speak
+of command-line flags ("--from-scale labels=0-3"); called from Python they name the parameter instead
 (`from_scale="labels=0-3"`), unless the command line is the caller (`flag_wording`).
 """
 
@@ -140,11 +140,11 @@ def in_memory(source: Source, role: str, name: str | None = None) -> InMemory:
 def _frame(frame, role: str, name: str | None, kind: str = "DataFrame") -> InMemory:
     if frame.empty:
         raise BadInputError(f"the {role} {kind} has no rows; expected at least one row", field=role)
-    refuse_repeated_columns(frame.columns, f"{role} {kind}" if name is None else f"{role} '{name}' {kind}",
-                            "DataFrame")
+    label = f"{role} {kind}" if name is None else f"{role} '{name}' {kind}"
+    refuse_repeated_columns(frame.columns, label, "DataFrame")
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    return InMemory(f"{role} {kind}" if name is None else f"{role} '{name}' {kind}", name or role, frame=frame)
+    return InMemory(label, name or role, frame=frame)
 
 
 def _frame_type(source: Any) -> str | None:
