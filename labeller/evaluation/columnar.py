@@ -160,9 +160,10 @@ def memory_columns(source: InMemory, exact_scores: bool = False) -> RankedColumn
             scores = frame["score"].to_numpy(dtype=np.float64)
     except (TypeError, ValueError, pa.ArrowException):  # a value the row-by-row reader judges (None, a list, ...)
         return None
-    if not len(scores) or queries.null_count or docs.null_count or not np.isfinite(scores).all() or min(pc.min(pc.utf8_length(
-            pc.utf8_trim_whitespace(a))).as_py() for a in (queries.dictionary, docs)) == 0:
+    if not len(scores) or queries.null_count or docs.null_count or not np.isfinite(scores).all():
         return None
+    if min(pc.min(pc.utf8_length(pc.utf8_trim_whitespace(a))).as_py() for a in (queries.dictionary, docs)) == 0:
+        return None  # a blank id
     hashed = string_hash(docs)
     if has_duplicate_pair(codes, hashed):
         return None

@@ -176,7 +176,7 @@ def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     if not reader.fieldnames:
         raise BadInputError("no header row; expected column names on line 1", path=str(path), line=1)
-    refuse_repeated_columns(reader.fieldnames, str(path), "header")
+    refuse_repeated_columns(reader.fieldnames, str(path), "header", line=1)
     rows = 0
     for row in reader:
         if None in row:
@@ -187,14 +187,14 @@ def _read_csv(text: str, path: Path, delimiter: str = ",") -> Iterator[tuple[int
         raise BadInputError("file has a header but no rows; expected at least one row", path=str(path))
 
 
-def refuse_repeated_columns(columns: Iterable[Any], where: str, what: str) -> None:
+def refuse_repeated_columns(columns: Iterable[Any], where: str, what: str, line: int | None = None) -> None:
     """A column named twice is ambiguous (csv.DictReader keeps the last value, silently): refuse it by name."""
     seen: set[str] = set()
     for column in map(str, columns):
         if column in seen:
             raise BadInputError(f"column '{column}' appears twice in the {what}; expected each column once (which of "
                                 "the two is meant cannot be told)",
-                                path=where, line=1 if what == "header" else None, field=column)
+                                path=where, line=line, field=column)
         seen.add(column)
 
 
