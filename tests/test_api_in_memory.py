@@ -58,6 +58,28 @@ def test_evaluate_compare_agree_and_outcomes_write_nothing(no_temporary_files):
     assert linked.outcomes == "outcomes DataFrame" and linked.joined.outcomes == 3
 
 
+def test_label_without_out_keeps_the_labels_in_memory_only(no_temporary_files, api, tmp_path, monkeypatch):
+    """label() with no `out`, one judge or a jury: the labels come back as a frame and no file is written, neither
+    in the working folder nor as a temporary file; the verdicts are in the store, so a second call sends nothing."""
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2", "d3", "d4"],
+                           "text": ["spinach is a green vegetable", "a bounty hunter", "kale and spinach", "taxes"]})
+    pairs = GOLD[["query_id", "doc_id"]]
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    cache = tmp_path / "cache"
+    labels = labeller.label(pairs, queries=QUERIES, corpus=corpus, cache=cache)
+    assert len(labels) == len(pairs) and labels.attrs["stats"]["new"] == len(pairs)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-memory")
+    jury = labeller.label(pairs, queries=QUERIES, corpus=corpus, cache=cache, base_url=api.openai_url,
+                          judges=["offline:lexical", "openai:gpt-4.1-mini"])
+    assert len(jury) == len(pairs) and jury.judge.iloc[0].startswith("jury:")
+    assert len(jury.attrs["judge_labels"]) == 2 * len(pairs)
+    again = labeller.label(pairs, queries=QUERIES, corpus=corpus, cache=cache)
+    assert again.attrs["stats"]["cached"] == len(pairs) and again.grade.tolist() == labels.grade.tolist()
+    assert list(work.iterdir()) == []
+
+
 def test_an_in_memory_run_ranks_as_its_trec_file(tmp_path):
     """The dict and the plain frame take the columnar path; a frame with a rank column, or another name for a
     column, the row-by-row one; a TREC file its own: the same trec_eval order, ties and float32 rounding included."""

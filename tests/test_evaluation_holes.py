@@ -77,3 +77,37 @@ def test_a_hole_outside_the_corpus_is_a_clear_error(files, capsys):
     code, out, err = cli(*fill_args(files), capsys=capsys)
     assert code == 2 and "document 'q2-d1' (query 'q2') is not in the corpus file" in err and out == ""
     assert not files["cache"].exists() or not any(files["cache"].iterdir())  # nothing was sent
+
+
+def test_a_hole_the_judge_cannot_grade_is_counted_written_and_retried_next_time(files, tmp_path, capsys, monkeypatch):
+    """Holes go through `labeller label`'s engine against a real (fake) OpenAI server: a pair whose replies stay
+    malformed is retried, counted as failed, kept out of the labels and listed beside --holes-out; the evaluation
+    still prints, exits 1, and the next run pays only for that pair."""
+    from fakeapi import FakeAPI
+
+    lines = files["corpus"].read_text().splitlines(keepends=True)
+    files["corpus"].write_text("".join(line.replace('"text": "', '"text": "POISONED ') if '"q2-d1"' in line else line
+                                       for line in lines))
+    out = tmp_path / "holes.jsonl"
+    with FakeAPI(api_key="sk-test-holes") as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-holes")
+        api.poison = {"POISONED": "malformed"}
+        args = [a if a != "offline:lexical" else "openai:gpt-4.1-mini" for a in fill_args(files)]
+        code, stdout, err = cli(*args, "--holes-out", out, "--json", capsys=capsys)
+        assert code == 1 and "1 of 18 holes could not be labelled" in err, err
+        first = json.loads(stdout)["holes"]
+        assert (first["holes"], first["labelled"], first["new"], first["failed"]) == (18, 17, 17, 1)
+        assert first["judge"] == "openai:gpt-4.1-mini" and first["saved_to"] == str(out) and first["cost_usd"] > 0
+        labelled = {json.loads(line)["doc_id"] for line in out.read_text().splitlines()}
+        assert len(labelled) == 17 and "q2-d1" not in labelled
+        failures = [json.loads(line) for line in (tmp_path / "holes.failures.jsonl").read_text().splitlines()]
+        assert [(f["query_id"], f["doc_id"]) for f in failures] == [("q2", "q2-d1")]
+        assert api.answers["malformed"] == 3 and api.answers["ok"] == 17  # retried, then given up
+        assert "sk-test-holes" not in out.read_text() + err + stdout
+
+        api.poison = {}
+        code, stdout, err = cli(*args, "--holes-out", out, "--json", capsys=capsys)
+        second = json.loads(stdout)["holes"]
+        assert code == 0 and (second["new"], second["from_cache"], second["failed"]) == (1, 17, 0), err
+        assert api.answers["ok"] == 18 and not (tmp_path / "holes.failures.jsonl").exists()

@@ -95,7 +95,7 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
         inputs = LabelInputs(queries=held.add(queries, "queries"), corpus=held.add(corpus, "corpus"),
                              pairs=None if pairs is None else held.add(pairs, "pairs"),
                              run=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric,
-                             cache=cache, out=Path(out) if out is not None else held.root / "labels.jsonl",
+                             cache=cache, out=Path(out) if out is not None else None,
                              base_url=base_url, options=options, prices=prices, timeout=timeout,
                              temperature=temperature, output_mode=output_mode)
         judging = Judging(judges=judges or [judge], escalate_to=escalate_to, below=escalate_below,

@@ -4,7 +4,7 @@ ordinary readers read, so a DataFrame meets exactly the checks and figures a fil
 A frame, list of rows or {query: {doc: value}} dict is handed to the readers in memory (io.memory.InMemory:
 nothing is written); errors and results name it as the caller knows it ("labels DataFrame:3: field 'grade':
 ...", row 3 being the third row). A path given under another name (a run's) is a link so named in a private
-temporary folder, which also holds a label call's output when it is given none. The library's messages speak
+temporary folder (a label call given no `out` writes nothing: its labels are only returned). The library's messages speak
 of command-line flags ("--from-scale labels=0-3"); called from Python they name the parameter instead
 (`from_scale="labels=0-3"`), unless the command line is the caller (`flag_wording`).
 """
@@ -61,7 +61,7 @@ Source = Any  # a path, a pandas DataFrame, a list of row dicts, a {query: {doc:
 
 class Sources:
     """A call's inputs as the readers take them (in_memory), a temporary folder for what must be a file (a path
-    under another name, a label call's output when it names none), and how to name each back to the caller."""
+    under another name), and how to name each back to the caller."""
 
     def __init__(self) -> None:
         self._root: Path | None = None

@@ -9,13 +9,15 @@ judgment are left alone: they are not part of the evaluation (trec_eval skips th
 
 from __future__ import annotations
 
-from pathlib import Path
+import pandas as pd
 
-from labeller.errors import BadInputError
+from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.evaluation.judged import holes
 from labeller.evaluation.qrels import Judgments
 from labeller.evaluation.results import HoleFilling
 from labeller.evaluation.runs import Ranking
+from labeller.io.memory import InMemory
+from labeller.labelling.models import LabelInputs
 from labeller.records import Pair
 
 
@@ -29,61 +31,46 @@ def find_holes(rankings: list[Ranking], judgments: Judgments, depth: int) -> lis
     return list(found.values())
 
 
-def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, *, judge: str, queries_path: str | Path,
-               corpus_path: str | Path, rubric: str | Path | None = "general",
-               cache_dir: str | Path | None = None,
-               base_url: str | None = None, options=None, out_path: str | Path | None = None,
-               timeout: float = 60.0) -> tuple[Judgments, HoleFilling, list]:
-    """Label the holes; return (judgments with the new labels, what happened, the failures)."""
-    from labeller.io.inputs import read_corpus, read_queries
-    from labeller.io.tables import table_format, write_rows
-    from labeller.judges.registry import make_judge
-    from labeller.labelling import label_pairs
-    from labeller.labelling.faults import run_labelling
+def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, judge: str,
+               inputs: LabelInputs) -> tuple[Judgments, HoleFilling, list]:
+    """Label the holes with `judge` through labelling.label_job, the engine `labeller label` runs: `inputs` holds
+    the queries, corpus, rubric, store and judge settings, and `out` where the new labels are also written (None:
+    nowhere); its pairs are the holes. Returns (judgments with the new labels, what happened, the failures). A
+    judge that stops (--max-cost, a fatal error) or pairs it cannot grade leave those holes unjudged, as counted."""
+    from labeller.labelling.job import label_job
     from labeller.rubric import load_rubric
-    from labeller.store import default_spec, open_store
 
     if depth < 1:
         raise BadInputError(f"--depth {depth} must be at least 1", field="depth")
-    if out_path is not None:
-        table_format(out_path)  # a bad extension fails before anything is sent
     pairs = find_holes(rankings, judgments, depth)
-    rubric_obj = load_rubric(rubric)
-    record = HoleFilling(judge=judge, rubric=rubric_obj.name, depth=depth, holes=len(pairs), labelled=0,
-                         from_cache=0, new=0, failed=0, cost_usd=0.0)
+    record = HoleFilling(judge=judge, rubric=load_rubric(inputs.rubric).name, depth=depth, holes=len(pairs),
+                         labelled=0, from_cache=0, new=0, failed=0, cost_usd=0.0)
     if not pairs:  # nothing to send: no judge is built, so no API key is needed
         return judgments, record, []
-    queries, corpus = read_queries(queries_path), read_corpus(corpus_path)
-    _check_known(pairs, queries, corpus, rankings, queries_path, corpus_path)
-    judge_obj = make_judge(judge, base_url=base_url, timeout=timeout)
-    record.judge = judge_obj.name
-
-    async def _label(sender):
-        try:
-            with open_store(cache_dir) as cache:
-                return await label_pairs(pairs, queries, corpus, sender, rubric_obj, cache, options)
-        finally:
-            await sender.aclose()
-
-    run = run_labelling(_label, judge_obj, cache_dir if cache_dir is not None else default_spec())
-    if out_path is not None:
-        record.saved_to = str(write_rows(out_path, (label.model_dump() for label in run.labels)))
+    to_label = InMemory(f"the unjudged pairs in the runs' top {depth}", "holes",
+                     frame=pd.DataFrame({"query_id": [p.query_id for p in pairs],
+                                         "doc_id": [p.doc_id for p in pairs]}))
+    try:
+        run = label_job(inputs.model_copy(update={"pairs": to_label, "run": None, "depth": None}), judge)
+    except (JudgeError, BudgetExceededError, LabellingFailedError) as stopped:
+        run = stopped.run  # type: ignore[attr-defined]
+    except BadInputError as exc:
+        if exc.path != str(to_label) or exc.line is None:
+            raise
+        raise _unknown(pairs[exc.line - 1], exc.field, rankings, inputs) from None
     s = run.stats
-    record = record.model_copy(update=dict(labelled=len(run.labels), from_cache=s.cached, new=s.new,
-                                           failed=len(run.failures), cost_usd=s.cost_usd,
+    record = record.model_copy(update=dict(judge=run.labels[0].judge if run.labels else judge,
+                                           labelled=len(run.labels), from_cache=s.cached, new=s.new,
+                                           failed=len(run.failures), cost_usd=s.cost_usd, saved_to=run.out_path,
                                            stopped="budget" if s.budget_stopped else s.stopped_by))
     return judgments.with_labels(run.labels), record, run.failures
 
 
-def _check_known(pairs: list[Pair], queries: dict, corpus: dict, rankings: list[Ranking],
-                 queries_path: str | Path, corpus_path: str | Path) -> None:
-    for pair in pairs:
-        source = next((r.source for r in rankings if pair.query_id in r.docs), None)
-        if pair.query_id not in queries:
-            raise BadInputError(f"query '{pair.query_id}' of the run has holes to fill but is not in the queries "
-                                f"file {queries_path}; expected every judged query there", path=source,
-                                field="query_id")
-        if pair.doc_id not in corpus:
-            raise BadInputError(f"document '{pair.doc_id}' (query '{pair.query_id}') is not in the corpus file "
-                                f"{corpus_path}; expected every retrieved document there", path=source,
-                                field="doc_id")
+def _unknown(pair: Pair, field: str | None, rankings: list[Ranking], inputs: LabelInputs) -> BadInputError:
+    """A hole whose query (`field` query_id) or document the texts lack, named by the run that retrieved it."""
+    source = next((r.source for r in rankings if pair.query_id in r.docs), None)
+    if field == "query_id":
+        return BadInputError(f"query '{pair.query_id}' of the run has holes to fill but is not in the queries file "
+                             f"{inputs.queries}; expected every judged query there", path=source, field="query_id")
+    return BadInputError(f"document '{pair.doc_id}' (query '{pair.query_id}') is not in the corpus file "
+                         f"{inputs.corpus}; expected every retrieved document there", path=source, field="doc_id")

@@ -62,7 +62,9 @@ class EvaluateOptions(BaseModel):
     cache: str | Path | None = None  # a store directory or URL; None: $LABELLER_CACHE or .labeller-cache
     base_url: str | None = None
     holes_out: Path | None = None
-    label_options: Any = None  # labeller.labelling.LabelOptions for --fill-holes
+    # --fill-holes: a labeller.labelling.LabelOptions (concurrency, --max-cost); typed Any because importing
+    # labeller.labelling loads the engine, 0.1 s on every evaluation's start-up
+    label_options: Any = None
     fail_on_regression: bool | None = None  # None: on whenever there is a baseline (see outcome_error)
     floors: list[str] = Field(default_factory=list)  # --min METRIC=VALUE (labeller.evaluation.floors)
     gold: Input | None = None  # people's grades for a sample of the labelled pairs: corrected figures beside the plain
@@ -204,10 +206,12 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         from labeller.evaluation.holes import fill_holes
 
         depth = options.depth or max(cutoffs(specs))
-        judgments, holes, _ = fill_holes(
-            everything, judgments, depth, judge=options.judge, queries_path=options.queries,
-            corpus_path=options.corpus, rubric=options.rubric, cache_dir=options.cache, base_url=options.base_url,
-            options=options.label_options, out_path=options.holes_out)
+        from labeller.labelling.models import LabelInputs, LabelOptions
+
+        texts = LabelInputs(queries=options.queries, corpus=options.corpus, rubric=options.rubric, cache=options.cache,
+                            base_url=options.base_url, out=options.holes_out,
+                            options=options.label_options or LabelOptions())
+        judgments, holes, _ = fill_holes(everything, judgments, depth, options.judge, texts)
 
     for graded in (judgments, alt) if alt else (judgments,):
         _check_overlap(everything, graded)

@@ -64,7 +64,10 @@ def label_job(inputs: LabelInputs, judge_spec: str, keep_labels: bool = True) ->
     """
     options, out_path, rubric = inputs.options, inputs.out, inputs.rubric
     cache_spec = inputs.cache if inputs.cache is not None else default_spec()
-    table_format(out_path)  # a bad output extension fails before anything is read or sent
+    if out_path is None and not keep_labels:
+        raise ValueError("label_job: with no output file (inputs.out is None) the labels must be kept")
+    if out_path is not None:
+        table_format(out_path)  # a bad output extension fails before anything is read or sent
     _check_outputs(out_path, cache_spec, options.dry_run,
                    [inputs.queries, inputs.corpus, inputs.pairs, inputs.run, rubric, inputs.prices])
     rubric_obj: Rubric = load_rubric(rubric)
@@ -93,6 +96,11 @@ def label_job(inputs: LabelInputs, judge_spec: str, keep_labels: bool = True) ->
         run = run_judge(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec,
                         sink=None if keep_labels else _dropped)
         run.stats.warnings = [*skipped, *run.stats.warnings]
+        return run
+    if out_path is None:  # nothing written: the labels and failures are only returned (the Python API, --fill-holes)
+        run = judging(pairs, queries, corpus, judge, rubric_obj, prices, options, cache_spec)
+        run.stats.warnings = [*skipped, *run.stats.warnings]
+        _raise_for(run)
         return run
     with verdicts_kept(cache_spec):  # a write that fails (the disk filled) loses no verdict
         writer = RowWriter(out_path)
@@ -179,10 +187,10 @@ def _refuse_batch(options: LabelOptions) -> None:
                             field="batch")
 
 
-def _check_outputs(out_path: str | Path, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:
+def _check_outputs(out_path: str | Path | None, cache_dir: str | Path | None, dry_run: bool, inputs: list) -> None:
     """Before anything is sent: no output is an input, and (unless nothing will be written) all can be written.
     A store URL is checked when it is opened, not as a directory."""
-    outputs = {"--out": out_path, "the failures file": failures_path_for(out_path)}
+    outputs = {} if out_path is None else {"--out": out_path, "the failures file": failures_path_for(out_path)}
     store = cache_dir if cache_dir is not None else default_spec()
     if dry_run:
         refuse_inputs(outputs, existing_files(inputs))
@@ -197,18 +205,19 @@ def _written(run: LabelRun) -> int:
 def _raise_for(run: LabelRun) -> None:
     stats = run.stats
     error: Exception | None = None
+    # with no output file (inputs.out None) the labels and failures are on the error's run, not on disk
+    done = f"{_written(run)} labels {'written' if run.out_path else 'kept'}"
+    see = f" (see {run.failures_path})" if run.failures_path else ""
     if stats.stopped_by:
-        error = JudgeError(f"{stats.stopped_by}; {_written(run)} labels written, "
-                           f"{len(run.failures)} pairs not labelled (see {run.failures_path})")
+        error = JudgeError(f"{stats.stopped_by}; {done}, {len(run.failures)} pairs not labelled{see}")
     elif stats.budget_stopped:
         maybe = (f" (+ up to ${stats.unconfirmed_cost_usd:.4f} for {stats.unconfirmed_attempts} attempts that may "
                  "have been billed)" if stats.unconfirmed_attempts and stats.unconfirmed_cost_usd else "")
-        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {_written(run)} labels "
-                                    f"written, {stats.skipped_by_budget} pairs not sent (see {run.failures_path})")
+        error = BudgetExceededError(f"--max-cost reached after ${stats.cost_usd or 0:.4f}{maybe}; {done}, "
+                                    f"{stats.skipped_by_budget} pairs not sent{see}")
     elif run.failures:
         unit = "pairs" if stats.samples == 1 else "samples (pair x sample)"
-        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} {unit} failed; {_written(run)} "
-                                     f"labels written, failures in {run.failures_path}")
+        error = LabellingFailedError(f"{len(run.failures)} of {stats.requested} {unit} failed; {done}{see}")
     if error is not None:
         error.run = run  # type: ignore[attr-defined]
         raise error

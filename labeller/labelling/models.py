@@ -55,7 +55,7 @@ class LabelInputs(BaseModel):
     depth: int | None = None  # with run: its top K per query
     rubric: str | Path | None = "general"  # a shipped rubric's name or a file
     cache: str | Path | None = None  # a store directory or URL; None: $LABELLER_CACHE or .labeller-cache
-    out: Path = Path("labels.jsonl")
+    out: Path | None = Path("labels.jsonl")  # None: no file; the labels and failures are only returned
     base_url: str | None = None
     prices: Path | None = None
     timeout: float = 60.0

@@ -67,11 +67,13 @@ def prepare(specs: list[str], inputs: LabelInputs, gold: Input | None = None, go
     per pair at their default decoding (escalation's expensive judge)."""
     options, out_path = inputs.options, inputs.out
     cache_spec = inputs.cache if inputs.cache is not None else default_spec()
-    table_format(out_path)
+    outputs = {}
+    if out_path is not None:  # None: nothing is written, the labels are only returned
+        table_format(out_path)
+        outputs = {"--out": out_path, "the per-judge labels file": judges_path_for(out_path),
+                   "the failures file": failures_path_for(out_path)}
     read = existing_files([inputs.queries, inputs.corpus, inputs.pairs, inputs.run, inputs.rubric, inputs.prices,
                            gold])
-    outputs = {"--out": out_path, "the per-judge labels file": judges_path_for(out_path),
-               "the failures file": failures_path_for(out_path)}
     if options.dry_run:
         refuse_inputs(outputs, read)
     else:
@@ -157,6 +159,8 @@ def finish(result: JuryRun, data: Slice, out_path, judge_grades: dict, final: di
     if data.gold_path is not None:
         stats.against_gold = against_gold({**judge_grades, **final}, gold_grades(data.gold_path, data.gold_scale),
                                           relevant_from=relevant_from)
+    if out_path is None:
+        return raise_for(result, missing)
     with verdicts_kept(data.cache_spec):
         result.out_path = str(write_rows(out_path, (_row(lab, out_path) for lab in result.labels)))
         result.judges_path = str(write_rows(judges_path_for(out_path), (lab.model_dump() for lab in result.judge_labels)))
@@ -194,7 +198,7 @@ def raise_for(result: JuryRun, missing: list[str]) -> None:
             break
     if error is None and s.failed:
         error = LabellingFailedError(f"{s.failed} of {s.requested} pairs lack a grade from every judge; "
-                                     f"{s.labelled} labels written{where}")
+                                     f"{s.labelled} labels {'written' if result.out_path else 'kept'}{where}")
     if error is not None:
         error.run = result  # type: ignore[attr-defined]
         raise error
