@@ -51,7 +51,7 @@ def answered(url: str) -> Callable[[], int]:
 
 class LinesWritten:
     """Rows a `labeller label --out OUT` still running has written: the newlines of its temporary file (written as
-    it goes, moved into place at the end: tables.atomic_file's .<name>.*.tmp beside OUT), each call reading on from
+    it goes, moved into place at the end: writing.atomic_file's .<name>.*.tmp beside OUT), each call reading on from
     where the last stopped. A .jsonl output only (a row a line)."""
 
     def __init__(self, out: Path) -> None:

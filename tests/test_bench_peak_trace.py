@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from peak_trace import LinesWritten, least_squares  # noqa: E402
 
-from labeller.io.tables import RowWriter  # noqa: E402
+from labeller.io.writing import RowWriter  # noqa: E402
 
 
 def _rows(lo: int, hi: int) -> list[dict]:

@@ -25,7 +25,8 @@ from fakejudge import write_rubric
 from labeller.errors import OutputError
 from labeller.io.csvcells import escape_cell, unescape_cell
 from labeller.io.outputs import check_outputs, guard_inputs, same_file
-from labeller.io.tables import read_rows, write_rows, write_text
+from labeller.io.tables import read_rows
+from labeller.io.writing import write_rows, write_text
 
 KEY = "sk-faults-secret-0123456789"
 
@@ -318,7 +319,7 @@ def test_only_a_dead_writers_temporary_files_are_removed(tmp_path):
     import multiprocessing
 
     from labeller.io.staletemp import STALE_AFTER
-    from labeller.io.tables import atomic_file
+    from labeller.io.writing import atomic_file
 
     target = tmp_path / "labels.jsonl"
     dead = tmp_path / ".labels.jsonl.k3j9x_2q.tmp"
@@ -352,7 +353,7 @@ def test_only_a_dead_writers_temporary_files_are_removed(tmp_path):
 
 
 def _hold_a_write(target: str) -> None:
-    from labeller.io.tables import atomic_file
+    from labeller.io.writing import atomic_file
 
     with atomic_file(target) as handle:
         handle.write(b"held\n")

@@ -17,7 +17,7 @@ import labeller.labelling.engine as engine
 import labeller.labelling.failure_log as failure_log
 from labeller.errors import BudgetExceededError, LabellingFailedError
 from labeller.io.parquet_rows import whole_table
-from labeller.io.tables import RowWriter, write_rows
+from labeller.io.writing import RowWriter, write_rows
 from labeller.labelling import LabelInputs, LabelOptions
 from labeller.labelling.failure_log import FailureLog
 from labeller.labelling.job import label_job

@@ -18,7 +18,7 @@ from ray import cloudpickle  # noqa: E402
 
 from labeller.distributed.blocks import block_frames  # noqa: E402
 from labeller.distributed.vllm import VllmJudging, split_results  # noqa: E402
-from labeller.io.tables import write_rows  # noqa: E402
+from labeller.io.writing import write_rows  # noqa: E402
 from labeller.judges.openai import OpenAIJudge  # noqa: E402
 from labeller.records import Doc, Pair, Query  # noqa: E402
 from labeller.rubric import load_rubric  # noqa: E402

@@ -12,7 +12,8 @@ from fakejudge import FakeJudge, expected_grade, sample, write_rubric
 
 import labeller.labelling.engine as engine
 from labeller.cache_key import cache_key, user_keyer
-from labeller.io.tables import RowWriter, read_rows, write_rows
+from labeller.io.tables import read_rows
+from labeller.io.writing import RowWriter, write_rows
 from labeller.labelling import LabelOptions, label_pairs
 from labeller.labelling.rows import label_row
 from labeller.records import Doc, Label, Pair, Query, Verdict

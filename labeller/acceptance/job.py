@@ -13,7 +13,7 @@ from labeller.acceptance.result import AcceptanceResult
 from labeller.acceptance.runner import RunOptions, run_acceptance
 from labeller.errors import BadInputError
 from labeller.io.outputs import check_outputs
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.systems.registry import pydantic_error
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from labeller.acceptance.result import Cause, CaseResult, Failure, GateResult
 from labeller.acceptance.suite import Suite
 from labeller.errors import BadInputError
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.systems.registry import pydantic_error
 
 

@@ -18,7 +18,7 @@ from labeller.agreement.jury_report import markdown_lines as judges_markdown
 from labeller.agreement.uncertainty import heading as uncertainty_heading
 from labeller.agreement.uncertainty import html_section as uncertainty_html
 from labeller.agreement.uncertainty import markdown_lines as uncertainty_markdown
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.records import Doc, Query
 from labeller.reports import NO_TEXTS, Estimate, banner, display_path, heatmap, interval_chart, page, table, with_text
 

@@ -23,7 +23,7 @@ from filelock import FileLock
 from labeller.annotate.sample import Sample
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_models
-from labeller.io.tables import atomic_file
+from labeller.io.writing import atomic_file
 from labeller.records import GoldLabel
 
 Key = tuple[str, str, str, bool]  # query_id, doc_id, annotator, adjudicated

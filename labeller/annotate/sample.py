@@ -19,8 +19,9 @@ from labeller.annotate.plans import CERTAIN_STRATUM, WHOLE_QUERY, draw, parse_pl
 from labeller.annotate.sources import Candidate
 from labeller.errors import BadInputError
 from labeller.io.memory import as_source
-from labeller.io.tables import read_rows, write_rows
+from labeller.io.tables import read_rows
 from labeller.io.validation import validation_error
+from labeller.io.writing import write_rows
 from labeller.records import Record
 
 

@@ -18,7 +18,7 @@ from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus, read_queries
 from labeller.io.memory import Input
 from labeller.io.outputs import check_outputs, existing_files
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 
 REPORT_FILES = ("answers.md", "answers.html", "answers.json")
 

@@ -130,7 +130,7 @@ def labels_frame(result):
     """A LabelRun's labels as a typed DataFrame; failures and stats in `.attrs`."""
     import pandas as pd
 
-    from labeller.io.tables import typed_frame
+    from labeller.io.parquet_rows import typed_frame
     from labeller.records import OPTIONAL_COLUMNS, Label
 
     rows = [label.model_dump() for label in result.labels]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from labeller.bench.models import Speed
 from labeller.errors import LabellingFailedError
-from labeller.io.tables import write_rows
+from labeller.io.writing import write_rows
 from labeller.labelling import LabelInputs, LabelOptions, LabelRun, label_job
 from labeller.records import Pair
 

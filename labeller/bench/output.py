@@ -8,7 +8,7 @@ from pathlib import Path
 from labeller.bench.models import BenchResult
 from labeller.bench.report import html as html_page
 from labeller.bench.report import markdown
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 
 REPORT_FILES = {"md": "judge-bench.md", "json": "judge-bench.json", "html": "judge-bench.html"}
 

@@ -18,7 +18,7 @@ from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
 from labeller.io.outputs import check_outputs
 from labeller.labelling.faults import run_labelling
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.records import Doc
 from labeller.io.trec import read_run
 from labeller.retrieval.base import Retriever

@@ -18,7 +18,8 @@ from labeller.canaries.model import Canary
 from labeller.errors import BadInputError
 from labeller.io.inputs import read_corpus
 from labeller.io.outputs import same_file
-from labeller.io.tables import table_format, write_rows
+from labeller.io.tables import table_format
+from labeller.io.writing import write_rows
 from labeller.records import Doc
 
 TEST_COPY_MARKERS = (".test.", ".canary.")

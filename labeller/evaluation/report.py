@@ -11,7 +11,7 @@ from labeller.evaluation.report_html import QueryTexts, html, query_texts
 from labeller.evaluation.report_rows import (COMPARISON_HEADER, GATE_HEADER, comparison_rows, gate_headline,
                                              gate_notes, gate_rows, metric_rows, num, pairing_line, settings_line)
 from labeller.evaluation.results import Evaluation
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 
 __all__ = ["REPORT_FILES", "html", "markdown", "write_report"]
 

@@ -30,11 +30,12 @@ from labeller.errors import BadInputError
 from labeller.io.inputs import check_known
 from labeller.io.memory import as_source
 from labeller.io.outputs import check_outputs
-from labeller.io.tables import read_rows, require, write_rows, write_text
+from labeller.io.tables import read_rows, require
 from labeller.io.tables import is_headed_tsv
 from labeller.io.trec import _lines, format_qrels, is_table, parse_scale, ranx_json
 from labeller.io.scales import out_of_scale, scale_of, scale_role
 from labeller.io.validation import validation_error
+from labeller.io.writing import write_rows, write_text
 from labeller.records import GRADE_MAX, GRADE_MIN, NOT_A_GRADE, GoldLabel, Label, Record
 
 DEFAULT_QRELS_SCALE = "0-3"  # TREC's usual graded scale; say --from-scale for any other

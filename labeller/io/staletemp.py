@@ -1,6 +1,6 @@
 """Temporary outputs a killed labeller left behind (`.labels.jsonl.k3j9x_2q.tmp`), removed by the next write.
 
-io.tables.atomic_file writes beside its target, under a name of mkstemp's own pattern, and moves the file
+io.writing.atomic_file writes beside its target, under a name of mkstemp's own pattern, and moves the file
 into place when done; SIGKILL (or a power cut) leaves it there, and no later run would remove it. Each
 writer holds an exclusive flock on its temporary file until the file is moved into place, and the kernel
 drops the lock of a killed process: so the next atomic_file() for the same target removes the files of

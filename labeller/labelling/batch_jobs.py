@@ -20,7 +20,8 @@ from labeller.batch.base import Outcome
 from labeller.batch.files import output_outcome
 from labeller.errors import BadInputError, ConfigError, JudgeError
 from labeller.io.inputs import read_corpus, read_queries
-from labeller.io.tables import read_rows, table_format, write_rows
+from labeller.io.tables import read_rows, table_format
+from labeller.io.writing import write_rows
 from labeller.judges.base import TransientError
 from labeller.judges.registry import make_judge
 from labeller.labelling.batch_results import relevance_run

@@ -10,8 +10,9 @@ from typing import NamedTuple
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.inputs import read_corpus, read_pairs, read_queries
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
-from labeller.io.tables import RowWriter, table_format
+from labeller.io.tables import table_format
 from labeller.io.trec import read_known_run
+from labeller.io.writing import RowWriter
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge
 from labeller.labelling.engine import label_pairs

@@ -10,7 +10,8 @@ from pathlib import Path
 from labeller.errors import BadInputError, BudgetExceededError, JudgeError, LabellingFailedError
 from labeller.io.memory import Input
 from labeller.io.outputs import check_outputs, existing_files, refuse_inputs
-from labeller.io.tables import table_format, write_rows
+from labeller.io.tables import table_format
+from labeller.io.writing import write_rows
 from labeller.judges.base import Judge
 from labeller.judges.registry import make_judge, parse_judge_spec
 from labeller.labelling.faults import verdicts_kept

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from markupsafe import escape
 
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.outcomes.results import CELLS, OutcomesReport
 from labeller.reports.html import banner, display_path, page, table, with_text
 

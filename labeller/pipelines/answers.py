@@ -9,7 +9,7 @@ from labeller.answers.report import markdown, summary_lines
 from labeller.answers.report_html import html_page
 from labeller.answers.run import judge_answers
 from labeller.errors import ConfigError
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.labelling.models import LabelOptions
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.pipelines import run_pipeline
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import paragraphs

@@ -35,8 +35,8 @@ from pydantic import ValidationError
 
 from labeller.agreement.kappa import cohen_kappa
 from labeller.errors import BadInputError
-from labeller.io.tables import write_text
 from labeller.io.validation import validation_error
+from labeller.io.writing import write_text
 from labeller.records import GRADE_MAX, GRADE_MIN, Label, Record
 
 FORMAT = "labeller-drift-sample/1"

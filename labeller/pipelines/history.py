@@ -21,8 +21,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from labeller.errors import BadInputError
-from labeller.io.tables import write_rows, write_text
 from labeller.io.validation import validation_error
+from labeller.io.writing import write_rows, write_text
 
 RUNS_DIR = Path("history") / "runs"  # under the output dir; row paths are relative to it
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeller.io.gold import read_grades, settled_grades
-from labeller.io.tables import write_rows
+from labeller.io.writing import write_rows
 from labeller.pipelines.config import PipelineConfig, gold_scale
 from labeller.records import Label, Pair, Query
 

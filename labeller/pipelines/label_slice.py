@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from labeller.errors import ConfigError
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.pipelines.config import PipelineConfig
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.steps import (cost_text, failure_lines, label, load_inputs, pairs_of, retrieve,

@@ -23,8 +23,8 @@ from labeller.evaluation.gate import movement, p_text
 from labeller.evaluation.metrics import parse_metrics
 from labeller.evaluation.qrels import load_judgments
 from labeller.evaluation.runs import Ranking, load_run, run_name, to_trec
-from labeller.io.tables import write_text
 from labeller.io.trec import read_known_run
+from labeller.io.writing import write_text
 from labeller.labelling import LabelRun
 from labeller.pipelines.todays_run import safe_name, system_name
 from labeller.pipelines.config import PipelineConfig

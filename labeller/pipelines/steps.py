@@ -6,8 +6,8 @@ from pathlib import Path
 
 from labeller.errors import ConfigError, LabellingFailedError
 from labeller.io.inputs import read_corpus, read_queries
-from labeller.io.tables import write_rows, write_text
 from labeller.io.trec import format_run, top_k
+from labeller.io.writing import write_rows, write_text
 from labeller.labelling import LabelInputs, LabelOptions, LabelRun, label_job
 from labeller.pipelines.config import PipelineConfig
 from labeller.records import Doc, Pair, Query, RunEntry

@@ -10,7 +10,7 @@ from __future__ import annotations
 from labeller.errors import ConfigError
 from labeller.io.gold import read_grades
 from labeller.io.inputs import read_corpus, read_queries
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.pipelines.config import PipelineConfig, gold_scale
 from labeller.pipelines.result import PipelineResult
 from labeller.pipelines.prompt_report import prompt_page

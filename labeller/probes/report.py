@@ -8,7 +8,7 @@ from pathlib import Path
 from markupsafe import Markup, escape
 
 from labeller.agreement.bootstrap import Interval
-from labeller.io.tables import write_text
+from labeller.io.writing import write_text
 from labeller.probes.models import ProbeReport, ProbeResult
 from labeller.records import Doc, Query
 from labeller.reports import NO_TEXTS, Estimate, banner, interval_chart, page, status_mark, table, with_text

@@ -115,7 +115,7 @@ def write_ci_outputs(checks: list[Check], *, title: str, body: str = "", junit: 
                      summary: Path | None = None) -> list[Path]:
     """Write the JUnit file (atomically, replacing it) and append the summary (GitHub's step summary is
     one file every step appends to). Returns what was written."""
-    from labeller.io.tables import write_text
+    from labeller.io.writing import write_text
 
     written = []
     if junit is not None:

@@ -279,7 +279,8 @@ class VerdictStore(ABC):
 
     def export(self, path: str | Path) -> int:
         """Write every stored verdict as a row (JSONL, CSV or Parquet by extension). Returns the row count."""
-        from labeller.io.tables import table_format, write_rows
+        from labeller.io.tables import table_format
+        from labeller.io.writing import write_rows
 
         table_format(path)  # a bad extension fails before reading the store
         rows = [export_row(rec) for rec in self.records()]

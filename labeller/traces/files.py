@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from labeller.io.tables import write_rows
+from labeller.io.writing import write_rows
 from labeller.traces import read_traces
 
 
