@@ -11,7 +11,7 @@ import pytest
 
 import labeller.store.directory as directory
 from labeller.io.inputs import read_corpus, text_and_fields
-from labeller.io.tables import jsonl
+from labeller.io.jsonl import jsonl
 from labeller.io.writing import RowWriter, write_rows
 from labeller.labelling.rows import CACHED_ROW, cached_lines, json_bodies, label_row
 from labeller.records import Verdict
