@@ -43,13 +43,13 @@ def main() -> None:
         print(f"skipped: {SHARED} not found (needs llmjudge/ and trec-dl19/)")
         return
     import labeller
-    from labeller.agreement import agree_files
+    from labeller.agreement import AgreeOptions, agree
     from labeller.evaluation import EvaluateOptions, evaluate
     from labeller.io.trec import read_run_scores
 
     labels, gold = qrels_frame(llmjudge / "llm_Olz-gpt4o.txt"), qrels_frame(llmjudge / "human_qrels.txt")
-    files = best(lambda: agree_files(llmjudge / "llm_Olz-gpt4o.txt", llmjudge / "human_qrels.txt",
-                                     from_scale="0-3"), args.repeat)
+    files = best(lambda: agree(AgreeOptions(labels=llmjudge / "llm_Olz-gpt4o.txt", gold=llmjudge / "human_qrels.txt",
+                                            from_scale="0-3")), args.repeat)
     frames = best(lambda: labeller.agree(labels, gold, from_scale="0-3"), args.repeat)
     print(f"agree    4,423 pairs   files {files:.3f} s   DataFrames {frames:.3f} s   ratio {frames / files:.2f}")
 

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from test_grade_probs import inputs, run_label  # noqa: F401 (inputs: a fixture)
 
 from labeller.agreement.entropy_bands import band_of
-from labeller.agreement.run import agree_files
+from labeller.agreement.run import AgreeOptions, agree
 from labeller.cli import main
 from labeller.errors import BadInputError
 
@@ -55,7 +55,7 @@ def planted(tmp_path):
 
 
 def test_per_band_kappa_is_scikit_learns_and_the_spread_pairs_disagree_more(planted):
-    result = agree_files(planted / "labels.jsonl", planted / "gold.jsonl", resamples=50)
+    result = agree(AgreeOptions(labels=planted / "labels.jsonl", gold=planted / "gold.jsonl", resamples=50))
     bands = {b.name: b for b in result.entropy.bands}
     assert result.entropy.kind == "entropy" and result.entropy.pairs == 42 and result.entropy.without_samples == 1
     for name, (_, pairs) in PLANTED.items():
@@ -82,7 +82,8 @@ def test_when_uncertainty_says_nothing_the_verdict_says_not_shown(tmp_path):
         gold.append({"query_id": "q1", "doc_id": f"d{i}", "grade": g, "annotator": "ann"})
     _write(tmp_path / "labels.jsonl", labels)
     _write(tmp_path / "gold.jsonl", gold)
-    result = agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=50).entropy
+    result = agree(AgreeOptions(labels=tmp_path / "labels.jsonl", gold=tmp_path / "gold.jsonl",
+                                resamples=50)).entropy
     assert result.uncertain_disagree_more is False and result.verdict.startswith("Not shown")
 
 
@@ -106,7 +107,7 @@ def test_the_bands_of_labels_from_planted_logprobs(inputs, monkeypatch):  # noqa
         "sure": "sure", "leaning": "sure", "split_agree": "leaning", "split_late": "leaning", "spread": "spread"}
     _write(inputs / "gold.jsonl", [{"query_id": "q1", "doc_id": lb.doc_id, "grade": lb.grade, "annotator": "a"}
                                    for lb in run.labels])
-    entropy = agree_files(inputs / "labels.jsonl", inputs / "gold.jsonl", resamples=20).entropy
+    entropy = agree(AgreeOptions(labels=inputs / "labels.jsonl", gold=inputs / "gold.jsonl", resamples=20)).entropy
     assert [b.n for b in entropy.bands] == [2, 2, 1]
 
 
@@ -116,7 +117,7 @@ def test_an_impossible_entropy_is_refused_with_where_it_is(planted, value):
     rows[3]["grade_entropy"] = value
     _write(planted / "bad.jsonl", rows)
     with pytest.raises(BadInputError, match="grade_entropy") as err:
-        agree_files(planted / "bad.jsonl", planted / "gold.jsonl", resamples=20)
+        agree(AgreeOptions(labels=planted / "bad.jsonl", gold=planted / "gold.jsonl", resamples=20))
     assert "line 4" in str(err.value) or err.value.line == 4
 
 
@@ -128,7 +129,7 @@ def test_a_fallback_runs_labels_get_both_the_entropy_and_the_sample_bands(inputs
         run = run_label(inputs, api, monkeypatch, judge="anthropic:claude-haiku-4-5", grade_probs=True)
     _write(inputs / "gold.jsonl", [{"query_id": "q1", "doc_id": lb.doc_id, "grade": 3, "annotator": "a"}
                                    for lb in run.labels])
-    result = agree_files(inputs / "labels.jsonl", inputs / "gold.jsonl", resamples=20)
+    result = agree(AgreeOptions(labels=inputs / "labels.jsonl", gold=inputs / "gold.jsonl", resamples=20))
     assert [(b.name, b.n) for b in result.entropy.bands] == [("sure", 3), ("leaning", 1), ("spread", 1)]
     # split_late: 4 of 5 give its median 1 (most); spread: 2 of 5 give its median 3 (split)
     assert [(b.name, b.n) for b in result.uncertainty.bands] == [("unanimous", 3), ("most", 1), ("split", 1)]

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from annotate_helpers import QUERIES, CORPUS, call, frozen_sample, label_rows, running, session, write_jsonl
 
-from labeller.agreement import agree_files
+from labeller.agreement import AgreeOptions, agree
 from labeller.annotate import make_sample, read_sample
 from labeller.annotate.assign import assign, shared_pairs
 from labeller.annotate.goldstore import GoldStore
@@ -220,7 +220,7 @@ def test_agree_reads_the_gold_file_unchanged_and_adjudication_settles_a_pair(tmp
                         "outcome": outcome, "grade": grade, "note": "n"})
     graded = read_grades(tmp_path / "gold.jsonl")
     assert graded.not_grades == 2 and len(graded.rows) == 22  # "can't judge" and "later" are never grades
-    result = agree_files(labels, tmp_path / "gold.jsonl", resamples=50)
+    result = agree(AgreeOptions(labels=labels, gold=tmp_path / "gold.jsonl", resamples=50))
     assert result.n == 12 and result.ceiling is not None and result.ceiling.pairs == 10
     assert any("can't judge" in w for w in result.warnings)
     assert sess.adjudication()["ready"] is False  # bob's "later" pair is still open
@@ -234,7 +234,7 @@ def test_agree_reads_the_gold_file_unchanged_and_adjudication_settles_a_pair(tmp
     sess.adjudicate({"sample_id": sid, "adjudicator": "carol", "query_id": first["query_id"],
                      "doc_id": first["doc_id"], "grade": first["judge_grade"], "note": "judge was right",
                      "rubric_problem": True})
-    after = agree_files(labels, tmp_path / "gold.jsonl", resamples=50)
+    after = agree(AgreeOptions(labels=labels, gold=tmp_path / "gold.jsonl", resamples=50))
     from labeller.agreement import align
 
     aligned = align(read_grades(labels, several_per_pair=False), read_grades(tmp_path / "gold.jsonl"))
@@ -251,15 +251,15 @@ def test_stale_labels_and_gold_are_marked_in_agree(tmp_path):
         sess.grade({"sample_id": sess.sample.sample_id, "annotator": "alice", "query_id": row.query_id,
                     "doc_id": row.doc_id, "outcome": "graded", "grade": 3, "note": "n"})
     labels = tmp_path / "labels.jsonl"
-    result = agree_files(labels, tmp_path / "gold.jsonl", rubric="transactions", judge="openai:gpt-4.1-mini",
-                         resamples=20)
+    result = agree(AgreeOptions(labels=labels, gold=tmp_path / "gold.jsonl", rubric="transactions",
+                                judge="openai:gpt-4.1-mini", resamples=20))
     assert len(result.stale) == 2
     assert "rubric version v-test" in result.stale[0] and "offline:lexical, not openai:gpt-4.1-mini" in result.stale[1]
     assert all(s in result.warnings for s in result.stale)
     fresh = [r | {"rubric_version": sess.rubric.version} for r in map(json.loads, labels.read_text().splitlines())]
     write_jsonl(labels, fresh)
-    assert agree_files(labels, tmp_path / "gold.jsonl", rubric="transactions", judge="offline:lexical",
-                       resamples=20).stale == []
+    assert agree(AgreeOptions(labels=labels, gold=tmp_path / "gold.jsonl", rubric="transactions",
+                              judge="offline:lexical", resamples=20)).stale == []
 
 
 def test_the_page_and_its_files_are_served(tmp_path):

@@ -20,7 +20,7 @@ from browser_helpers import launched_chromium
 from evaluation_helpers import cli
 
 import labeller
-from labeller.agreement import agree_files
+from labeller.agreement import AgreeOptions, agree
 from labeller.pipelines import run_pipeline
 from labeller.pipelines.demo import run_demo
 
@@ -40,8 +40,9 @@ def site(tmp_path_factory) -> Path:
             shutil.copy(SAMPLE / name, name)
         run_demo("out/demo")
         labels = "out/demo/label_slice/labels.jsonl"
-        agree_files(labels, GOLD, queries="queries.jsonl", corpus="corpus.jsonl", report_dir="agree-texts")
-        agree_files(labels, GOLD, report_dir="agree-bare")
+        agree(AgreeOptions(labels=labels, gold=GOLD, queries="queries.jsonl", corpus="corpus.jsonl",
+                           report_dir="agree-texts"))
+        agree(AgreeOptions(labels=labels, gold=GOLD, report_dir="agree-bare"))
         qrels = "out/demo/regression/labels.jsonl"
         code, _, _ = cli("evaluate", "--run", "baseline.trec", "--labels", qrels, "--queries", "queries.jsonl",
                          "--report", "eval-single")

@@ -266,14 +266,15 @@ def _labels_with_agreement(path: Path, rows: list[tuple[int, int, float]]) -> No
 def test_agree_by_band_says_yes_only_when_uncertain_pairs_disagree_more(tmp_path):
     from scipy.stats import fisher_exact
 
-    from labeller.agreement.run import agree_files
+    from labeller.agreement.run import AgreeOptions, agree
 
     # 30 unanimous pairs, 3 wrong; 20 split pairs (agreement 0.4), 12 wrong; 10 "most" (0.6), 4 wrong
     rows = ([(g, g) for g in [1, 2, 3, 4, 5] * 6][:27] + [(2, 4)] * 3)
     rows = [(j, h, 1.0) for j, h in rows] + [(3, 3, 0.4)] * 8 + [(2, 4, 0.4)] * 12 + \
         [(4, 4, 0.6)] * 6 + [(5, 3, 0.6)] * 4
     _labels_with_agreement(tmp_path, rows)
-    result = agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=50).uncertainty
+    result = agree(AgreeOptions(labels=tmp_path / "labels.jsonl", gold=tmp_path / "gold.jsonl",
+                                resamples=50)).uncertainty
     bands = {b.name: b for b in result.bands}
     assert (bands["unanimous"].n, bands["most"].n, bands["split"].n) == (30, 10, 20)
     assert bands["unanimous"].disagreement_rate == pytest.approx(0.1)
@@ -287,12 +288,13 @@ def test_agree_by_band_says_yes_only_when_uncertain_pairs_disagree_more(tmp_path
     rows = rows[:30] + [(3, 3, 0.4)] * 18 + [(2, 4, 0.4)] * 2 + \
         [(4, 4, 0.6)] * 9 + [(5, 3, 0.6)] * 1
     _labels_with_agreement(tmp_path, rows)
-    result = agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=50).uncertainty
+    result = agree(AgreeOptions(labels=tmp_path / "labels.jsonl", gold=tmp_path / "gold.jsonl",
+                                resamples=50)).uncertainty
     assert result.uncertain_disagree_more is False and result.verdict.startswith("Not shown")
 
 
 def test_agree_without_samples_has_no_bands(tmp_path):
-    from labeller.agreement.run import agree_files
+    from labeller.agreement.run import AgreeOptions, agree
 
     _labels_with_agreement(tmp_path, [(3, 3, 1.0), (2, 4, 1.0)])
     rows = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
@@ -300,7 +302,8 @@ def test_agree_without_samples_has_no_bands(tmp_path):
         for key in ("samples", "sample_grades", "sample_agreement", "sample_spread", "aggregate"):
             row.pop(key)
     (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert agree_files(tmp_path / "labels.jsonl", tmp_path / "gold.jsonl", resamples=20).uncertainty is None
+    assert agree(AgreeOptions(labels=tmp_path / "labels.jsonl", gold=tmp_path / "gold.jsonl",
+                              resamples=20)).uncertainty is None
 
 
 def test_python_api_label_with_samples(inputs, monkeypatch):

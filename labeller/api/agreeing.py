@@ -11,14 +11,14 @@ def agree(labels: Source, gold: Source, *, baseline: Source | None = None, queri
           corpus: Source | None = None, columns: dict[str, str] | str | None = None, **options: Any):
     """The judge's labels against human gold: an AgreeResult (kappa, alpha, intervals, confusion, ...; the
     figures of `labeller agree --json`; `.to_frame()` for a table). With `baseline`, the prompt-change
-    gate. `options` are `labeller.agreement.agree_files`'s: from_scale, clip, relevant_from, resamples,
-    seed, confidence, min_diff, min_kappa, max_drop, gate_metric, rubric, report_dir."""
-    from labeller.agreement import agree_files
+    gate. `options` are `labeller.agreement.AgreeOptions`' fields: from_scale, clip, relevant_from, resamples,
+    seed, confidence, min_diff, min_kappa, max_drop, gate_metric, rubric, judge, report_dir."""
+    from labeller.agreement import AgreeOptions
+    from labeller.agreement import agree as run_agreement
     from labeller.io.columns import column_mapping
 
     with sources() as held, column_mapping(columns):
-        result = agree_files(held.add(labels, "labels"), held.add(gold, "gold"),
-                             baseline=None if baseline is None else held.add(baseline, "baseline"),
-                             queries=None if queries is None else held.add(queries, "queries"),
-                             corpus=None if corpus is None else held.add(corpus, "corpus"), **options)
-        return held.rename(result)
+        inputs = {role: held.add(source, role) for role, source in
+                  (("labels", labels), ("gold", gold), ("baseline", baseline), ("queries", queries),
+                   ("corpus", corpus)) if source is not None}
+        return held.rename(run_agreement(AgreeOptions(**inputs, **options)))

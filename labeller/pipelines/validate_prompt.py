@@ -22,7 +22,7 @@ from labeller.reports.ci import prompt_gate_check
 
 
 def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult:
-    from labeller.agreement import agree_files
+    from labeller.agreement import AgreeOptions, agree
 
     if not (cfg.old_rubric and cfg.new_rubric and cfg.inputs.gold):
         raise ConfigError("validate_prompt needs old_rubric, new_rubric and inputs.gold", path=config_path)
@@ -38,10 +38,10 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
     pairs_path = write_pairs(pairs, out / "gold-pairs.jsonl")
     old = label(cfg, pairs_path, out / "labels-old.jsonl", rubric=cfg.old_rubric)
     new = label(cfg, pairs_path, out / "labels-new.jsonl", rubric=cfg.new_rubric)
-    result = agree_files(new.out_path, cfg.inputs.gold, baseline=old.out_path, queries=cfg.inputs.queries,
-                         corpus=cfg.inputs.corpus, rubric=cfg.new_rubric, from_scale=scale,
-                         relevant_from=cfg.gate.relevant_from,
-                         min_kappa=cfg.gate.min_kappa, max_drop=cfg.gate.max_drop, report_dir=out / "agreement")
+    result = agree(AgreeOptions(labels=new.out_path, gold=cfg.inputs.gold, baseline=old.out_path,
+                                queries=cfg.inputs.queries, corpus=cfg.inputs.corpus, rubric=cfg.new_rubric,
+                                from_scale=scale, relevant_from=cfg.gate.relevant_from, min_kappa=cfg.gate.min_kappa,
+                                max_drop=cfg.gate.max_drop, report_dir=out / "agreement"))
     gate = result.gate
     ci = gate.ci
     summary = [
@@ -54,8 +54,8 @@ def run_validate_prompt(cfg: PipelineConfig, config_path: str) -> PipelineResult
         f"Judge requests sent: {old.stats.requests + new.stats.requests}.",
         *failure_lines(old, new),
     ]
-    old_result = agree_files(old.out_path, cfg.inputs.gold, from_scale=scale,
-                             relevant_from=cfg.gate.relevant_from)  # old's intervals
+    old_result = agree(AgreeOptions(labels=old.out_path, gold=cfg.inputs.gold, from_scale=scale,
+                                    relevant_from=cfg.gate.relevant_from))  # old's intervals
     queries = read_queries(cfg.inputs.queries) if cfg.inputs.queries else None
     corpus = read_corpus(cfg.inputs.corpus) if cfg.inputs.corpus else None
     html = prompt_page(result=result, old_result=old_result, old_name=rubric_name(old.labels, cfg.old_rubric),
