@@ -20,7 +20,7 @@ def probe(labels: Source | None = None, *, queries: Source, corpus: Source, pair
     goes through the cache. `threshold`: one number for every probe, {probe: number}, or the CLI's text.
     The report's `.passed` is the gate (`labeller probe` exits 1 when it is False)."""
     from labeller.io.columns import column_mapping
-    from labeller.labelling import LabelOptions
+    from labeller.labelling import LabelInputs, LabelOptions
     from labeller.probes import ProbeSettings, parse_probes, parse_thresholds, probe_files
 
     if isinstance(threshold, dict):  # checked like the CLI's text: known probes, finite, not negative
@@ -30,10 +30,10 @@ def probe(labels: Source | None = None, *, queries: Source, corpus: Source, pair
                              thresholds=parse_thresholds(None if threshold is None else str(threshold)),
                              seed=seed, resamples=resamples, confidence=confidence, relevant_from=relevant_from)
     with sources() as held, column_mapping(columns):
-        report, _ = probe_files(queries=held.add(queries, "queries"), corpus=held.add(corpus, "corpus"),
-                                labels=None if labels is None else held.add(labels, "labels"),
-                                pairs=None if pairs is None else held.add(pairs, "pairs"), judge=judge, rubric=rubric,
-                                cache_dir=cache, base_url=base_url, timeout=timeout, settings=settings,
-                                options=LabelOptions(concurrency=concurrency, max_cost=max_cost, progress=False),
-                                report_dir=report_dir)
+        inputs = LabelInputs(queries=held.add(queries, "queries"), corpus=held.add(corpus, "corpus"),
+                             pairs=None if pairs is None else held.add(pairs, "pairs"), rubric=rubric, cache=cache,
+                             out=None, base_url=base_url, timeout=timeout,
+                             options=LabelOptions(concurrency=concurrency, max_cost=max_cost, progress=False))
+        report, _ = probe_files(inputs, judge, labels=None if labels is None else held.add(labels, "labels"),
+                                settings=settings, report_dir=report_dir)
         return report

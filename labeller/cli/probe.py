@@ -65,7 +65,7 @@ def probe(
 ) -> None:
     from labeller.errors import GateFailedError
     from labeller.io.columns import column_mapping
-    from labeller.labelling import LabelOptions
+    from labeller.labelling import LabelInputs, LabelOptions
     from labeller.probes import ProbeSettings, parse_probes, parse_thresholds, probe_files
     from labeller.probes.report import row, summary_lines
 
@@ -79,11 +79,11 @@ def probe(
     with column_mapping(columns):
         queries, corpus, qrels = beir_inputs(beir, beir_split, queries=queries, corpus=corpus,
                                              need_qrels=labels is None and pairs is None)
-        result, written = probe_files(queries=required(queries, "--queries"), corpus=required(corpus, "--corpus"),
-                                      labels=labels or (qrels if pairs is None else None), pairs=pairs, judge=judge,
-                                      rubric=rubric or "general", cache_dir=cache, base_url=base_url,
-                                      timeout=timeout, prices=prices, from_scale=from_scale, settings=settings,
-                                      options=options, report_dir=report)
+        inputs = LabelInputs(queries=required(queries, "--queries"), corpus=required(corpus, "--corpus"),
+                             pairs=pairs, rubric=rubric or "general", cache=cache, out=None, base_url=base_url,
+                             timeout=timeout, prices=prices, options=options)
+        result, written = probe_files(inputs, judge, labels=labels or (qrels if pairs is None else None),
+                                      from_scale=from_scale, settings=settings, report_dir=report)
     if as_json:
         print(result.model_dump_json(indent=2))
     elif result.estimate is not None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from labeller.errors import BadInputError
 from labeller.io.gold import read_grades, settled_grades
 from labeller.io.inputs import read_corpus, read_pairs, read_queries
-from labeller.io.memory import InMemory
+from labeller.io.memory import InMemory, Input
 from labeller.io.outputs import check_outputs, existing_files
-from labeller.labelling import LabelOptions
+from labeller.labelling import LabelInputs
 from labeller.probes.models import PROBE_NAMES, ProbeReport, ProbeSettings
 from labeller.records import Pair
 from labeller.reports.html import display_path
@@ -73,13 +73,12 @@ def report_paths(directory: str | Path | None) -> dict[str, Path]:
     return {"probes.md": d / "probes.md", "probes.html": d / "probes.html", "probes.json": d / "probes.json"}
 
 
-def probe_files(*, queries: str | Path, corpus: str | Path, labels: str | Path | None = None,
-                pairs: str | Path | None = None, judge: str = "offline:lexical", rubric: str | Path = "general",
-                cache_dir: str | Path | None = None, base_url: str | None = None, timeout: float = 60.0,
-                prices: str | Path | None = None, from_scale: str | None = None,
-                settings: ProbeSettings | None = None, options: LabelOptions | None = None,
+def probe_files(inputs: LabelInputs, judge: str, *, labels: Input | None = None, from_scale: str | None = None,
+                settings: ProbeSettings | None = None,
                 report_dir: str | Path | None = None) -> tuple[ProbeReport, list[Path]]:
-    """Read and check every input, run the probes through the cache, write the reports (if asked)."""
+    """Read and check every input, run the probes through the store, write the reports (if asked). `inputs`: the
+    texts, the pairs (or, in `labels`, graded pairs), the rubric, store and judge settings, as `labeller label`
+    takes them (no run: the probes copy the pairs they are given)."""
     from labeller.judges.registry import make_judge
     from labeller.labelling.faults import run_labelling
     from labeller.prices import load_prices
@@ -92,16 +91,19 @@ def probe_files(*, queries: str | Path, corpus: str | Path, labels: str | Path |
     if unknown:
         raise BadInputError(f"--threshold names probe '{unknown[0]}', which is not run; add it to --probes or drop "
                             "its threshold", field="threshold")
-    options = options or LabelOptions(progress=False)
+    if inputs.run is not None:
+        raise BadInputError("probes take --labels or --pairs, not --run", field="run")
+    options, queries, corpus, pairs = inputs.options, inputs.queries, inputs.corpus, inputs.pairs
     dry = options.dry_run
-    cache_spec = cache_dir if cache_dir is not None else default_spec()
-    inputs = existing_files([queries, corpus, labels, pairs, rubric, prices])
-    check_outputs(inputs=inputs, files={f"--report ({k})": v for k, v in report_paths(report_dir).items()},
+    cache_spec = inputs.cache if inputs.cache is not None else default_spec()
+    check_outputs(inputs=existing_files([queries, corpus, labels, pairs, inputs.rubric, inputs.prices]),
+                  files={f"--report ({k})": v for k, v in report_paths(report_dir).items()},
                   dirs={"--cache": None if is_url(cache_spec) or dry else cache_spec})
-    rubric_obj = load_rubric(rubric)
-    price_table = load_prices(prices)
+    rubric_obj = load_rubric(inputs.rubric or "general")
+    price_table = load_prices(inputs.prices)
     # A dry run sends nothing, so it needs no API key: a placeholder lets the client be built (as in label).
-    judge_obj = make_judge(judge, base_url=base_url, timeout=timeout,
+    judge_obj = make_judge(judge, base_url=inputs.base_url, timeout=inputs.timeout,
+                           temperature=inputs.temperature or 0.0, output_mode=inputs.output_mode,
                            api_key="dry-run-sends-nothing" if dry else None)
     query_map, docs = read_queries(queries), read_corpus(corpus)
     reference = read_reference(labels=labels, pairs=pairs, queries=query_map, corpus=docs, from_scale=from_scale)
