@@ -140,3 +140,63 @@ def test_text_scores_read_as_a_csv_files_do():
     as_text = {q: {d: str(s) for d, s in docs.items()} for q, docs in RUN.items()}
     assert labeller.evaluate(GOLD, as_text, METRICS, from_scale="0-3").per_query == \
         labeller.evaluate(GOLD, RUN, METRICS, from_scale="0-3").per_query
+
+
+def _held_and_file(source, tmp_path):
+    """An in-memory frame or dict of grades, and the file the same data makes (CSV, ranx JSON)."""
+    import json
+
+    from labeller.io.memory import InMemory
+
+    if isinstance(source, dict):
+        path = tmp_path / "qrels.json"
+        path.write_text(json.dumps(source))
+        return InMemory("labels dict", "labels", mapping=source), path
+    path = tmp_path / "labels.csv"
+    source.to_csv(path, index=False)
+    return InMemory("labels DataFrame", "labels", frame=source), path
+
+
+def _read(given, from_scale, role):
+    """What evaluation reads from grades: the judgments' figures, or the error's row, field and words."""
+    from labeller.evaluation.qrels import load_judgments
+
+    try:
+        j = load_judgments(given, from_scale, role)
+        return j.grades, j.kind, j.scale, j.judges, j.probs
+    except BadInputError as exc:
+        return "error", exc.line, exc.field, exc.detail
+
+
+NUMBERED = pd.DataFrame({"query_id": [101, 101, 102], "doc_id": [7, 8, 7], "grade": [0, 3, 2]})
+
+
+@pytest.mark.parametrize("source, from_scale, role, columnar", [
+    (GOLD, "judgments=0-3", "judgments", True),
+    (GOLD.assign(grade=GOLD.grade + 1), None, "judgments", True),
+    (GOLD, "gold=0-3", "gold", True),
+    (NUMBERED, "labels=0-3", "labels-alt", True),  # whole-number ids read as their digits, as a CSV's
+    ({"q1": {"d1": 0, "d2": 3}, "q2": {"d1": 2}}, None, "judgments", True),  # ranx Qrels: TREC's 0-3
+    ({"q1": {"d1": 0, "d2": 4}}, "0-4", "judgments", True),
+    ({"q1": {"d1": 0, "d2": 2.0}}, None, "judgments", False),  # a float grade: the row reader's rules
+    (GOLD.assign(annotator="ann"), "judgments=0-3", "judgments", False),  # another column
+    (GOLD.assign(grade=[0, None] + [1] * 10), "judgments=0-3", "judgments", False),  # no grade on row 2
+    (GOLD.assign(grade=[0, 7] + [1] * 10), "judgments=0-3", "judgments", False),  # out of its scale
+    (GOLD.assign(doc_id=["d1", " "] + [f"x{i}" for i in range(10)]), "judgments=0-3", "judgments", False),
+    (GOLD.assign(doc_id="d1"), "judgments=0-3", "judgments", False),  # one pair graded twice
+    (GOLD.assign(grade=GOLD.grade + 1), None, "labels", False),  # a labels table: the judge's own rows
+])
+def test_in_memory_grades_read_as_their_files_do(source, from_scale, role, columnar, tmp_path, monkeypatch):
+    """A frame or dict of grades gives exactly what its file gives (grades, kind, scale; or the same error on the
+    same row), in columns where the rows need no judging: there the row reader is never called."""
+    held, path = _held_and_file(source, tmp_path)
+    in_memory = _read(held, from_scale, role)
+    assert in_memory == _read(path, from_scale, role)
+    if columnar:
+        import labeller.evaluation.qrels as qrels
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("the row reader was called")
+
+        monkeypatch.setattr(qrels, "read_grades", refuse)
+        assert _read(held, from_scale, role) == in_memory

@@ -155,8 +155,8 @@ def memory_columns(source: InMemory, exact_scores: bool = False) -> RankedColumn
                 return None
             if frame["score"].dtype.kind not in "iuf":
                 return None
-            queries = _ids(frame["query_id"]).dictionary_encode()
-            codes, docs = queries.indices.to_numpy(), _ids(frame["doc_id"])
+            queries = frame_ids(frame["query_id"]).dictionary_encode()
+            codes, docs = queries.indices.to_numpy(), frame_ids(frame["doc_id"])
             scores = frame["score"].to_numpy(dtype=np.float64)
     except (TypeError, ValueError, pa.ArrowException):  # a value the row-by-row reader judges (None, a list, ...)
         return None
@@ -170,7 +170,7 @@ def memory_columns(source: InMemory, exact_scores: bool = False) -> RankedColumn
     return rank_columns(queries.dictionary.to_pylist(), codes, docs, scores, exact_scores, hashed)
 
 
-def _ids(column) -> pa.Array:
+def frame_ids(column) -> pa.Array:
     """A frame's id column as strings, as io.tables.require reads each: text as it is, whole numbers as digits."""
     if column.dtype.kind in "iu":
         return pa.array(column.astype(str), type=pa.string())

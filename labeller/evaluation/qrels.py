@@ -17,8 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from labeller.evaluation.columnar import has_duplicate_pair, read_spaced, string_hash
+from labeller.evaluation.memory_grades import memory_grades
 from labeller.io.gold import DEFAULT_QRELS_SCALE, Role, label_identities, label_identity, read_grades, settled_grades
-from labeller.io.memory import as_source
+from labeller.io.memory import InMemory, as_source
 from labeller.io.trec import is_ranx_json, is_table, parse_scale
 from labeller.records import GRADE_MIN, Label
 
@@ -78,6 +79,10 @@ def load_judgments(path: str | Path, from_scale: str | None = None, role: Role =
         fast = _read_plain_qrels(path, from_scale)
         if fast is not None:
             return fast
+    if isinstance(path, InMemory):  # a frame or dict from Python: in columns where the row reader would agree
+        read = memory_grades(path, from_scale, role)
+        if read is not None:
+            return Judgments(read[0], str(path), read[1], read[2])
     graded = read_grades(path, role=role, from_scale=from_scale, clip_hint=False)  # evaluate has no --clip
     grades: Grades = {}
     for (qid, did), grade in settled_grades(graded).items():
