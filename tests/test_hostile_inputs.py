@@ -336,6 +336,15 @@ CASES: list[Case] = [
          setup=lambda d: _large_pairs(d, '{"query_id": "q1", "doc_id": "d1"} {"query_id": "q2", "doc_id": "d1"}\n'
                                             '{"query_id": "q2",\n"doc_id": "d2"}\n'),
          stderr="pairs.jsonl:120001: not valid JSON", outputs=("out.jsonl",)),
+    # A key given twice in one line's object: JSON parsers keep the last, so the second doc_id was labelled
+    # without a word. Small files and large ones (past pyarrow's path, which refuses them and falls back) alike.
+    Case("label-pairs-key-twice", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: (d / "pairs.jsonl").write_text(
+             '{"query_id": "q1", "doc_id": "d1"}\n{"query_id": "q1", "doc_id": "d2", "doc_id": "d3"}\n'),
+         stderr="pairs.jsonl:2: field 'doc_id': field 'doc_id' is given twice", outputs=("out.jsonl",)),
+    Case("label-pairs-key-twice-large", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: _large_pairs(d, '{"query_id": "q1","doc_id" : "d1", "doc_id": "d2"}\n'),
+         stderr="pairs.jsonl:120001: field 'doc_id': field 'doc_id' is given twice", outputs=("out.jsonl",)),
     Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
          stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
     # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.
@@ -535,6 +544,11 @@ CASES: list[Case] = [
     Case("agree-gold-grade-column-twice", ["agree", "--labels", "labels.jsonl", "--gold", "gold.csv"],
          setup=lambda d: (d / "gold.csv").write_text("query_id,doc_id,grade,grade\nq1,d1,5,1\n", encoding="utf-8"),
          stderr="gold.csv:1: field 'grade': column 'grade' appears twice in the header"),
+    Case("agree-labels-grade-key-twice", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl"],
+         setup=lambda d: (d / "labels.jsonl").write_text(
+             '{"query_id": "q1", "doc_id": "d1", "grade": 5, "justification": "Note: \\"a\\": b", "grade": 1}\n',
+             encoding="utf-8"),
+         stderr="labels.jsonl:1: field 'grade': field 'grade' is given twice"),
     Case("agree-from-scale-for-an-unknown-file", ["agree", "--labels", "labels.jsonl", "--gold", "gold.jsonl",
                                                   "--from-scale", "judge=0-3"], stderr="--from-scale 'judge=0-3'"),
     Case("agree-beir-folder-without-corpus", ["agree", "--labels", "labels.jsonl", "--beir", "beir"],
@@ -555,6 +569,10 @@ CASES: list[Case] = [
     Case("evaluate-labels-grade-column-twice", ["evaluate", "--run", "run.trec", "--labels", "labels.csv"],
          setup=lambda d: (d / "labels.csv").write_text("query_id,doc_id,grade,grade\nq1,d1,5,1\n", encoding="utf-8"),
          stderr="labels.csv:1: field 'grade': column 'grade' appears twice"),
+    Case("evaluate-labels-grade-key-twice", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
+         setup=lambda d: (d / "labels.jsonl").write_text('{"query_id": "q1", "doc_id": "d1", "grade":5, "grade":1}\n',
+                                                          encoding="utf-8"),
+         stderr="labels.jsonl:1: field 'grade': field 'grade' is given twice"),
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
     # The gate over nothing comparable fails (exit 1) with the reason; it used to print "gate PASSED".

@@ -49,13 +49,13 @@ class IndexedCorpus(Records):
         rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
-        for _, key, _, _ in entries(renamed(_read_jsonl(path, span), role, keep=self.plan), path, id_field):
+        for _, key, _, _ in entries(renamed(_read_jsonl(path, span, texts=True), role, keep=self.plan), path, id_field):
             rows.append(key)
             starts.append(span[0])
             ends.append(span[1])
         if twice := rows.freeze():  # the first id given twice (by its later row), found once all are read
             later = twice[0][1]
-            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path), role), path,
+            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path, texts=True), role), path,
                                                                            id_field)) if n == later)
             raise duplicate(path, id_field, rows.names[later], line)
         super().__init__(model, id_field, rows)

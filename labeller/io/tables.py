@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -61,10 +62,14 @@ def read_rows(path: str | Path, role: str | None = None) -> Iterator[tuple[int, 
     """
     from labeller.io.columns import renamed
 
-    return renamed(_read_rows(as_source(path)), role)
+    return renamed(_read_rows(as_source(path), texts=role in _TEXTS), role)
 
 
-def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+_KEY_END = re.compile(rb'"[ \t\r\n]*:')  # how every key of a JSON object ends
+_TEXTS = ("queries", "corpus")  # rows whose repeated keys go unchecked (_read_jsonl): long lines of text
+
+
+def _read_rows(path: Path, texts: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     if is_frame(path):
         yield from path.rows()
         return
@@ -78,7 +83,7 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from _read_parquet(path)
         return
     if kind == "jsonl":
-        yield from _read_jsonl(path)
+        yield from _read_jsonl(path, texts=texts)
         return
     raw = path.read_bytes()
     if not raw.strip():
@@ -96,11 +101,15 @@ def _decode(raw: bytes, path: Path) -> str:
         ) from None
 
 
-def _read_jsonl(path: Path, span: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_jsonl(path: Path, span: list[int] | None = None,
+                texts: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Line by line from the file, never the whole text in memory (a corpus may be gigabytes). Lines end
     at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
     unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw). Given `span`, it holds the
-    [start, end) byte offsets of the line of each row as it is yielded (io.corpus_index reads rows again)."""
+    [start, end) byte offsets of the line of each row as it is yielded (io.corpus_index reads rows again).
+    A line that gives a key twice is refused (_refuse_repeated_keys), except in `texts` (queries, corpus):
+    there the check would cost a third of the reading (each line's text scanned again) for a fault that
+    leaves the grades alone."""
     blank = True
     plain = _PLAIN_VALUES.issuperset
     end = 0
@@ -116,6 +125,8 @@ def _read_jsonl(path: Path, span: list[int] | None = None) -> Iterator[tuple[int
                 row = None  # a blank line, a byte-order mark, bad UTF-8 or bad JSON: the full reading below
             if type(row) is dict and plain(map(type, row.values())):
                 blank = False
+                if not texts:
+                    _refuse_repeated_keys(raw, row, path, number)
                 yield number, row
                 continue
             if blank and raw.strip():
@@ -134,9 +145,32 @@ def _read_jsonl(path: Path, span: list[int] | None = None) -> Iterator[tuple[int
                                     path=str(path), line=number) from None
             if not isinstance(row, dict):
                 raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
+            if not texts:
+                _refuse_repeated_keys(raw, row, path, number)
             yield number, row
     if blank:
         raise BadInputError("file is empty; expected at least one row", path=str(path))
+
+
+def _refuse_repeated_keys(raw: bytes, row: dict[str, Any], path: Path, number: int) -> None:
+    """A line that names a field twice ({"grade": 1, ..., "grade": 4}): JSON parsers keep the last, silently, and
+    which grade was meant is not ours to guess. Every key is a quote then a colon (spaces between allowed): a line
+    with no more of those than its object has keys (the usual line) repeats none; any other (a nested object, a
+    quote and colon inside a text) is parsed again pair by pair."""
+    if len(_KEY_END.findall(raw)) == len(row):
+        return
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        if not repeated and len(set(keys)) < len(keys):
+            repeated.append(next(key for i, key in enumerate(keys) if key in keys[:i]))
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+    if repeated:
+        raise BadInputError(f"field '{repeated[0]}' is given twice in this line's object; expected each field once",
+                            path=str(path), line=number, field=repeated[0])
 
 
 def loads(text: str | bytes) -> Any:
