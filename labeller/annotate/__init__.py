@@ -5,77 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labeller.annotate.sample import Sample, freeze, read_sample, thin_gold_warning
+from labeller.annotate.draw import SampleOptions, draw_sample
+from labeller.annotate.sample import Sample, read_sample
 from labeller.annotate.session import Session
-from labeller.errors import BadInputError
 
 
 def make_sample(out: str | Path, **options) -> Sample:
-    """Freeze a sample drawn from exactly one of a pairs file, a run's top `depth`, or a judge's labels (the
-    options of `draw_sample`)."""
-    return draw_sample(out, **options)[0]
+    """Freeze a sample drawn from exactly one of a pairs file, a run's top `depth`, or a judge's labels
+    (SampleOptions' fields)."""
+    return draw_sample(SampleOptions(out=out, **options))[0]
 
 
-def draw_sample(out: str | Path, *, pairs: str | Path | None = None, run: str | Path | None = None,
-                labels: str | Path | None = None, depth: int = 10, size: int = 60, plan: str = "stratified",
-                seed: int = 0, queries: str | Path | None = None, corpus: str | Path | None = None,
-                rubric: str | None = None, top_runs: list[str | Path] | None = None,
-                from_scale: str | None = None) -> tuple[Sample, int]:
-    """The frozen sample and how many candidate pairs it was drawn from; `top_runs`: the runs whose top K plan
-    top:K draws with certainty; `from_scale`: the labels' own scale (sources.from_labels)."""
-    from labeller.annotate import sources
-    from labeller.annotate.plans import parse_plan
-    from labeller.io.inputs import read_corpus, read_queries
-
-    given = [name for name, value in (("--pairs", pairs), ("--run", run), ("--labels", labels)) if value is not None]
-    if len(given) != 1:
-        raise BadInputError("give exactly one source of pairs: --pairs FILE, --run FILE or --labels FILE"
-                            + (f" (got {', '.join(given)})" if given else ""))
-    from labeller.io.outputs import check_outputs
-
-    name, top_depth = parse_plan(plan)
-    if name == "top" and labels is None:
-        raise BadInputError(f"plan '{plan}' draws the rest of the pool within the judge's grades: give --labels (the "
-                            "judge's labels of the pool `labeller evaluate --gold` will correct)", field="labels")
-    if name == "top" and not top_runs:
-        raise BadInputError(f"plan '{plan}' grades the top {top_depth} of each run whose MRR and hit rate are to be "
-                            "corrected: give them with --top-run RUN (repeatable)", field="top_run")
-    if top_runs and name != "top":
-        raise BadInputError("--top-run names the runs whose top K plan top:K grades whole; give --plan top:K",
-                            field="top_run")
-    check_outputs(inputs=[pairs, run, labels, queries, corpus, *(top_runs or [])], files={"--out": out})
-    query_map = read_queries(queries) if queries else None
-    doc_map = read_corpus(corpus) if corpus else None
-    if labels is not None:
-        candidates = sources.from_labels(labels, query_map, doc_map, from_scale)
-    elif run is not None:
-        candidates = sources.from_run(run, depth, query_map, doc_map)
-    else:
-        candidates = sources.from_pairs(pairs, query_map, doc_map)  # type: ignore[arg-type]
-    version, examples = None, set()
-    named = rubric if rubric is not None else next((c.rubric for c in candidates if c.rubric), None)
-    if named is not None:
-        from labeller.errors import ConfigError
-        from labeller.rubric import load_rubric
-
-        try:
-            loaded = load_rubric(named)
-        except ConfigError:
-            if rubric is not None:
-                raise
-            loaded = None  # the labels name a rubric file that is not here: nothing to check against
-        if loaded is not None:
-            examples = {(e.query_id, e.doc_id) for e in loaded.examples if e.query_id and e.doc_id}
-            if rubric is not None:
-                rubric, version = str(rubric), loaded.version
-    # The rubric's worked examples are shown to the judge: graded by people they would flatter the judge.
-    kept = [c for c in candidates if (c.query_id, c.doc_id) not in examples]
-    top = {(c.query_id, c.doc_id) for path in top_runs or [] for c in sources.from_run(path, top_depth or 1, query_map,
-                                                                                        doc_map)}
-    frozen = freeze(kept, out, size=size, plan=plan, seed=seed, rubric=rubric, rubric_version=version, top=top)
-    thin = thin_gold_warning(frozen, len({c.query_id for c in kept}), len(kept))
-    return frozen.model_copy(update={"left_out_examples": len(candidates) - len(kept),
-                                     "warnings": [thin] if thin else []}), len(kept)
-
-
-__all__ = ["Sample", "Session", "draw_sample", "make_sample", "read_sample"]
+__all__ = ["Sample", "SampleOptions", "Session", "draw_sample", "make_sample", "read_sample"]

@@ -63,11 +63,11 @@ def sample(
     rubric: Annotated[Optional[str], typer.Option("--rubric", help="Rubric people will grade against (name or "
                                                                    "path); default: the labels' rubric.")] = None,
 ) -> None:
-    from labeller.annotate import draw_sample
+    from labeller.annotate import SampleOptions, draw_sample
 
-    frozen, pool = draw_sample(out, pairs=pairs, run=run, labels=labels, depth=depth, size=size, plan=plan, seed=seed,
-                         queries=queries, corpus=corpus, rubric=rubric, top_runs=top_run,
-                         from_scale=from_scale)
+    frozen, pool = draw_sample(SampleOptions(out=out, pairs=pairs, run=run, labels=labels, depth=depth, size=size,
+                                             plan=plan, seed=seed, queries=queries, corpus=corpus, rubric=rubric,
+                                             top_runs=top_run or [], from_scale=from_scale))
     queries_n = len({r.query_id for r in frozen.rows})
     typer.echo(f"froze sample {frozen.sample_id}: {len(frozen.rows)} pairs over {queries_n} queries "
                f"({frozen.plan}) in {out}")
