@@ -1,0 +1,54 @@
+"""What refusing a JSONL line that gives a key twice costs the line reader (io.tables._read_jsonl).
+
+Every line's key ends are counted (and a line with more of them than keys parsed again pair by pair); query and
+corpus files skip the check. So the same file read as a table of labels (checked) and as queries (unchecked) in
+one process gives the check's cost as a ratio. The file: 200,000 rows shaped as `labeller label` writes them
+(a justification with a colon in two of three, a timestamp, token counts, a cost), generated in a temporary
+folder. Usage: python benchmarks/jsonl_repeated_keys.py [--rows 200000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    from labeller.io.gold import read_grades
+    from labeller.io.tables import read_rows
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "labels.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for i in range(args.rows):
+                handle.write(json.dumps({
+                    "query_id": f"q{i % 500}", "doc_id": f"d{i}", "grade": 1 + i % 5,
+                    "justification": "The passage answers the query: it names the fee." if i % 3 else "Off topic.",
+                    "judge": "openai:gpt-4.1-mini", "rubric": "general", "rubric_version": "3",
+                    "input_tokens": 412, "output_tokens": 38, "cost_usd": 0.00021,
+                    "created_at": "2026-12-01T10:00:00.123456Z"}) + "\n")
+        unchecked = best(lambda: sum(1 for _ in read_rows(path, role="queries")), args.repeat)
+        checked = best(lambda: sum(1 for _ in read_rows(path)), args.repeat)
+        grades = best(lambda: read_grades(path, role="labels"), 1)
+    print(f"read_rows, {args.rows:,} label rows: unchecked {unchecked:.3f} s   checked {checked:.3f} s   "
+          f"ratio {checked / unchecked:.2f}   (read_grades, the whole reading of labels: {grades:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()
