@@ -33,19 +33,18 @@ class SampleOptions(BaseModel):
 
 def draw_sample(options: SampleOptions) -> tuple[Sample, int]:
     """The frozen sample and how many candidate pairs it was drawn from."""
-    out, pairs, run, labels, queries, corpus = (options.out, options.pairs, options.run, options.labels,
-                                                options.queries, options.corpus)
-    rubric, top_runs, plan = options.rubric, options.top_runs, options.plan
     from labeller.annotate import sources
     from labeller.annotate.plans import parse_plan
     from labeller.io.inputs import read_corpus, read_queries
+    from labeller.io.outputs import check_outputs
 
+    out, pairs, run, labels, queries, corpus = (options.out, options.pairs, options.run, options.labels,
+                                                options.queries, options.corpus)
+    rubric, top_runs, plan = options.rubric, options.top_runs, options.plan
     given = [name for name, value in (("--pairs", pairs), ("--run", run), ("--labels", labels)) if value is not None]
     if len(given) != 1:
         raise BadInputError("give exactly one source of pairs: --pairs FILE, --run FILE or --labels FILE"
                             + (f" (got {', '.join(given)})" if given else ""))
-    from labeller.io.outputs import check_outputs
-
     name, top_depth = parse_plan(plan)
     if name == "top" and labels is None:
         raise BadInputError(f"plan '{plan}' draws the rest of the pool within the judge's grades: give --labels (the "

@@ -48,8 +48,8 @@ def fill_holes(rankings: list[Ranking], judgments: Judgments, depth: int, judge:
     if not pairs:  # nothing to send: no judge is built, so no API key is needed
         return judgments, record, []
     to_label = InMemory(f"the unjudged pairs in the runs' top {depth}", "holes",
-                     frame=pd.DataFrame({"query_id": [p.query_id for p in pairs],
-                                         "doc_id": [p.doc_id for p in pairs]}))
+                        frame=pd.DataFrame({"query_id": [p.query_id for p in pairs],
+                                            "doc_id": [p.doc_id for p in pairs]}))
     try:
         run = label_job(inputs.model_copy(update={"pairs": to_label, "run": None, "depth": None}), judge)
     except (JudgeError, BudgetExceededError, LabellingFailedError) as stopped:
