@@ -268,3 +268,25 @@ def test_a_dry_run_counts_and_sends_nothing_then_the_run_pays_only_what_it_said(
         api.reset()
         _, again = run_json(api, root, capsys, "--dry-run")
         assert again["estimate"]["new"] == 0 and api.total == 0
+
+
+def test_probe_files_takes_labelling_inputs_and_builds_the_judge_as_label_does(tmp_path, keyed):
+    """probe_files(LabelInputs, judge): the judge gets the inputs' output mode and temperature (as label_job
+    builds it), and a run with a depth, which probes have no use for, is refused by name."""
+    from labeller.errors import BadInputError
+    from labeller.labelling import LabelInputs, LabelOptions
+    from labeller.probes import ProbeSettings, probe_files
+
+    root = inputs(tmp_path)
+    with FakeAPI(api_key=KEY) as api:
+        texts = LabelInputs(queries=root / "queries.jsonl", corpus=root / "corpus.jsonl", cache=root / "cache",
+                            out=None, base_url=api.openai_url, output_mode="json_object", temperature=0.3,
+                            options=LabelOptions(progress=False))
+        report, _ = probe_files(texts, "openai:gpt-4.1-mini", labels=root / "gold.jsonl",
+                                settings=ProbeSettings(probes=("length",), pairs_per_probe=4))
+        bodies = [r.body for r in api.requests if r.path.endswith("/chat/completions")]
+        assert report.probes[0].graded > 0 and bodies
+        assert all(b["response_format"]["type"] == "json_object" and b["temperature"] == 0.3 for b in bodies)
+        with pytest.raises(BadInputError, match="not --run with --depth"):
+            probe_files(texts.model_copy(update={"run": root / "run.trec", "depth": 3}), "openai:gpt-4.1-mini",
+                        labels=root / "gold.jsonl")

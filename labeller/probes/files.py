@@ -91,8 +91,8 @@ def probe_files(inputs: LabelInputs, judge: str, *, labels: Input | None = None,
     if unknown:
         raise BadInputError(f"--threshold names probe '{unknown[0]}', which is not run; add it to --probes or drop "
                             "its threshold", field="threshold")
-    if inputs.run is not None:
-        raise BadInputError("probes take --labels or --pairs, not --run", field="run")
+    if inputs.run is not None or inputs.depth is not None:  # (its `out` is unused: probes write their reports)
+        raise BadInputError("probes take --labels or --pairs, not --run with --depth", field="run")
     options, queries, corpus, pairs = inputs.options, inputs.queries, inputs.corpus, inputs.pairs
     dry = options.dry_run
     cache_spec = inputs.cache if inputs.cache is not None else default_spec()
