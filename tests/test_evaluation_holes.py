@@ -111,3 +111,31 @@ def test_a_hole_the_judge_cannot_grade_is_counted_written_and_retried_next_time(
         second = json.loads(stdout)["holes"]
         assert code == 0 and (second["new"], second["from_cache"], second["failed"]) == (1, 17, 0), err
         assert api.answers["ok"] == 18 and not (tmp_path / "holes.failures.jsonl").exists()
+
+
+def test_holes_take_the_price_table_and_output_mode_as_label_does(files, tmp_path, capsys, monkeypatch):
+    """--prices and --output-mode reach the hole-filling judge: every request asks for a JSON object, and the
+    cost is the price table's ($1 an input token here: the cost is the input tokens the server reported)."""
+    from fakeapi import FakeAPI
+
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[openai."gpt-4.1-mini"]\ninput = 1000000\noutput = 0\n')
+    out = tmp_path / "holes.jsonl"
+    with FakeAPI(api_key="sk-test-holes") as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-holes")
+        args = [a if a != "offline:lexical" else "openai:gpt-4.1-mini" for a in fill_args(files)]
+        result = cli_json(*args, "--prices", prices, "--output-mode", "json_object", "--timeout", "5",
+                          "--holes-out", out, capsys=capsys)
+        bodies = [r.body for r in api.requests if r.path.endswith("/chat/completions")]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert result["holes"]["new"] == 18 == len(bodies) == len(rows)
+    assert all(b["response_format"]["type"] == "json_object" for b in bodies)
+    assert result["holes"]["cost_usd"] == pytest.approx(sum(r["input_tokens"] for r in rows))
+
+
+@pytest.mark.parametrize("flag, value", [("--judge", "offline:lexical"), ("--depth", "3"), ("--prices", "p.toml"),
+                                         ("--output-mode", "text"), ("--base-url", "http://127.0.0.1:9/v1")])
+def test_a_hole_filling_flag_without_fill_holes_is_refused(files, capsys, flag, value):
+    code, out, err = cli("evaluate", "--run", files["run"], "--labels", files["gold"], flag, value, capsys=capsys)
+    assert code == 2 and f"{flag} is for --fill-holes, which was not given" in err and out == ""

@@ -573,6 +573,10 @@ CASES: list[Case] = [
          setup=lambda d: (d / "labels.jsonl").write_text('{"query_id": "q1", "doc_id": "d1", "grade":5, "grade":1}\n',
                                                           encoding="utf-8"),
          stderr="labels.jsonl:1: field 'grade': field 'grade' is given twice"),
+    # A hole-filling setting without --fill-holes was dropped without a word: refused, naming it.
+    Case("evaluate-judge-without-fill-holes", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl",
+                                               "--judge", "openai:gpt-4.1-mini", "--holes-out", "holes.jsonl"],
+         stderr="--judge, --holes-out are for --fill-holes, which was not given", outputs=("holes.jsonl",)),
     Case("evaluate-run-not-trec", ["evaluate", "--run", "run.trec", "--labels", "labels.jsonl"],
          setup=lambda d: (d / "run.trec").write_text("q1 d1\n", encoding="utf-8"), stderr="run.trec:1"),
     # The gate over nothing comparable fails (exit 1) with the reason; it used to print "gate PASSED".

@@ -76,6 +76,11 @@ def evaluate(
     concurrency: Annotated[int, typer.Option(min=1, help="For --fill-holes: requests in flight.")] = 16,
     max_cost: Annotated[Optional[float], typer.Option(min=0, help="For --fill-holes: USD budget.")] = None,
     holes_out: Annotated[Optional[Path], typer.Option(help="For --fill-holes: also write the new labels here.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help="For --fill-holes: TOML/JSON price table overriding the "
+                                                        "built-in prices.")] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="For --fill-holes: seconds to wait for one reply.")] = 60.0,
+    output_mode: Annotated[Optional[str], typer.Option(help="For --fill-holes: how the openai provider asks for the "
+                                                            "verdict (json_schema, json_object, tool, text).")] = None,
     confidence: Annotated[float, typer.Option(help="Bootstrap confidence level.")] = 0.95,
     permutations: Annotated[int, typer.Option(help="Randomization-test sign flips.")] = 10_000,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 10_000,
@@ -140,9 +145,10 @@ def evaluate(
         confidence=confidence, permutations=permutations, bootstrap=bootstrap, seed=seed,
         labels_alt=labels_alt, fill_holes=fill_holes, depth=depth, judge=judge, queries=queries, corpus=corpus,
         rubric=rubric, cache=cache, base_url=base_url, holes_out=holes_path, label_options=label_options,
+        prices=prices, timeout=timeout, output_mode=output_mode,
         fail_on_regression=fail_on_regression, floors=floor or [], gold=gold, gold_design=gold_design,
         gold_sample=gold_sample, corrected_gate=corrected_gate, per_query_coverage=per_query_coverage)
-    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric, gold, gold_sample])
+    inputs = existing_files([*run, labels, baseline, labels_alt, queries, corpus, rubric, gold, gold_sample, prices])
     check_outputs(inputs=inputs, files={"--holes-out": holes_path, "--junit": junit, "--summary": summary,
                                         **({f"--report's {n}": report / n for n in REPORT_FILES} if report else {})},
                   dirs={"--report": report, "--cache": cache if fill_holes else None})

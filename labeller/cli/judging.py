@@ -1,4 +1,5 @@
-"""Options every command that sends pairs to a judge shares (`label`, `probe`): one definition each."""
+"""Options every command that sends pairs to a judge shares (`label`, `probe`, `evaluate --fill-holes`): one
+definition each."""
 
 from __future__ import annotations
 
@@ -16,3 +17,6 @@ TpmOpt = Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute li
 PricesOpt = Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")]
 TimeoutOpt = Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply, time queued in a local "
                                                          "server included (see docs/local-servers.md).")]
+OutputModeOpt = Annotated[Optional[str], typer.Option(help="How the openai provider asks for the verdict: json_schema "
+                                                            "(default), json_object, tool or text; see "
+                                                            "docs/local-servers.md.")]

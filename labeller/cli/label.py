@@ -11,7 +11,8 @@ import typer
 
 from labeller.cli.app import STORE_HELP, app, cache_app
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
-from labeller.cli.judging import BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, PricesOpt, RpmOpt, TimeoutOpt, TpmOpt
+from labeller.cli.judging import (BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, OutputModeOpt, PricesOpt, RpmOpt,
+                                  TimeoutOpt, TpmOpt)
 
 FIRST_FAILURES = 5
 LOCAL_RAY = "local"  # labeller.distributed.LOCAL, without importing it for every command
@@ -39,9 +40,7 @@ def label(
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
     timeout: TimeoutOpt = 60.0,
-    output_mode: Annotated[Optional[str], typer.Option(help="How the openai provider asks for the verdict: json_schema "
-                                                            "(default), json_object, tool or text; see "
-                                                            "docs/local-servers.md.")] = None,
+    output_mode: OutputModeOpt = None,
     columns: ColumnsOpt = None,
     beir: BeirOpt = None,
     beir_split: BeirSplitOpt = "test",

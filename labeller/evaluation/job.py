@@ -62,6 +62,9 @@ class EvaluateOptions(BaseModel):
     cache: str | Path | None = None  # a store directory or URL; None: $LABELLER_CACHE or .labeller-cache
     base_url: str | None = None
     holes_out: Path | None = None
+    prices: Path | None = None  # --fill-holes: the judge's price table, its timeout and output mode (as label's)
+    timeout: float = 60.0
+    output_mode: str | None = None
     # --fill-holes: a labeller.labelling.LabelOptions (concurrency, --max-cost); typed Any because importing
     # labeller.labelling loads the engine, 0.1 s on every evaluation's start-up
     label_options: Any = None
@@ -98,6 +101,15 @@ def _check(options: EvaluateOptions) -> None:
     check_relevant_from(options.relevant_from)
     check_gain(options.gain)
     check_gate_options(options.alpha, options.test)
+    if not options.fill_holes:  # a hole-filling setting without --fill-holes would be dropped without a word
+        given = [flag for flag, value in (("--judge", options.judge), ("--depth", options.depth),
+                                          ("--base-url", options.base_url), ("--holes-out", options.holes_out),
+                                          ("--prices", options.prices), ("--output-mode", options.output_mode))
+                 if value is not None]
+        if given:
+            raise BadInputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --fill-holes, which "
+                                "was not given; add --fill-holes (and --queries, --corpus) or drop "
+                                f"{'it' if len(given) == 1 else 'them'}", field="fill_holes")
     if options.fill_holes:
         missing = [flag for flag, value in (("--judge", options.judge), ("--queries", options.queries),
                                             ("--corpus", options.corpus)) if value is None]
@@ -209,7 +221,8 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
         from labeller.labelling.models import LabelInputs, LabelOptions
 
         texts = LabelInputs(queries=options.queries, corpus=options.corpus, rubric=options.rubric, cache=options.cache,
-                            base_url=options.base_url, out=options.holes_out,
+                            base_url=options.base_url, out=options.holes_out, prices=options.prices,
+                            timeout=options.timeout, output_mode=options.output_mode,
                             options=options.label_options or LabelOptions())
         judgments, holes, _ = fill_holes(everything, judgments, depth, options.judge, texts)
 
