@@ -15,6 +15,7 @@ import typer
 from labeller.cli.app import STORE_HELP, app
 from labeller.cli.exporting import ExperimentOpt, ExportOpt, prepared_exports, stderr
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
+from labeller.cli.judging import OutputModeOpt, PricesOpt, TimeoutOpt
 
 _BASELINE_HELP = ("A run (TREC or table) or a saved `labeller evaluate --json` result to compare with; "
                   "enables the regression gate.")
@@ -76,11 +77,9 @@ def evaluate(
     concurrency: Annotated[int, typer.Option(min=1, help="For --fill-holes: requests in flight.")] = 16,
     max_cost: Annotated[Optional[float], typer.Option(min=0, help="For --fill-holes: USD budget.")] = None,
     holes_out: Annotated[Optional[Path], typer.Option(help="For --fill-holes: also write the new labels here.")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="For --fill-holes: TOML/JSON price table overriding the "
-                                                        "built-in prices.")] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="For --fill-holes: seconds to wait for one reply.")] = 60.0,
-    output_mode: Annotated[Optional[str], typer.Option(help="For --fill-holes: how the openai provider asks for the "
-                                                            "verdict (json_schema, json_object, tool, text).")] = None,
+    prices: PricesOpt = None,  # these three: for --fill-holes, as `label` takes them
+    timeout: TimeoutOpt = 60.0,
+    output_mode: OutputModeOpt = None,
     confidence: Annotated[float, typer.Option(help="Bootstrap confidence level.")] = 0.95,
     permutations: Annotated[int, typer.Option(help="Randomization-test sign flips.")] = 10_000,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 10_000,
