@@ -58,6 +58,27 @@ def test_evaluate_compare_agree_and_outcomes_write_nothing(no_temporary_files):
     assert linked.outcomes == "outcomes DataFrame" and linked.joined.outcomes == 3
 
 
+def test_run_files_under_the_callers_names_are_read_where_they_are(no_temporary_files, tmp_path):
+    """compare({name: path}) names each run as the caller does, a path baseline "baseline:baseline", with no link
+    or copy made anywhere; a bad line in a named run file is named by that file's own path and line."""
+    good, worse = tmp_path / "good.trec", tmp_path / "worse.tsv"
+    good.write_text("".join(f"{q} Q0 {d} 0 {s} x\n" for q, docs in RUN.items() for d, s in docs.items()))
+    worse.write_text("".join(f"{q} Q0 {d} 0 {-s} x\n" for q, docs in RUN.items() for d, s in docs.items()))
+    versus = labeller.compare(GOLD, {"production": good, "candidate": worse}, "ndcg@3", baseline=good,
+                              from_scale="0-3", permutations=50, bootstrap=50)
+    assert list(versus.runs) == ["production", "candidate", "baseline:baseline"]
+    assert versus.runs["production"].metrics == labeller.evaluate(GOLD, good, "ndcg@3", from_scale="0-3").metrics
+    listed = labeller.compare(GOLD, [good, worse], "ndcg@3", from_scale="0-3", permutations=50, bootstrap=50)
+    assert list(listed.runs) == ["good", "worse"]  # a list's paths keep their files' names
+    worse.write_text(worse.read_text() + "q1 Q0 d9 0 not-a-score x\n")
+    with pytest.raises(BadInputError) as caught:
+        labeller.compare(GOLD, {"production": good, "candidate": worse}, "ndcg@3", from_scale="0-3")
+    assert caught.value.path == str(worse) and caught.value.line == 12
+    with pytest.raises(BadInputError, match="2 run names for 1 runs"):
+        labeller.evaluation.evaluate(labeller.evaluation.EvaluateOptions(runs=[good], run_names=["a", "b"],
+                                                                          labels=tmp_path / "labels.jsonl"))
+
+
 def test_label_without_out_keeps_the_labels_in_memory_only(no_temporary_files, api, tmp_path, monkeypatch):
     """label() with no `out`, one judge or a jury: the labels come back as a frame and no file is written, neither
     in the working folder nor as a temporary file; the verdicts are in the store, so a second call sends nothing."""

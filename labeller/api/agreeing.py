@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from labeller.api.sources import Source, sources
+from labeller.api.sources import Source, api_errors, readable
 
 
 def agree(labels: Source, gold: Source, *, baseline: Source | None = None, queries: Source | None = None,
@@ -17,8 +17,8 @@ def agree(labels: Source, gold: Source, *, baseline: Source | None = None, queri
     from labeller.agreement import agree as run_agreement
     from labeller.io.columns import column_mapping
 
-    with sources() as held, column_mapping(columns):
-        inputs = {role: held.add(source, role) for role, source in
+    with api_errors(), column_mapping(columns):
+        inputs = {role: readable(source, role) for role, source in
                   (("labels", labels), ("gold", gold), ("baseline", baseline), ("queries", queries),
                    ("corpus", corpus)) if source is not None}
-        return held.rename(run_agreement(AgreeOptions(**inputs, **options)))
+        return run_agreement(AgreeOptions(**inputs, **options))

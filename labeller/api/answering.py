@@ -10,7 +10,7 @@ from typing import Any
 from labeller.answers.job import AnswerFiles, read_inputs
 from labeller.answers.models import AnswerOptions, AnswerReport
 from labeller.answers.run import judge_answers as _judge
-from labeller.api.sources import readable, sources
+from labeller.api.sources import api_errors, readable
 
 Table = Any  # a pandas DataFrame, or a list of row dicts
 
@@ -27,7 +27,7 @@ def judge_answers(answers: Table, *, queries: Table, corpus: Table | None = None
     `facts` {query_id, facts, forbidden?}, `outcomes` {query_id, outcome}. `options` (AnswerOptions): the judge,
     store, claim rubric, LabelOptions (concurrency, max_cost, samples, dry_run) and gate thresholds.
     report.answers holds one AnswerRecord per query; report.passed is the gate's verdict."""
-    with sources():  # errors name the parameters (run=, corpus=), not the command line's flags
+    with api_errors():  # errors name the parameters (run=, corpus=), not the command line's flags
         files = AnswerFiles(queries=readable(queries, "queries"), answers=readable(answers, "answers"),
                             corpus=readable(corpus, "corpus"), run=readable(run, "run"), depth=depth,
                             contexts=readable(contexts, "contexts"), required=readable(required, "required"),

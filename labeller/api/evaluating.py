@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from labeller.api.sources import Source, sources
+from labeller.api.sources import Source, api_errors, readable
 from labeller.evaluation.results import Evaluation
 
 
@@ -61,18 +61,19 @@ def compare(labels: Source, runs: dict[str, Source] | list[Source], metrics: str
     the runs; a list takes each name from its file (run, run#2, ... for in-memory runs)."""
     from labeller.evaluation import EvaluateOptions
     from labeller.evaluation import evaluate as run_evaluation
+    from labeller.evaluation.runs import run_name
     from labeller.io.columns import column_mapping
 
-    named = runs.items() if isinstance(runs, dict) else [(None, r) for r in runs]
-    with sources() as held, column_mapping(columns):
-        paths = [held.add(source, "run", name if name is not None or isinstance(source, (str, Path)) else "run")
-                 for name, source in named]
+    named = list(runs.items()) if isinstance(runs, dict) else [(None, r) for r in runs]
+    # a dict's keys name its runs; a list's paths are named by their files, its frames "run" (run#2, ...)
+    names = [name if name is not None else run_name(source) if isinstance(source, (str, Path)) else "run"
+             for name, source in named]
+    with api_errors(), column_mapping(columns):
         for role in ("labels_alt", "gold", "gold_sample"):  # second judgments, people's grades, the frozen sample they
             # were graded from: a frame or dict as well as a path
-            if options.get(role) is not None:
-                options[role] = held.add(options[role], role)
+            options[role] = readable(options.get(role), role)
         ev = run_evaluation(EvaluateOptions(
-            runs=paths, labels=held.add(labels, "labels"), metrics=metrics if isinstance(metrics, str)
-            else ",".join(metrics), baseline=None if baseline is None else held.add(baseline, "baseline",
-                                                                                    "baseline"), **options))
-        return EvaluationResult.model_validate_json(held.shown(ev.model_dump_json()))
+            runs=[readable(source, "run", name) for (_, source), name in zip(named, names)], run_names=names,
+            labels=readable(labels, "labels"), metrics=metrics if isinstance(metrics, str) else ",".join(metrics),
+            baseline=readable(baseline, "baseline", "baseline"), baseline_name="baseline", **options))
+        return EvaluationResult.model_validate(ev.model_dump())

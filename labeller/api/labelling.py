@@ -7,7 +7,7 @@ import concurrent.futures
 from pathlib import Path
 from typing import Any
 
-from labeller.api.sources import Source, sources
+from labeller.api.sources import Source, api_errors, readable
 from labeller.errors import LabellingFailedError
 
 
@@ -91,16 +91,16 @@ def _label(*, pairs, queries, corpus, judge="offline:lexical", rubric="general",
     options = LabelOptions(concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, progress=progress,
                            samples=samples, aggregate=aggregate, adaptive=adaptive, grade_probs=grade_probs,
                            top_logprobs=top_logprobs, ray=_ray_options(ray))
-    with sources() as held, column_mapping(columns):
-        inputs = LabelInputs(queries=held.add(queries, "queries"), corpus=held.add(corpus, "corpus"),
-                             pairs=None if pairs is None else held.add(pairs, "pairs"),
-                             run=None if run is None else held.add(run, "run"), depth=depth, rubric=rubric,
+    with api_errors(), column_mapping(columns):
+        inputs = LabelInputs(queries=readable(queries, "queries"), corpus=readable(corpus, "corpus"),
+                             pairs=readable(pairs, "pairs"),
+                             run=readable(run, "run"), depth=depth, rubric=rubric,
                              cache=cache, out=Path(out) if out is not None else None,
                              base_url=base_url, options=options, prices=prices, timeout=timeout,
                              temperature=temperature, output_mode=output_mode)
         judging = Judging(judges=judges or [judge], escalate_to=escalate_to, below=escalate_below,
                           near_cut=escalate_near_cut, above=escalate_above_entropy, relevant_from=relevant_from,
-                          gold=None if gold is None else held.add(gold, "gold"), gold_scale=gold_scale)
+                          gold=readable(gold, "gold"), gold_scale=gold_scale)
         try:
             result = label_any(judging, inputs)
         except LabellingFailedError as exc:

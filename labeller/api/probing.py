@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labeller.api.sources import Source, sources
+from labeller.api.sources import Source, api_errors, readable
 
 
 def probe(labels: Source | None = None, *, queries: Source, corpus: Source, pairs: Source | None = None,
@@ -29,11 +29,11 @@ def probe(labels: Source | None = None, *, queries: Source, corpus: Source, pair
     settings = ProbeSettings(probes=parse_probes(names), pairs_per_probe=pairs_per_probe,
                              thresholds=parse_thresholds(None if threshold is None else str(threshold)),
                              seed=seed, resamples=resamples, confidence=confidence, relevant_from=relevant_from)
-    with sources() as held, column_mapping(columns):
-        inputs = LabelInputs(queries=held.add(queries, "queries"), corpus=held.add(corpus, "corpus"),
-                             pairs=None if pairs is None else held.add(pairs, "pairs"), rubric=rubric, cache=cache,
+    with api_errors(), column_mapping(columns):
+        inputs = LabelInputs(queries=readable(queries, "queries"), corpus=readable(corpus, "corpus"),
+                             pairs=readable(pairs, "pairs"), rubric=rubric, cache=cache,
                              out=None, base_url=base_url, timeout=timeout,
                              options=LabelOptions(concurrency=concurrency, max_cost=max_cost, progress=False))
-        report, _ = probe_files(inputs, judge, labels=None if labels is None else held.add(labels, "labels"),
+        report, _ = probe_files(inputs, judge, labels=readable(labels, "labels"),
                                 settings=settings, report_dir=report_dir)
         return report

@@ -3,24 +3,20 @@ ordinary readers read, so a DataFrame meets exactly the checks and figures a fil
 
 A frame, list of rows or {query: {doc: value}} dict is handed to the readers in memory (io.memory.InMemory:
 nothing is written); errors and results name it as the caller knows it ("labels DataFrame:3: field 'grade':
-...", row 3 being the third row). A path given under another name (a run's) is a link so named in a private
-temporary folder (a label call given no `out` writes nothing: its labels are only returned). The library's messages speak
-of command-line flags ("--from-scale labels=0-3"); called from Python they name the parameter instead
-(`from_scale="labels=0-3"`), unless the command line is the caller (`flag_wording`).
+...", row 3 being the third row). A path is read where it is; a name the caller gives a run goes beside it
+(EvaluateOptions.run_names), so nothing is linked, copied or written (a label call given no `out` only returns its
+labels). The library's messages speak of command-line flags ("--from-scale labels=0-3"); called from Python they
+name the parameter instead (`from_scale="labels=0-3"`), unless the command line is the caller (`flag_wording`).
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from labeller.errors import BadInputError
 from labeller.io.memory import InMemory
@@ -59,61 +55,13 @@ def parameter_wording(text: str) -> str:
 Source = Any  # a path, a pandas DataFrame, a list of row dicts, a {query: {doc: value}} dict, a ranx Run/Qrels
 
 
-class Sources:
-    """A call's inputs as the readers take them (in_memory), a temporary folder for what must be a file (a path
-    under another name), and how to name each back to the caller."""
-
-    def __init__(self) -> None:
-        self._root: Path | None = None
-        self.names: dict[str, str] = {}  # temporary path -> what the caller calls it
-
-    @property
-    def root(self) -> Path:
-        """The temporary folder, made on first use: a call given only paths (the CLI's) needs none."""
-        if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="labeller-api-"))
-        return self._root
-
-    def close(self) -> None:
-        if self._root is not None:
-            shutil.rmtree(self._root, ignore_errors=True)
-
-    def add(self, source: Source, role: str, name: str | None = None) -> Path | InMemory:
-        """What to read `source` from: a path, or the frame or mapping itself (io.memory.InMemory), which every
-        reader takes where it takes a path; `name` is a run's name in results."""
-        if not isinstance(source, (str, Path)):
-            return in_memory(source, role, name)
-        path = Path(source)
-        if name is None:
-            return path
-        # a path under another name (a run's): a link named so, in a folder of its own
-        link = self._slot(name, path.suffix if path.suffix != ".gz" else "".join(path.suffixes[-2:]))
-        link.symlink_to(path.resolve())
-        self.names[str(link)] = str(path)
-        return link
-
-    def _slot(self, name: str, suffix: str) -> Path:
-        folder = self.root / str(len(list(self.root.iterdir())))
-        folder.mkdir()
-        return folder / f"{re.sub(r'[^A-Za-z0-9_.@+-]', '_', name) or 'input'}{suffix}"
-
-    def shown(self, text: str) -> str:
-        for path, name in self.names.items():
-            text = text.replace(path, name)
-        return text
-
-    def rename(self, result: BaseModel) -> BaseModel:
-        """The result with every temporary path replaced by the caller's name for it."""
-        if not self.names:
-            return result
-        return type(result).model_validate_json(self.shown(result.model_dump_json()))
-
-
-def readable(source: Source | None, role: str) -> Path | InMemory | None:
-    """What the readers read `source` from: a path as it is, anything else in memory (in_memory); None stays None."""
+def readable(source: Source | None, role: str, name: str | None = None) -> Path | InMemory | None:
+    """What the readers read `source` from: a path as it is, anything else in memory (in_memory), named `name` (a
+    run's name in results) if given; None stays None. A path's own name is given beside it (EvaluateOptions'
+    run_names), so nothing is ever linked or copied under another name."""
     if source is None or isinstance(source, (str, Path)):
         return None if source is None else Path(source)
-    return in_memory(source, role)
+    return in_memory(source, role, name)
 
 
 def in_memory(source: Source, role: str, name: str | None = None) -> InMemory:
@@ -156,15 +104,12 @@ def _frame_type(source: Any) -> str | None:
 
 
 @contextmanager
-def sources() -> Iterator[Sources]:
-    """A Sources folder for one call; a BadInputError about one of its files names the caller's input."""
-    held = Sources()
+def api_errors() -> Iterator[None]:
+    """A BadInputError raised inside names the API's parameters instead of command-line flags (parameter_wording),
+    unless the command line is the caller (flag_wording)."""
     try:
-        yield held
+        yield
     except BadInputError as exc:
-        path = held.names.get(exc.path or "", exc.path)
-        detail = held.shown(exc.detail)
-        raise type(exc)(detail if _FLAG_WORDING.get() else parameter_wording(detail), path=path, line=exc.line,
-                        field=exc.field) from None
-    finally:
-        held.close()
+        if _FLAG_WORDING.get():
+            raise
+        raise type(exc)(parameter_wording(exc.detail), path=exc.path, line=exc.line, field=exc.field) from None

@@ -35,6 +35,8 @@ DEFAULT_METRICS = "ndcg@10,recall@100,mrr@10"
 class EvaluateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     runs: list[Input]
+    # the runs' names in results, in order (the Python API's dict keys); None: each from its file (run_name)
+    run_names: list[str] | None = None
     labels: Input
     metrics: str = DEFAULT_METRICS
     relevant_from: int = 3
@@ -42,6 +44,7 @@ class EvaluateOptions(BaseModel):
     gain: str = "linear"
     average: str = "trec"
     baseline: Input | None = None
+    baseline_name: str | None = None  # shown as "baseline:<name>"; None: from its file
     thresholds: list[str] = Field(default_factory=list)
     default_threshold: float = DEFAULT_THRESHOLD
     alpha: float = DEFAULT_ALPHA
@@ -81,6 +84,11 @@ class EvaluateOptions(BaseModel):
 def _check(options: EvaluateOptions) -> None:
     if not options.runs:
         raise BadInputError("no run given; expected --run RUN (TREC, .jsonl, .csv or .parquet)", field="run")
+    if options.run_names is not None and len(options.run_names) != len(options.runs):
+        raise BadInputError(f"{len(options.run_names)} run names for {len(options.runs)} runs; expected one name "
+                            "per run, in order", field="run_names")
+    if options.run_names is not None and not all(name.strip() for name in options.run_names):
+        raise BadInputError("a run name is empty; expected a name to show in results", field="run_names")
     if options.fail_on_regression and options.baseline is None:  # asked for, with nothing to compare with
         raise BadInputError("--fail-on-regression needs --baseline (a run or a saved --json result)",
                             field="fail_on_regression")
@@ -204,9 +212,11 @@ def evaluate(options: EvaluateOptions) -> Evaluation:
     scale = command_scale(options.from_scale, [options.labels, options.labels_alt])  # bare: qrels, else tables
     judgments = load_judgments(options.labels, scale)
     exact = options.exact_scores
-    rankings = [load_run(p, exact_scores=exact) for p in options.runs]
+    rankings = [load_run(p, name, exact_scores=exact)
+                for p, name in zip(options.runs, options.run_names or [None] * len(options.runs))]
     saved = load_saved(options.baseline) if options.baseline is not None else None
-    baseline_run = load_run(options.baseline, exact_scores=exact) if options.baseline and saved is None else None
+    baseline_run = (load_run(options.baseline, options.baseline_name, exact_scores=exact)
+                    if options.baseline and saved is None else None)
     if baseline_run is not None:
         baseline_run.name = f"baseline:{baseline_run.name}"
     everything = rankings + ([baseline_run] if baseline_run else [])
