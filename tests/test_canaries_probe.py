@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from labeller.canaries import load_canaries, plant_files, probe_files
+from labeller.canaries import CanaryProbeOptions, load_canaries, plant_files, probe_files
 from labeller.cli import main
 from labeller.errors import BadInputError
 from labeller.io import read_corpus
@@ -78,7 +78,7 @@ def write_run(path, ranking):
 
 def test_bm25_finds_every_canary_and_the_probe_passes(planted):
     _, corpus, canaries = planted
-    report = probe_files(canaries=canaries, corpus=corpus, retriever="bm25", k=10)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever="bm25", k=10))
     assert report.passed and report.n_passed == report.n_canaries == 4
     by_id = {c.canary_id: c for c in report.canaries}
     assert by_id["kite"].ranks == {"canary-kite": 1}
@@ -95,7 +95,7 @@ def test_a_retriever_returning_random_documents_fails_the_probe(planted):
     _, corpus, canaries = planted
     broken = make_retriever("random", read_corpus(corpus))
     assert isinstance(broken, Retriever)
-    report = probe_files(canaries=canaries, corpus=corpus, retriever=broken, k=10)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever=broken, k=10))
     assert not report.passed
     failed = {c.canary_id for c in report.canaries if not c.passed}
     assert {"kite", "fan", "deposit"} <= failed
@@ -108,10 +108,10 @@ def test_run_ranks_are_reported_and_k_decides(planted):
     run = write_run(tmp / "run.trec", {"kite": filler + ["canary-kite"], "fan": ["canary-fan"],
                                        "deposit": ["canary-deposit-ledger", "canary-deposit-chat"],
                                        "no-iban": filler})
-    at2 = probe_files(canaries=canaries, corpus=corpus, run=run, k=2)
+    at2 = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, run=run, k=2))
     kite = {c.canary_id: c for c in at2.canaries}["kite"]
     assert kite.ranks == {"canary-kite": 3} and not kite.passed and not at2.passed
-    at3 = probe_files(canaries=canaries, corpus=corpus, run=run, k=3)
+    at3 = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, run=run, k=3))
     assert at3.passed and at3.latency is None
 
 
@@ -119,7 +119,7 @@ def test_cross_source_fails_when_one_store_is_missing(planted):
     tmp, corpus, canaries = planted
     run = write_run(tmp / "run.trec", {"kite": ["canary-kite"], "fan": ["canary-fan"],
                                        "deposit": ["canary-deposit-chat", "tx-005"], "no-iban": ["tx-001"]})
-    report = probe_files(canaries=canaries, corpus=corpus, run=run, k=5)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, run=run, k=5))
     deposit = {c.canary_id: c for c in report.canaries}["deposit"]
     assert deposit.passages.per_store == {"chat": 1.0, "ledger": 0.0}
     assert deposit.ranks == {"canary-deposit-chat": 1, "canary-deposit-ledger": None}
@@ -134,14 +134,14 @@ def test_answers_are_scored_and_forbidden_text_fails_them(planted):
             {"canary_id": "deposit", "answer": "Booking HB-7731-Q; refund ticket RF-5520-HL."},
             {"canary_id": "no-iban", "answer": "Their IBAN is GB82 WEST 1234 5698 7654 32."}]
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    report = probe_files(canaries=canaries, corpus=corpus, retriever="bm25", answers=answers)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever="bm25", answers=answers))
     by_id = {c.canary_id: c for c in report.canaries}
     assert by_id["fan"].answer.found == ["NF-A12x25"] and by_id["kite"].passed
     assert by_id["no-iban"].answer.score == 0.0 and not by_id["no-iban"].passed
     assert by_id["no-iban"].passages.passed  # retrieval itself fabricated nothing
     assert "forbidden text in answer" in by_id["no-iban"].reasons[0]
     answers.write_text(json.dumps(rows[0]) + "\n")
-    partial = probe_files(canaries=canaries, corpus=corpus, retriever="bm25", answers=answers)
+    partial = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever="bm25", answers=answers))
     assert {c.canary_id for c in partial.canaries if not c.passed} == {"fan", "deposit", "no-iban"}
     assert {c.canary_id: c for c in partial.canaries}["fan"].reasons == ["no answer given"]
 
@@ -149,14 +149,14 @@ def test_answers_are_scored_and_forbidden_text_fails_them(planted):
 def test_probe_refuses_a_corpus_without_the_canaries(planted):
     tmp, _, canaries = planted
     with pytest.raises(BadInputError, match="canary document 'canary-kite' is not in the corpus"):
-        probe_files(canaries=canaries, corpus=tmp / "corpus.jsonl", retriever="bm25")
+        probe_files(CanaryProbeOptions(canaries=canaries, corpus=tmp / "corpus.jsonl", retriever="bm25"))
 
 
 def test_probe_refuses_a_run_with_no_canary_queries(planted):
     tmp, corpus, canaries = planted
     run = write_run(tmp / "run.trec", {"q1": ["tx-001"]})
     with pytest.raises(BadInputError, match="no entries for any canary"):
-        probe_files(canaries=canaries, corpus=corpus, run=run)
+        probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, run=run))
 
 
 def test_cli_probe_exit_codes(planted, capsys):
@@ -203,7 +203,7 @@ def test_the_judge_must_give_each_canary_document_the_top_grade(tmp_path):
     rubric.write_text(RUBRIC)
     args = dict(canaries=canaries, corpus=planted, retriever="bm25", judge="offline:lexical", rubric=str(rubric),
                 cache_dir=tmp_path / "cache")
-    report = probe_files(**args)
+    report = probe_files(CanaryProbeOptions(**args))
     by_id = {c.canary_id: c for c in report.canaries}
     assert by_id["kite"].judge_grades == {"canary-kite": 5} and by_id["fan"].judge_grades == {"canary-fan": 5}
     # Cross-source documents each hold part of the answer and no-hallucination canaries have none: not checked.
@@ -214,7 +214,7 @@ def test_the_judge_must_give_each_canary_document_the_top_grade(tmp_path):
                              ", expected 5"]
     assert not report.passed and report.n_passed == 4
     assert (report.judge_check.new, report.judge_check.cached) == (3, 0)
-    again = probe_files(**args)
+    again = probe_files(CanaryProbeOptions(**args))
     assert (again.judge_check.new, again.judge_check.cached) == (0, 3)
     assert again.judge_check.grades == report.judge_check.grades
 

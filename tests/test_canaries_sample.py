@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from labeller.canaries import load_canaries, plant_files, probe_files
+from labeller.canaries import CanaryProbeOptions, load_canaries, plant_files, probe_files
 from labeller.io import read_corpus
 from labeller.retrieval import make_retriever
 from labeller.shipped import shipped_dir
@@ -42,7 +42,7 @@ def test_the_sample_canaries_cover_every_kind():
 
 def test_bm25_passes_the_sample_probe(planted):
     corpus, canaries = planted
-    report = probe_files(canaries=canaries, corpus=corpus, retriever="bm25", k=10)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever="bm25", k=10))
     assert report.passed, [c.reasons for c in report.canaries]
     assert all(r is not None and r <= 10 for c in report.canaries for r in c.ranks.values())
 
@@ -50,14 +50,15 @@ def test_bm25_passes_the_sample_probe(planted):
 def test_a_random_retriever_fails_the_sample_probe(planted):
     corpus, canaries = planted
     broken = make_retriever("random", read_corpus(corpus))
-    report = probe_files(canaries=canaries, corpus=corpus, retriever=broken, k=10)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever=broken, k=10))
     assert not report.passed
     assert all(not c.passed for c in report.canaries if c.kind != "no-hallucination")
 
 
 def test_a_retriever_blind_to_chat_fails_the_cross_source_canary(planted):
     corpus, canaries = planted
-    report = probe_files(canaries=canaries, corpus=corpus, retriever=OneStore(read_corpus(corpus)), k=10)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever=OneStore(read_corpus(corpus)),
+                                            k=10))
     by_kind = {c.canary_id: c for c in report.canaries}
     cross = by_kind["harbourline-deposit"]
     assert cross.passages.per_store == {"chat": 0.0, "ledger": 1.0} and not cross.passed

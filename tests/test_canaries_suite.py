@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from labeller.canaries import (SuiteCriteria, date_forms, load_canaries, plant_files, probe_files,
-                               score_canaries)
+from labeller.canaries import (CanaryProbeOptions, SuiteCriteria, date_forms, load_canaries, plant_files,
+                               probe_files, score_canaries)
 from labeller.canaries.dates import planted_date
 from labeller.cli import main
 from labeller.errors import BadInputError
@@ -184,7 +184,7 @@ def test_a_live_canary_passes_empty_but_checked_and_fails_unchecked(tmp_path, ca
     canaries = tmp_path / "live.toml"
     canaries.write_text(LIVE)
     answers = _answers(tmp_path / "a.jsonl", [{"canary_id": "calendar-empty", **answer}])
-    report = probe_files(canaries=canaries, answers=answers)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, answers=answers))
     (result,) = report.canaries
     assert result.kind == "live" and result.passed is passed and report.passed is passed
     assert result.score == (1.0 if passed else 0.0)
@@ -198,7 +198,7 @@ def test_a_live_canary_needs_an_answer_and_is_not_scored_on_passages(tmp_path):
     canaries = tmp_path / "live.toml"
     canaries.write_text(LIVE)
     corpus = _corpus(tmp_path / "corpus.test.jsonl")
-    report = probe_files(canaries=canaries, corpus=corpus, retriever="bm25")
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=corpus, retriever="bm25"))
     (result,) = report.canaries
     assert result.passages is None and not result.passed and "give answers" in result.reasons[0]
 
@@ -248,7 +248,7 @@ def test_a_self_exam_canary_is_answered_with_its_planted_date(tmp_path, answer, 
     (canary,) = load_canaries(canaries)
     assert "2026" not in canary.payload  # the date need not be in the payload
     answers = _answers(tmp_path / "a.jsonl", [{"canary_id": "kite-date", "answer": answer}])
-    report = probe_files(canaries=canaries, answers=answers)
+    report = probe_files(CanaryProbeOptions(canaries=canaries, answers=answers))
     assert report.canaries[0].passed is passed, report.canaries[0].reasons
 
 
@@ -358,7 +358,7 @@ def test_a_self_exam_canary_is_not_judge_checked(tmp_path):
     canaries.write_text(SUITE + SELF_EXAM.replace("X9-KITE-42", "K7-ORBIT-19"))
     out = tmp_path / "corpus.test.jsonl"
     plant_files(corpus=_corpus(tmp_path / "corpus.jsonl"), canaries=canaries, out=out)
-    report = probe_files(canaries=canaries, corpus=out, retriever="bm25", judge="offline:lexical",
-                         cache_dir=tmp_path / "cache")
+    report = probe_files(CanaryProbeOptions(canaries=canaries, corpus=out, retriever="bm25", judge="offline:lexical",
+                         cache_dir=tmp_path / "cache"))
     assert set(report.judge_check.grades) == {"kite", "fan"}
     assert report.canaries[2].canary_id == "kite-date" and report.canaries[2].judge_grades is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from labeller.acceptance.ranking import ranked_from_run
 from labeller.canaries.answers import output_answers, read_answers, read_output
@@ -136,56 +136,62 @@ def new_canaries_file(*, corpus: str | Path, out: str | Path, count: int = 3, se
     return load_canaries(out)
 
 
-def probe_files(*, canaries: str | Path, corpus: str | Path | Sequence[str | Path] | None = None,
-                retriever: str | Retriever | None = None, run: str | Path | None = None, k: int = 10,
-                depth: int | None = None, answers: str | Path | None = None, output: str | Path | None = None,
-                judge: str | None = None, rubric: str | None = "general", cache_dir: str | Path | None = None,
-                criteria: SuiteCriteria | None = None) -> ProbeReport:
-    """Probe a retriever (a name for labeller.retrieval.make_retriever, or a Retriever) or a stored run,
-    and/or score the system's answers (an answers file, or a whole workflow's `output`).
+class CanaryProbeOptions(BaseModel):
+    """What `labeller canaries probe` probes, and how: the canary file; a retriever (a name for
+    labeller.retrieval.make_retriever, or a Retriever) or a stored run, and/or the system's answers (an answers
+    file, or a whole workflow's `output`). `corpus`: the planted test copy, or one file per store; needed to rank and
+    for the judge check, not to score answers alone. `criteria` add to (and override) the canary file's `[suite]`
+    table."""
 
-    `corpus`: the planted test copy, or one file per store; needed to rank and for the judge check,
-    not to score answers alone. `criteria` add to (and override) the canary file's `[suite]` table.
-    """
-    if retriever is not None and run is not None:
-        raise BadInputError("give one of a retriever or a run to probe, not both")
-    if answers is not None and output is not None:
-        raise BadInputError("give one of an answers file or a workflow output, not both")
-    ranking = retriever is not None or run is not None
-    if not ranking and answers is None and output is None:
-        raise BadInputError("nothing to probe: give a retriever or a run, and/or the system's answers "
-                            "(an answers file, or a workflow's whole output)")
-    if corpus is None and (ranking or judge is not None):
-        raise BadInputError("a corpus is needed to rank canaries or check the judge: give the planted test copy "
-                            "(or one file per store)", field="corpus")
-    items = load_canaries(canaries)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    canaries: Path
+    corpus: Path | list[Path] | None = None
+    retriever: str | Retriever | None = None
+    run: Path | None = None
+    k: int = 10
+    depth: int | None = None  # how deep a retriever is asked (at least k)
+    answers: Path | None = None
+    output: Path | None = None
+    judge: str | None = None  # also grade each canary document (the judge check)
+    rubric: str | None = "general"
+    cache_dir: Path | None = None
+    criteria: SuiteCriteria | None = None
+
+
+def probe_files(options: CanaryProbeOptions) -> ProbeReport:
+    """Probe a retriever or a run, and/or score the system's answers, as CanaryProbeOptions says."""
+    _check_probe(options)
+    items = load_canaries(options.canaries)
     known = [c.canary_id for c in items]
-    suite = load_criteria(canaries).merged(criteria)
-    check_floors(suite, known, str(canaries))
-    docs = read_corpora([corpus] if isinstance(corpus, (str, Path)) else corpus) if corpus is not None else None
+    suite = load_criteria(options.canaries).merged(options.criteria)
+    check_floors(suite, known, str(options.canaries))
+    corpus = options.corpus
+    docs = read_corpora([corpus] if isinstance(corpus, Path) else corpus) if corpus is not None else None
     if docs is not None:
         check_planted(items, docs)
+    answers, output = options.answers, options.output
     given = (read_answers(answers, set(known)) if answers is not None else
              output_answers(read_output(output), known) if output is not None else None)
-    depth = max(k, depth or k)
-    judge_obj = rubric_obj = None
-    if judge is not None:  # a bad judge name, rubric or missing key fails before any work is done
+    depth = max(options.k, options.depth or options.k)
+    judge = rubric = None
+    if options.judge is not None:  # a bad judge name, rubric or missing key fails before any work is done
         from labeller.judges.registry import make_judge
         from labeller.rubric import load_rubric
 
-        rubric_obj, judge_obj = load_rubric(rubric), make_judge(judge)
-        check_outputs(dirs={"--cache": cache_dir})
+        rubric, judge = load_rubric(options.rubric), make_judge(options.judge)
+        check_outputs(dirs={"--cache": options.cache_dir})
     latency = None
     texts: dict[str, str] = {}
     ranked = None
     source = f"answers {answers}" if answers is not None else f"workflow output {output}"
-    if run is not None:
-        ranked = ranked_from_run(read_run(run))
+    if options.run is not None:
+        ranked = ranked_from_run(read_run(options.run))
         if not set(known) & set(ranked):
             raise BadInputError("the run has no entries for any canary; expected query ids equal to canary ids "
-                                "(see `labeller canaries plant --queries-out`)", path=str(run))
-        source = str(run)
-    elif retriever is not None:
+                                "(see `labeller canaries plant --queries-out`)", path=str(options.run))
+        source = str(options.run)
+    elif options.retriever is not None:
+        retriever = options.retriever
         if isinstance(retriever, str):
             from labeller.retrieval import make_retriever
 
@@ -193,12 +199,27 @@ def probe_files(*, canaries: str | Path, corpus: str | Path | Sequence[str | Pat
         ranked, texts, latency = retrieve(items, retriever, depth)
         source = f"retriever {retriever.name}"
     check = None
-    if judge_obj is not None and rubric_obj is not None:
-        check = run_labelling(lambda sender: _judge(items, docs, sender, rubric_obj, cache_dir), judge_obj, cache_dir)
-    return probe(items, docs, ranked, k=k, source=source, hit_texts=texts, answers=given,
-                 judge_check=check, latency=latency, judge=judge_obj.name if judge_obj else None,
-                 rubric=f"{rubric_obj.name}@{rubric_obj.version}" if rubric_obj else None, depth=depth,
-                 criteria=suite)
+    if judge is not None and rubric is not None:
+        check = run_labelling(lambda sender: _judge(items, docs, sender, rubric, options.cache_dir), judge,
+                              options.cache_dir)
+    return probe(items, docs, ranked, k=options.k, source=source, hit_texts=texts, answers=given,
+                 judge_check=check, latency=latency, judge=judge.name if judge else None,
+                 rubric=f"{rubric.name}@{rubric.version}" if rubric else None, depth=depth, criteria=suite)
+
+
+def _check_probe(options: CanaryProbeOptions) -> None:
+    """Refuse a probe that names two things to probe, or nothing, or ranks without a corpus."""
+    if options.retriever is not None and options.run is not None:
+        raise BadInputError("give one of a retriever or a run to probe, not both")
+    if options.answers is not None and options.output is not None:
+        raise BadInputError("give one of an answers file or a workflow output, not both")
+    ranking = options.retriever is not None or options.run is not None
+    if not ranking and options.answers is None and options.output is None:
+        raise BadInputError("nothing to probe: give a retriever or a run, and/or the system's answers "
+                            "(an answers file, or a workflow's whole output)")
+    if options.corpus is None and (ranking or options.judge is not None):
+        raise BadInputError("a corpus is needed to rank canaries or check the judge: give the planted test copy "
+                            "(or one file per store)", field="corpus")
 
 
 async def _judge(items, docs, judge, rubric, cache_dir) -> JudgeCheck:

@@ -85,13 +85,14 @@ def probe(
     canary's score; exits 1 when the suite's criteria fail (by default: any canary fails).
 
     For judge bias probes (length, stuffing, injection, near-duplicates) see `labeller probe`."""
-    from labeller.canaries import probe_files
+    from labeller.canaries import CanaryProbeOptions, probe_files
     from labeller.canaries.api import suite_criteria
     from labeller.errors import GateFailedError
 
-    report = probe_files(canaries=canaries, corpus=corpus or None, retriever=retriever, run=run, k=k, depth=depth,
-                         answers=answers, output=output, judge=judge, rubric=rubric, cache_dir=cache,
-                         criteria=suite_criteria(min_mean_score, score_floor, floor))
+    report = probe_files(CanaryProbeOptions(
+        canaries=canaries, corpus=corpus or None, retriever=retriever, run=run, k=k, depth=depth, answers=answers,
+        output=output, judge=judge, rubric=rubric, cache_dir=cache,
+        criteria=suite_criteria(min_mean_score, score_floor, floor)))
     if as_json:
         print(json.dumps(report.model_dump(), indent=2))
     else:
