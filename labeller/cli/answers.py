@@ -9,7 +9,8 @@ import typer
 
 from labeller.cli.app import STORE_HELP, app
 from labeller.cli.exporting import ExperimentOpt, ExportOpt, prepared_exports, stderr
-from labeller.cli.judging import BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, PricesOpt, RpmOpt, TimeoutOpt, TpmOpt
+from labeller.cli.judging import (BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, OutputModeOpt, PricesOpt, RpmOpt,
+                                  TemperatureOpt, TimeoutOpt, TpmOpt)
 
 answers_app = typer.Typer(help="Judge generated answers: claims against the retrieved evidence, attribution of "
                                "failures to retrieval or generation.", no_args_is_help=True)
@@ -69,8 +70,8 @@ def judge(
                                                         "API (half price, results within 24 h).")] = False,
     poll_interval: Annotated[float, typer.Option(min=0.01, help="With --batch: seconds between polls of a batch "
                                                                 "in flight.")] = 30.0,
-    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature (OpenAI-compatible).")] = None,
-    output_mode: Annotated[Optional[str], typer.Option(help="json_schema, json_object, tool or text.")] = None,
+    temperature: TemperatureOpt = None,
+    output_mode: OutputModeOpt = None,
     cache: Annotated[Optional[str], typer.Option(help=STORE_HELP)] = None,
     concurrency: ConcurrencyOpt = 16,
     max_cost: MaxCostOpt = None,

@@ -17,6 +17,8 @@ TpmOpt = Annotated[Optional[int], typer.Option(min=1, help="Tokens-per-minute li
 PricesOpt = Annotated[Optional[Path], typer.Option(help="TOML/JSON price table overriding the built-in prices.")]
 TimeoutOpt = Annotated[float, typer.Option(min=0.1, help="Seconds to wait for one reply, time queued in a local "
                                                          "server included (see docs/local-servers.md).")]
+TemperatureOpt = Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
+                                                               "judge (default 0).")]
 OutputModeOpt = Annotated[Optional[str], typer.Option(help="How the openai provider asks for the verdict: json_schema "
                                                             "(default), json_object, tool or text; see "
                                                             "docs/local-servers.md.")]

@@ -12,7 +12,7 @@ import typer
 from labeller.cli.app import STORE_HELP, app, cache_app
 from labeller.cli.inputs import BeirOpt, BeirSplitOpt, ColumnsOpt, beir_inputs, required
 from labeller.cli.judging import (BaseUrlOpt, ConcurrencyOpt, MaxCostOpt, OutputModeOpt, PricesOpt, RpmOpt,
-                                  TimeoutOpt, TpmOpt)
+                                  TemperatureOpt, TimeoutOpt, TpmOpt)
 
 FIRST_FAILURES = 5
 LOCAL_RAY = "local"  # labeller.distributed.LOCAL, without importing it for every command
@@ -77,8 +77,7 @@ def label(
                                                                   "token (top_logprobs).")] = 10,
     aggregate: Annotated[str, typer.Option(help="How N samples become one grade: median or majority (ties go to the "
                                                 "lower grade).")] = "median",
-    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature sent to an OpenAI-compatible "
-                                                              "judge (default 0).")] = None,
+    temperature: TemperatureOpt = None,
     ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]",
                                                help="Judge the pairs on a Ray cluster (pip install 'labeller-relevance[ray]'): "
                                                     "alone, a local Ray; with HOST:PORT, that cluster. Budget and "
