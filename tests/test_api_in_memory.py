@@ -221,3 +221,28 @@ def test_in_memory_grades_read_as_their_files_do(source, from_scale, role, colum
 
         monkeypatch.setattr(qrels, "read_grades", refuse)
         assert _read(held, from_scale, role) == in_memory
+
+
+def test_a_frame_reads_column_by_column_as_cell_by_cell():
+    """io.memory's column-at-a-time rows equal io.tables._plain applied to every cell, for every dtype a frame may
+    hold: whole numbers, booleans, floats with NaN, strings, strings with None, nullable integers, dates, lists,
+    categories, 32-bit floats and mixed objects."""
+    import numpy as np
+
+    from labeller.io.memory import InMemory
+    from labeller.io.tables import _plain
+
+    frame = pd.DataFrame({
+        "int": [1, 2, 3], "uint": np.array([1, 2, 3], dtype=np.uint8), "bool": [True, False, True],
+        "float": [1.0, float("nan"), 2.5], "text": ["a", "b", "c"], "text_none": ["a", None, "c"],
+        "nullable": pd.array([1, None, 3], dtype="Int64"), "when": pd.to_datetime(["2026-01-01", None, "2026-01-03"]),
+        "list": [[1, 2], [], [3]], "category": pd.Categorical(["x", "y", "x"]),
+        "float32": np.array([0.1, 0.2, np.nan], dtype=np.float32), "mixed": ["1", 2, np.int64(3)],
+        "text_nan": ["a", float("nan"), "c"], "str_dtype": pd.Series(["a", None, "c"], dtype="string")})
+    held = InMemory("labels DataFrame", "labels", frame=frame)
+    expected = [(n, {str(c): _plain(v) for c, v in zip(frame.columns, values)})
+                for n, values in enumerate(frame.itertuples(index=False, name=None), start=1)]
+    got = list(held.rows())
+    assert got == expected
+    assert [type(v) for v in got[0][1].values()] == [type(v) for v in expected[0][1].values()]
+    assert got[1][1]["float"] is None and got[1][1]["nullable"] is None and got[1][1]["when"] is None
