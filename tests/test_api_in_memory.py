@@ -223,10 +223,10 @@ def test_in_memory_grades_read_as_their_files_do(source, from_scale, role, colum
         assert _read(held, from_scale, role) == in_memory
 
 
-def test_a_frame_reads_column_by_column_as_cell_by_cell():
-    """io.memory's column-at-a-time rows equal io.tables._plain applied to every cell, for every dtype a frame may
-    hold: whole numbers, booleans, floats with NaN, strings, strings with None, nullable integers, dates, lists,
-    categories, 32-bit floats and mixed objects."""
+def test_a_frame_reads_column_by_column_as_cell_by_cell(tmp_path):
+    """io.tables.frame_rows (a frame's rows a column at a time) equals io.tables._plain applied to every cell, for
+    every dtype a frame may hold: whole numbers, booleans, floats with NaN, strings, strings with None, nullable
+    integers, dates, lists, categories, 32-bit floats and mixed objects; in memory and from a Parquet file."""
     import numpy as np
 
     from labeller.io.memory import InMemory
@@ -246,3 +246,10 @@ def test_a_frame_reads_column_by_column_as_cell_by_cell():
     assert got == expected
     assert [type(v) for v in got[0][1].values()] == [type(v) for v in expected[0][1].values()]
     assert got[1][1]["float"] is None and got[1][1]["nullable"] is None and got[1][1]["when"] is None
+    from labeller.io.tables import read_rows
+
+    parquet = tmp_path / "labels.parquet"
+    frame.drop(columns=["mixed", "text_nan"]).to_parquet(parquet)
+    written = pd.read_parquet(parquet)
+    assert list(read_rows(parquet)) == [(n, {str(c): _plain(v) for c, v in row.items()})
+                                        for n, row in enumerate(written.to_dict(orient="records"), start=1)]
