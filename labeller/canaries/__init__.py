@@ -7,7 +7,8 @@ gives each canary document the top grade, each canary's score and the suite's cr
 """
 
 from labeller.canaries.answers import Answer, output_answers, read_answers, read_output
-from labeller.canaries.api import CanaryProbeOptions, new_canaries_file, plant_files, plant_store_files, probe_files, read_corpora
+from labeller.canaries.api import (CanaryProbeOptions, new_canaries_file, plant_files, plant_store_files, probe_files,
+                                   read_corpora)
 from labeller.canaries.dates import date_forms
 from labeller.canaries.generate import fact_code, starter_file, unique_codes
 from labeller.canaries.factrecall import FactScore, contains, fact_recall, normalise, token_text, tokens
@@ -20,8 +21,9 @@ from labeller.canaries.probe import CanaryResult, ProbeReport, probe, retrieve
 from labeller.canaries.suite import Criterion, SuiteCriteria, SuiteVerdict, judge_suite, load_criteria
 
 __all__ = [
-    "TEST_COPY_MARKERS", "Answer", "Canary", "CanaryDoc", "CanaryProbeOptions", "CanaryResult", "Criterion", "Fact", "FactScore",
-    "JudgeCheck", "LiveCheck", "PlantResult", "ProbeReport", "Source", "StoreFiles", "SuiteCriteria", "SuiteVerdict",
+    "TEST_COPY_MARKERS", "Answer", "Canary", "CanaryDoc", "CanaryProbeOptions", "CanaryResult", "Criterion", "Fact",
+    "FactScore", "JudgeCheck", "LiveCheck", "PlantResult", "ProbeReport", "Source", "StoreFiles", "SuiteCriteria",
+    "SuiteVerdict",
     "check_canaries", "contains", "date_forms", "fact_code", "fact_recall", "is_test_copy", "judge_canaries",
     "judge_suite", "load_canaries", "load_criteria", "new_canaries_file", "normalise", "output_answers", "plant",
     "plant_files", "plant_store_files", "plant_stores", "probe", "probe_files", "read_answers", "read_corpora",
