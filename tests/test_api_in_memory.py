@@ -74,6 +74,9 @@ def test_run_files_under_the_callers_names_are_read_where_they_are(no_temporary_
     with pytest.raises(BadInputError) as caught:
         labeller.compare(GOLD, {"production": good, "candidate": worse}, "ndcg@3", from_scale="0-3")
     assert caught.value.path == str(worse) and caught.value.line == 12
+    with pytest.raises(BadInputError, match="baseline_name names the baseline run; give baseline too"):
+        labeller.evaluation.evaluate(labeller.evaluation.EvaluateOptions(runs=[good], baseline_name="old",
+                                                                          labels=tmp_path / "labels.jsonl"))
     with pytest.raises(BadInputError, match="2 run names for 1 runs"):
         labeller.evaluation.evaluate(labeller.evaluation.EvaluateOptions(runs=[good], run_names=["a", "b"],
                                                                           labels=tmp_path / "labels.jsonl"))

@@ -75,5 +75,6 @@ def compare(labels: Source, runs: dict[str, Source] | list[Source], metrics: str
         ev = run_evaluation(EvaluateOptions(
             runs=[readable(source, "run", name) for (_, source), name in zip(named, names)], run_names=names,
             labels=readable(labels, "labels"), metrics=metrics if isinstance(metrics, str) else ",".join(metrics),
-            baseline=readable(baseline, "baseline", "baseline"), baseline_name="baseline", **options))
+            baseline=readable(baseline, "baseline", "baseline"),
+            baseline_name=None if baseline is None else "baseline", **options))
         return EvaluationResult.model_validate(ev.model_dump())

@@ -89,6 +89,8 @@ def _check(options: EvaluateOptions) -> None:
                             "per run, in order", field="run_names")
     if options.run_names is not None and not all(name.strip() for name in options.run_names):
         raise BadInputError("a run name is empty; expected a name to show in results", field="run_names")
+    if options.baseline_name is not None and options.baseline is None:  # a name for nothing would be dropped
+        raise BadInputError("baseline_name names the baseline run; give baseline too", field="baseline_name")
     if options.fail_on_regression and options.baseline is None:  # asked for, with nothing to compare with
         raise BadInputError("--fail-on-regression needs --baseline (a run or a saved --json result)",
                             field="fail_on_regression")
