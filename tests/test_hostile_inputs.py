@@ -345,6 +345,16 @@ CASES: list[Case] = [
     Case("label-pairs-key-twice-large", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
          setup=lambda d: _large_pairs(d, '{"query_id": "q1","doc_id" : "d1", "doc_id": "d2"}\n'),
          stderr="pairs.jsonl:120001: field 'doc_id': field 'doc_id' is given twice", outputs=("out.jsonl",)),
+    # ... and in a queries file, read where each row is (label) or whole (probe): the second text was judged.
+    # A corpus line is not checked (its cost: io.tables._read_jsonl).
+    Case("label-queries-key-twice", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: (d / "queries.jsonl").write_text(
+             '{"query_id": "q1", "text": "how to blanch spinach"}\n'
+             '{"query_id": "q2", "text": "bounty hunter pay", "text": "spinach"}\n'),
+         stderr="queries.jsonl:2: field 'text': field 'text' is given twice", outputs=("out.jsonl",)),
+    _probe_case("queries-key-twice", PROBE, setup=lambda d: (d / "queries.jsonl").write_text(
+        '{"query_id": "q1", "query_id": "q2", "text": "how to blanch spinach"}\n'),
+        stderr="queries.jsonl:1: field 'query_id': field 'query_id' is given twice"),
     Case("label-cache-url-with-unknown-scheme", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI, "--cache", "ftp://h/x"],
          stderr="unknown store scheme 'ftp://'", outputs=("out.jsonl", "ftp:")),
     # The password is the API key, which the harness checks is nowhere on stderr; no "postgresql:" directory appears.

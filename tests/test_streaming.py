@@ -274,14 +274,14 @@ def test_jsonl_rows_read_fast_are_json_loads_values(tmp_path):
              '{"query_id": "q5", "text": "dup", "text": "last wins"}']
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8") + b"\n")
-    got = list(read_rows(path, role="queries"))  # texts: a key given twice is not looked for, the last one wins
+    got = list(read_rows(path, role="corpus"))  # a corpus: a key given twice is not looked for, the last one wins
     assert got == [(n, json.loads(line)) for n, line in enumerate(lines, start=1) if line.strip()]
     assert [type(v) for v in got[1][1].values()] == [str, str, float, int]
-    # any other table: the line that gives a key twice is refused, after the four rows before it were read alike
-    rows = read_rows(path)
-    assert [next(rows) for _ in range(4)] == got[:4]
-    with pytest.raises(BadInputError, match=r"rows.jsonl:7: field 'text': field 'text' is given twice"):
-        next(rows)
+    # any other table (queries too): the line that gives a key twice is refused, after the four rows before it
+    for rows in (read_rows(path), read_rows(path, role="queries")):
+        assert [next(rows) for _ in range(4)] == got[:4]
+        with pytest.raises(BadInputError, match=r"rows.jsonl:7: field 'text': field 'text' is given twice"):
+            next(rows)
 
 
 # Corpus lines for the keys hashed from a file's own bytes: lines that end with their text and hold no escape

@@ -49,14 +49,19 @@ class IndexedCorpus(Records):
         rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
-        for _, key, _, _ in entries(renamed(_read_jsonl(path, span, texts=True), role, keep=self.plan), path, id_field):
+        check_keys = role != "corpus"  # a corpus line's repeated key goes unchecked: the cost (io.tables._read_jsonl)
+
+        def rows_read(span: list[int] | None = None):
+            return entries(renamed(_read_jsonl(path, span, check_keys=check_keys), role, keep=self.plan), path,
+                           id_field)
+
+        for _, key, _, _ in rows_read(span):
             rows.append(key)
             starts.append(span[0])
             ends.append(span[1])
         if twice := rows.freeze():  # the first id given twice (by its later row), found once all are read
             later = twice[0][1]
-            line = next(line for n, (line, _, _, _) in enumerate(entries(renamed(_read_jsonl(path, texts=True), role), path,
-                                                                           id_field)) if n == later)
+            line = next(line for n, (line, _, _, _) in enumerate(rows_read()) if n == later)
             raise duplicate(path, id_field, rows.names[later], line)
         super().__init__(model, id_field, rows)
         self.starts, self.ends = starts.freeze(), ends.freeze()

@@ -62,14 +62,13 @@ def read_rows(path: str | Path, role: str | None = None) -> Iterator[tuple[int, 
     """
     from labeller.io.columns import renamed
 
-    return renamed(_read_rows(as_source(path), texts=role in _TEXTS), role)
+    return renamed(_read_rows(as_source(path), check_keys=role != "corpus"), role)
 
 
 _KEY_END = re.compile(rb'"[ \t\r\n]*:')  # how every key of a JSON object ends
-_TEXTS = ("queries", "corpus")  # rows whose repeated keys go unchecked (_read_jsonl): long lines of text
 
 
-def _read_rows(path: Path, texts: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_rows(path: Path, check_keys: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
     if is_frame(path):
         yield from path.rows()
         return
@@ -83,7 +82,7 @@ def _read_rows(path: Path, texts: bool = False) -> Iterator[tuple[int, dict[str,
         yield from _read_parquet(path)
         return
     if kind == "jsonl":
-        yield from _read_jsonl(path, texts=texts)
+        yield from _read_jsonl(path, check_keys=check_keys)
         return
     raw = path.read_bytes()
     if not raw.strip():
@@ -102,14 +101,16 @@ def _decode(raw: bytes, path: Path) -> str:
 
 
 def _read_jsonl(path: Path, span: list[int] | None = None,
-                texts: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+                check_keys: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
     """Line by line from the file, never the whole text in memory (a corpus may be gigabytes). Lines end
     at b"\\n" only: splitlines() would also break at U+2028, U+0085 and friends, which JSON allows
     unescaped inside strings (json.dumps(ensure_ascii=False) writes them raw). Given `span`, it holds the
     [start, end) byte offsets of the line of each row as it is yielded (io.corpus_index reads rows again).
-    A line that gives a key twice is refused (_refuse_repeated_keys), except in `texts` (queries, corpus):
-    there the check would cost 40-50% more reading (each long line's text scanned again; 200,000 passages of
-    60 words, 2026-12-06) for a fault that no JSON writer of a dict (json.dumps, pandas, orjson) can make."""
+    A line that gives a key twice is refused (_refuse_repeated_keys) unless `check_keys` is off, as for a
+    corpus: there the check costs 1.66 times the reading (each long line's text scanned again; 200,000 passages
+    of 60 words, benchmarks/jsonl_repeated_keys.py; counting the key ends of a megabyte of lines in one scan
+    costs as much) for a fault that no JSON writer of a dict (json.dumps, pandas, orjson) can make. Queries'
+    lines are short: checked."""
     blank = True
     plain = _PLAIN_VALUES.issuperset
     end = 0
@@ -125,7 +126,7 @@ def _read_jsonl(path: Path, span: list[int] | None = None,
                 row = None  # a blank line, a byte-order mark, bad UTF-8 or bad JSON: the full reading below
             if type(row) is dict and plain(map(type, row.values())):
                 blank = False
-                if not texts:
+                if check_keys:
                     _refuse_repeated_keys(raw, row, path, number)
                 yield number, row
                 continue
@@ -145,7 +146,7 @@ def _read_jsonl(path: Path, span: list[int] | None = None,
                                     path=str(path), line=number) from None
             if not isinstance(row, dict):
                 raise BadInputError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
-            if not texts:
+            if check_keys:
                 _refuse_repeated_keys(raw, row, path, number)
             yield number, row
     if blank:
