@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from labeller.errors import BadInputError
+from labeller.io.tables import frame_rows
 from labeller.io.validation import validation_error
 from labeller.io.writing import write_rows, write_text
 
@@ -76,9 +77,9 @@ def read_history(path: str | Path) -> list[HistoryRow]:
                             "expected a Parquet file written by `labeller run`. Move it away to start a new "
                             "history", path=str(path)) from None
     rows = []
-    for n, row in enumerate(frame.to_dict(orient="records"), start=1):
+    for n, row in frame_rows(frame):  # missing cells as None, numpy values as Python's
         try:
-            rows.append(HistoryRow.model_validate({k: (None if v != v else v) for k, v in row.items()}))
+            rows.append(HistoryRow.model_validate(row))
         except ValidationError as exc:
             raise validation_error(exc, path=str(path), line=n, expected="a history row written by `labeller run`") \
                 from None
