@@ -26,7 +26,7 @@ from labeller.io.columns import apply_plan, renamed
 from labeller.io.id_index import IdIndex
 from labeller.io.spill import Spill
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
-from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
+from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, checks_keys, loads
 from labeller.records import Doc, Query
 
 _RELEASE = getattr(mmap, "MADV_DONTNEED", None)  # not on Windows
@@ -49,7 +49,7 @@ class IndexedCorpus(Records):
         rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
-        check_keys = role != "corpus"  # a corpus line's repeated key goes unchecked: the cost (io.tables._read_jsonl)
+        check_keys = checks_keys(role)
 
         def rows_read(span: list[int] | None = None):
             return entries(renamed(_read_jsonl(path, span, check_keys=check_keys), role, keep=self.plan), path,
