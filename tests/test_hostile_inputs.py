@@ -346,12 +346,16 @@ CASES: list[Case] = [
          setup=lambda d: _large_pairs(d, '{"query_id": "q1","doc_id" : "d1", "doc_id": "d2"}\n'),
          stderr="pairs.jsonl:120001: field 'doc_id': field 'doc_id' is given twice", outputs=("out.jsonl",)),
     # ... and in a queries file, read where each row is (label) or whole (probe): the second text was judged.
-    # A corpus line is not checked (its cost: io.tables._read_jsonl).
     Case("label-queries-key-twice", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
          setup=lambda d: (d / "queries.jsonl").write_text(
              '{"query_id": "q1", "text": "how to blanch spinach"}\n'
              '{"query_id": "q2", "text": "bounty hunter pay", "text": "spinach"}\n'),
          stderr="queries.jsonl:2: field 'text': field 'text' is given twice", outputs=("out.jsonl",)),
+    # ... and in a corpus line (its text has a colon, so the line is scanned for key ends): the second was judged.
+    Case("label-corpus-key-twice", [*LABEL, "--pairs", "pairs.jsonl", "--out", "out.jsonl", *OPENAI],
+         setup=lambda d: (d / "corpus.jsonl").write_text(
+             '{"doc_id": "d1", "text": "Blanching: boil spinach for 30 seconds", "text": "bounty hunters"}\n'),
+         stderr="corpus.jsonl:1: field 'text': field 'text' is given twice", outputs=("out.jsonl",)),
     _probe_case("queries-key-twice", PROBE, setup=lambda d: (d / "queries.jsonl").write_text(
         '{"query_id": "q1", "query_id": "q2", "text": "how to blanch spinach"}\n'),
         stderr="queries.jsonl:1: field 'query_id': field 'query_id' is given twice"),

@@ -21,7 +21,10 @@ effect; the classical ratio-estimator bias (Beale, Tin: the gold pairs' own vari
 (it is the bias of hits over relevant both estimated, not of a linearisation about a model point that is off); a
 run-aware prediction (branch pairrecall, 65e6721: on LLMJudge at 300 pairs recall@100's pooled coverage 94-96% ->
 87-94%, and a random ranking's on DL19 100% -> 80%); the grouped jackknife's bias correction of the whole estimate
-(branch scratch45: bias -1.8 -> -1.4 se at 300 pairs, but the estimate spreads 1.5 times wider; coverage no better).
+(branch scratch45: bias -1.8 -> -1.4 se at 300 pairs, but the estimate spreads 1.5 times wider; coverage no better);
+a model-based posterior in place of the correction (branch scratch49, Dawid-Skene with per-query grade shares: it
+spreads imputed relevant pairs over a judge grade's pairs alike, so a run that ranks well is scored low; 0-27% for
+the BM25 and strong runs on DL19 and LLMJudge).
 """
 
 from __future__ import annotations

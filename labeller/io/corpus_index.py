@@ -26,7 +26,7 @@ from labeller.io.columns import apply_plan, renamed
 from labeller.io.id_index import IdIndex
 from labeller.io.spill import Spill
 from labeller.io.inputs import NO_FIELDS, Records, duplicate, entries
-from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, checks_keys, loads
+from labeller.io.tables import _PLAIN_VALUES, _read_jsonl, loads
 from labeller.records import Doc, Query
 
 _RELEASE = getattr(mmap, "MADV_DONTNEED", None)  # not on Windows
@@ -49,11 +49,9 @@ class IndexedCorpus(Records):
         rows = IdIndex()  # ~27 bytes an id, where a dict of them took ~140 (io.id_index)
         self.plan: dict[str, str | None] = {}
         read = _written(os.stat(path))
-        check_keys = checks_keys(role)
 
         def rows_read(span: list[int] | None = None):
-            return entries(renamed(_read_jsonl(path, span, check_keys=check_keys), role, keep=self.plan), path,
-                           id_field)
+            return entries(renamed(_read_jsonl(path, span), role, keep=self.plan), path, id_field)
 
         for _, key, _, _ in rows_read(span):
             rows.append(key)
@@ -100,7 +98,7 @@ class IndexedCorpus(Records):
         name = line[max(opened - 24, 0):opened].rstrip()  # the member's name and colon, in the last few bytes
         if not name.endswith(b":") or not name[:-1].rstrip().endswith(b'"text"'):
             return None
-        return line[opened + 1:close]  # the last "text" wins, as it did when the row was read
+        return line[opened + 1:close]  # "text" is named once: a line naming a key twice was refused when indexed
 
     def check_unchanged(self) -> None:
         """text_bytes() reads where the text was: a file written over in place since is refused, as
