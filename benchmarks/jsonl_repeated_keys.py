@@ -1,11 +1,12 @@
 """What refusing a JSONL line that gives a key twice costs the line reader (io.tables._read_jsonl).
 
 Every line is checked, a corpus's too: a line with more colons than keys has its key ends counted (and one with
-more of those than keys is parsed again pair by pair). The same reader with the check off (`check_keys`, there
-only for this measurement) is the reference, in the same process. Two files, generated in a temporary folder:
-200,000 label rows shaped as `labeller label` writes them (a justification with a colon in two of three, a
-timestamp, token counts, a cost), and 200,000 corpus passages of 60 words, one in five with a colon (22% of
-LLMJudge's MS MARCO passages hold one).
+more of those than its objects have keys, nested ones included, is parsed again pair by pair). The same reader
+with the check off (`check_keys`, there only for this measurement) is the reference, in the same process. Three
+files, generated in a temporary folder: 200,000 label rows shaped as `labeller label` writes them (a justification
+with a colon in two of three, a timestamp, token counts, a cost), 200,000 corpus passages of 60 words, one in five
+with a colon (22% of LLMJudge's MS MARCO passages hold one), and 200,000 BEIR corpus lines (`_id`, `title`, `text`
+and a `metadata` object of two members).
 Usage: python benchmarks/jsonl_repeated_keys.py [--rows 200000] [--repeat 3]
 """
 
@@ -45,7 +46,13 @@ def main() -> None:
             for i in range(args.rows):
                 text = " ".join(draw.choices(words, k=60))
                 handle.write(json.dumps({"doc_id": f"d{i}", "text": f"Note: {text}" if i % 5 == 0 else text}) + "\n")
-        for name, table in (("label rows", path), ("corpus passages", passages)):
+        beir = Path(folder) / "beir.jsonl"  # BEIR's corpus.jsonl, with a "metadata" object as trec-covid's
+        with beir.open("w", encoding="utf-8") as handle:
+            for i in range(args.rows):
+                text = " ".join(draw.choices(words, k=60))
+                handle.write(json.dumps({"_id": f"d{i}", "title": "Wire fees", "text": text,
+                                         "metadata": {"url": f"https://example.org/{i}", "year": "2020"}}) + "\n")
+        for name, table in (("label rows", path), ("corpus passages", passages), ("BEIR corpus lines", beir)):
             unchecked = best(lambda: sum(1 for _ in _read_jsonl(table, check_keys=False)), args.repeat)
             checked = best(lambda: sum(1 for _ in _read_jsonl(table)), args.repeat)
             print(f"the line reader, {args.rows:,} {name}: unchecked {unchecked:.3f} s   checked {checked:.3f} s   "

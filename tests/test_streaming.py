@@ -286,7 +286,8 @@ def test_jsonl_rows_read_fast_are_json_loads_values(tmp_path):
 
 
 # A line passes at once when it holds no more colons than its object has keys (every key is followed by one);
-# any other is looked at key by key: a colon in a text, in a key, escaped, a key escaped, spaces before a colon.
+# any other is looked at key by key: a colon in a text, in a key, escaped, a key escaped, spaces before a colon,
+# objects inside the row (a BEIR corpus's "metadata").
 KEY_LINES = [
     ('{"doc_id": "d1", "text": "no colon at all"}', None),
     ('{"doc_id": "d2", "text": "Note: a colon, and \\": a quoted one"}', None),
@@ -297,6 +298,10 @@ KEY_LINES = [
     ('{"doc_id": "d7", "text": "x\\u003ay", "text": "b"}', "text"),
     ('{"doc_id": "d8", "doc_id": "d9"}', "doc_id"),
     ('{"doc_id": "d10", "text": "a", "n": 1.5, "n": 2}', "n"),
+    ('{"doc_id": "d11", "text": "t", "metadata": {"url": "https://x.org/a", "year": "2020"}}', None),
+    ('{"doc_id": "d12", "text": "t", "tags": [{"a": 1}, {"a": 2}], "empty": {}}', None),
+    ('{"doc_id": "d13", "text": "t", "metadata": {"url": "a", "url": "b"}}', "url"),
+    ('{"doc_id": "d14", "m": {"a": "x"}, "m": {"b": "y"}}', "m"),
 ]
 
 

@@ -156,9 +156,10 @@ def _read_jsonl(path: Path, span: list[int] | None = None,
 def _refuse_repeated_keys(raw: bytes, row: dict[str, Any], path: Path, number: int) -> None:
     """A line that names a field twice ({"grade": 1, ..., "grade": 4}): JSON parsers keep the last, silently, and
     which grade was meant is not ours to guess. Every key is a quote then a colon (spaces between allowed): a line
-    with no more of those than its object has keys (the usual line) repeats none; any other (a nested object, a
-    quote and colon inside a text) is parsed again pair by pair."""
-    if len(_KEY_END.findall(raw)) == len(row):
+    with no more of those than its objects have keys, nested ones included (a BEIR corpus's "metadata"), repeats
+    none; any other (a quote and colon inside a text) is parsed again pair by pair."""
+    ends = len(_KEY_END.findall(raw))
+    if ends == len(row) or ends == _keys_in(row):
         return
     repeated: list[str] = []
 
@@ -172,6 +173,15 @@ def _refuse_repeated_keys(raw: bytes, row: dict[str, Any], path: Path, number: i
     if repeated:
         raise BadInputError(f"field '{repeated[0]}' is given twice in this line's object; expected each field once",
                             path=str(path), line=number, field=repeated[0])
+
+
+def _keys_in(value: Any) -> int:
+    """How many keys the objects in a parsed JSON value hold, nested ones included."""
+    if type(value) is dict:
+        return len(value) + sum(_keys_in(item) for item in value.values() if type(item) in (dict, list))
+    if type(value) is list:
+        return sum(_keys_in(item) for item in value if type(item) in (dict, list))
+    return 0
 
 
 def loads(text: str | bytes) -> Any:
