@@ -161,18 +161,23 @@ def _refuse_repeated_keys(raw: bytes, row: dict[str, Any], path: Path, number: i
     ends = len(_KEY_END.findall(raw))
     if ends == len(row) or ends == _keys_in(row):
         return
-    repeated: list[str] = []
+    repeated: list[tuple[str, int]] = []  # the first key given twice, and which object (in closing order) gave it
+    objects = 0
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal objects
         keys = [key for key, _ in items]
         if not repeated and len(set(keys)) < len(keys):
-            repeated.append(next(key for i, key in enumerate(keys) if key in keys[:i]))
+            repeated.append((next(key for i, key in enumerate(keys) if key in keys[:i]), objects))
+        objects += 1
         return dict(items)
 
     json.loads(raw, object_pairs_hook=pairs)
     if repeated:
-        raise BadInputError(f"field '{repeated[0]}' is given twice in this line's object; expected each field once",
-                            path=str(path), line=number, field=repeated[0])
+        key, closed = repeated[0]
+        where = "this line's object" if closed == objects - 1 else "an object inside this line"  # the line's is last
+        raise BadInputError(f"field '{key}' is given twice in {where}; expected each field once",
+                            path=str(path), line=number, field=key)
 
 
 def _keys_in(value: Any) -> int:
