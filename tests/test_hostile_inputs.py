@@ -450,6 +450,16 @@ CASES: list[Case] = [
          setup=lambda d: [(d / "beir").mkdir(), write_jsonl(d / "beir" / "corpus.jsonl", CORPUS),
                           write_jsonl(d / "beir" / "queries.jsonl", QUERIES)],
          stderr="qrels/test.tsv not found", outputs=("new.jsonl",)),
+    # A key given twice inside a BEIR corpus line's metadata object: found there too, and named as nested.
+    Case("label-beir-metadata-key-twice", ["label", "--beir", "beir", *OPENAI, "--out", "new.jsonl"],
+         setup=lambda d: [(d / "beir" / "qrels").mkdir(parents=True),
+                          (d / "beir" / "corpus.jsonl").write_text(
+                              '{"_id": "d1", "title": "", "text": "Spinach: blanch it.", "metadata": {}}\n'
+                              '{"_id": "d2", "title": "", "text": "Bounty", "metadata": {"url": "a", "url": "b"}}\n'),
+                          write_jsonl(d / "beir" / "queries.jsonl", QUERIES),
+                          (d / "beir" / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")],
+         stderr="corpus.jsonl:2: field 'url': field 'url' is given twice in an object inside this line",
+         outputs=("new.jsonl",)),
     Case("label-batch-with-a-judge-that-has-no-batch-api",
          [*LABEL, "--pairs", "pairs.jsonl", "--judge", "offline:lexical", "--batch", "--out", "out.jsonl"],
          stderr="batch API", outputs=("out.jsonl", ".labeller-cache")),
