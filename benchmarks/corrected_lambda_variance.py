@@ -41,7 +41,7 @@ import corrected_coverage as cc  # noqa: E402
 from corrected_pair_jackknife import prepared  # noqa: E402  (the same two worlds, runs and truth)
 
 import labeller.evaluation.corrected_power as cp  # noqa: E402
-from labeller.evaluation.corrected_estimate import _student  # noqa: E402
+from labeller.evaluation.corrected_estimate import student  # noqa: E402
 
 RECORDS: list[dict] = []
 SPLITS = 10
@@ -100,7 +100,7 @@ cp.tuned = recording
 def at(rec: dict, lam: float) -> tuple[float, float, float]:
     """The blend's estimate, se and quantile at lambda."""
     variance, df = cp.blend(lam, rec["vJ"], rec["vB"], rec["cross"], rec["pj"], rec["pb"])
-    return lam * rec["J"] + (1 - lam) * rec["B"], math.sqrt(variance), _student(rec["confidence"], df)
+    return lam * rec["J"] + (1 - lam) * rec["B"], math.sqrt(variance), student(rec["confidence"], df)
 
 
 def crossfit(rec: dict) -> tuple[float, float, float]:

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from labeller.evaluation import corrected_power as cp  # noqa: E402
-from labeller.evaluation.corrected_estimate import _satterthwaite, _student  # noqa: E402
+from labeller.evaluation.corrected_estimate import _satterthwaite, student  # noqa: E402
 
 CONF = 0.95
 
@@ -80,7 +80,7 @@ def tuned(rec: dict, mode: str = "n-1") -> tuple[float, float, float]:
 
 
 def plain(t: dict, p) -> tuple[float, float, float]:
-    half = _student(CONF, _satterthwaite(p)) * math.sqrt(total(p))
+    half = student(CONF, _satterthwaite(p)) * math.sqrt(total(p))
     return max(t["value"] - half, 0.0), min(t["value"] + half, 1.0), t["value"]
 
 
@@ -140,7 +140,7 @@ def interval(comp, rule, extra: bool = False):
     if extra:  # lambda's own error: the halves' disagreement / 2 as its se, times E(theta_J - theta_B)^2
         variance += (lams[0] - lams[1]) ** 2 / 4 * max(va + vb - 2 * cross, 0.0)
     est = lam * ta + (1 - lam) * tb
-    half = _student(CONF, df) * math.sqrt(variance)
+    half = student(CONF, df) * math.sqrt(variance)
     return max(est - half, 0.0), min(est + half, 1.0), est, lam
 
 

@@ -162,9 +162,10 @@ def test_lambda_matches_a_plain_python_choice_and_lambda_0_is_human_only():
             c = row.corrected
             assert c.power_lambda is not None and abs(c.power_lambda - lam) < 1e-9, (spec.name, c.power_lambda, lam)
             assert abs(c.estimate - centre) < 1e-12
-            stretch = c.remainder or 0.0  # the ratio's estimated remainder (corrected_recall.stretched), on its side
-            assert abs(c.ci_high - min(centre + half + max(stretch, 0.0), 1.0)) < 1e-12
-            assert abs(c.ci_low - max(centre - half + min(stretch, 0.0), 0.0)) < 1e-12
+            # the ratio's estimated remainder and its own interval's reach (corrected_stretch), each end on its side
+            stretch, reach = c.remainder or 0.0, c.remainder_reach or 0.0
+            assert abs(c.ci_high - min(centre + half + max(stretch + reach, 0.0), 1.0)) < 1e-12
+            assert abs(c.ci_low - max(centre - half + min(stretch - reach, 0.0), 0.0)) < 1e-12
             lambdas.append(lam)
     assert any(0 < x < 1 for x in lambdas) or len(set(lambdas)) > 1, lambdas  # the choice is not one constant here
     for d in tuned.differences:  # differences get the same treatment (cross-fitted: within human-only on average)
@@ -264,7 +265,7 @@ def test_sparse_effects_cover_with_the_kurtosis_df_and_not_with_n_minus_1():
     """A stratum of 2,000 pool pairs, 6% of them moving the figure by about 1 and the rest by about 0 (how a run's
     effects look), 80 drawn: a t interval on n - 1 degrees covers the mean about 90% of 2,000 draws; on the
     kurtosis-corrected degrees, near its nominal 95%."""
-    from labeller.evaluation.corrected_estimate import _student, stratum_df
+    from labeller.evaluation.corrected_estimate import student, stratum_df
 
     rng = np.random.default_rng(0)
     size, n = 2000, 80
@@ -274,5 +275,5 @@ def test_sparse_effects_cover_with_the_kurtosis_df_and_not_with_n_minus_1():
         x = rng.choice(pool, n, replace=False)
         se = x.std(ddof=1) * math.sqrt((1 - n / size) / n)
         for name, df in (("n-1", n - 1), ("kurtosis", stratum_df(x))):
-            hits[name] += abs(x.mean() - pool.mean()) <= _student(0.95, df) * se
+            hits[name] += abs(x.mean() - pool.mean()) <= student(0.95, df) * se
     assert hits["n-1"] / 2000 < 0.92 and hits["kurtosis"] / 2000 >= 0.935, hits

@@ -60,10 +60,11 @@ def _warnings(human, judge, run, gold, metrics="recall@30") -> list[str]:
 
 def test_stretched_interval_covers_where_the_first_order_one_misses():
     """30 random golds of 240 pairs (6 a query): the truth, recall@30 under people's grades, lies above the first-order
-    interval (the reported one less its stretch) in most draws, and inside the stretched one in nearly all."""
+    interval (the reported one less its stretch) in most draws, and inside the stretched one in nearly all; a stretch
+    by the remainder's mean alone, without its own interval, covers in no more draws."""
     human, judge, run = world(0)
     truth = score_run(run, judgments(human), parse_metrics("recall@30"), SETTINGS).metrics["recall@30"]
-    stretched = first_order = 0
+    stretched = first_order = by_mean = 0
     shifts = []
     for seed in range(30):
         value = _corrected(human, judge, run, random_gold(human, 240, random.Random(seed)), None).runs["good"][0]
@@ -71,20 +72,25 @@ def test_stretched_interval_covers_where_the_first_order_one_misses():
         shifts.append(value.remainder or 0.0)
         stretched += value.ci_low <= truth <= value.ci_high
         # the first-order interval, estimate +- q se_judge: q from the lower end of the wider interval (not cut at 0)
-        assert value.ci_low_queries > 0
-        wider = value.estimate + min(shifts[-1], 0.0) - value.ci_low_queries
+        assert value.ci_low_queries > 0 and value.remainder_reach > 0
+        wider = value.estimate + min(shifts[-1] - value.remainder_reach, 0.0) - value.ci_low_queries
         half = wider * value.se_judge / math.hypot(value.se_judge, value.se_queries)
         first_order += value.estimate - half <= truth <= value.estimate + half
-    assert first_order <= 20 and stretched >= 26, (first_order, stretched)
+        by_mean += value.estimate - half + min(shifts[-1], 0) <= truth <= value.estimate + half + max(shifts[-1], 0)
+    assert first_order <= 20 and stretched >= 26 and by_mean <= stretched, (first_order, by_mean, stretched)
     assert min(shifts) > 0  # the truth likely above: the upper end moves
 
 
 def _loop_remainder(model, run, k: int = 30) -> float:
-    """Mean over queries of H0 / B0^3 * P(d, d) - P(t d, d) / B0^2, P(a, b) = sum over gold pairs i != j of
+    return float(np.mean(_loop_remainders(model, run, k)))
+
+
+def _loop_remainders(model, run, k: int = 30) -> np.ndarray:
+    """Per query, H0 / B0^3 * P(d, d) - P(t d, d) / B0^2, P(a, b) = sum over gold pairs i != j of
     w_i w_j a_i b_j plus sum over i of w_i a_i b_i, at the model point (H0, B0 the run's hits and the relevant count),
     d_i a gold pair's relevance residual, t_i 1 when the run's top k holds it, w_i = N_j / n_j - 1: the second-order
     term of H / B about (H0, B0), by plain loops."""
-    pool, total = model.pool, 0.0
+    pool, terms = model.pool, []
     p = model.expected @ model.relevant
     rel = (pool.human >= SETTINGS.relevant_from).astype(float)
     point = np.where(pool.in_gold, rel, p)
@@ -100,27 +106,43 @@ def _loop_remainder(model, run, k: int = 30) -> float:
             return sum(w[i] * (w[j] if i != j else 1.0) * a[i] * b[j] for i in gold for j in gold)
 
         td = {i: t[i] * d[i] for i in gold}
-        total += hits * product(d, d) / count**3 - product(td, d) / count**2
-    return total / len(pool.by_query)
+        terms.append(hits * product(d, d) / count**3 - product(td, d) / count**2)
+    return np.array(terms)
+
+
+def _check_stretch(value, judged: np.ndarray, free: np.ndarray, wider: bool = True) -> None:
+    """The remainder is the mean of lambda * the judge's per-query loop terms + (1 - lambda) * the judge-free ones;
+    its reach the t quantile (Q - 1 degrees of freedom) times their standard error over the queries; the interval,
+    symmetric about the estimate before, had its low end moved to the remainder's interval's low end where below 0
+    and its high end to its high end where above 0, both intervals alike (`wider`: the one with the query sample
+    checked too, where it is not cut at the metric's range)."""
+    from scipy.stats import t
+
+    lam = value.power_lambda if value.power_lambda is not None else 1.0
+    terms = lam * judged + (1 - lam) * free
+    assert abs(value.remainder - terms.mean()) < 1e-9, (value, terms.mean())
+    reach = t.ppf(0.975, len(terms) - 1) * terms.std(ddof=1) / math.sqrt(len(terms))
+    assert math.isclose(value.remainder_reach, reach, rel_tol=1e-9), (value.remainder_reach, reach)
+    low, high = min(value.remainder - reach, 0.0), max(value.remainder + reach, 0.0)
+    assert abs((value.ci_low + value.ci_high) / 2 - value.estimate - (low + high) / 2) < 1e-12
+    if wider:
+        width, other = (value.ci_high - value.ci_low - (high - low),
+                        value.ci_high_queries - value.ci_low_queries - (high - low))
+        assert width > 0 and math.isclose(width / other, value.se_judge / math.hypot(value.se_judge,
+                                                                                       value.se_queries), rel_tol=1e-9)
 
 
 def test_remainder_and_stretch_against_loops():
-    """The reported remainder is lambda times the judge's loop remainder plus (1 - lambda) the judge-free one's; the
-    interval was symmetric about the estimate before its stretch: its centre moved by half the remainder, and both
-    intervals (judge error; with the query sample) have the same quantile times their se once the stretch is off."""
+    """The reported remainder and its reach against plain loops (`_check_stretch`); with the query sample or without,
+    both intervals have the same quantile times their se once the stretch is off."""
     human, judge, run = world(0)
     gold = random_gold(human, 240, random.Random(3))
     value = _corrected(human, judge, run, gold, None).runs["good"][0].corrected
     pool = gold_pool(judgments(judge, kind="labels"), judgments(gold), "pairs")
-    judged, free = _loop_remainder(_Model(pool, SETTINGS, tilt=True), run), \
-        _loop_remainder(_Model(blind_pool(pool), SETTINGS, tilt=True), run)
-    lam = value.power_lambda
-    assert lam is not None and abs(value.remainder - (lam * judged + (1 - lam) * free)) < 1e-9, (value, judged, free)
-    assert judged > 0.02  # the world's bias is visible in it
-    assert abs((value.ci_low + value.ci_high) / 2 - value.estimate - value.remainder / 2) < 1e-12
-    width, wider = (value.ci_high - value.ci_low - abs(value.remainder),
-                    value.ci_high_queries - value.ci_low_queries - abs(value.remainder))
-    assert math.isclose(width / wider, value.se_judge / math.hypot(value.se_judge, value.se_queries), rel_tol=1e-9)
+    judged, free = _loop_remainders(_Model(pool, SETTINGS, tilt=True), run), \
+        _loop_remainders(_Model(blind_pool(pool), SETTINGS, tilt=True), run)
+    assert judged.mean() > 0.02  # the world's bias is visible in it
+    _check_stretch(value, judged, free)
 
 
 def test_warning_fires_with_few_gold_pairs_a_query_and_a_large_remainder():
@@ -192,12 +214,10 @@ def test_difference_stretched_by_the_runs_remainder_less_the_references():
     value = result.differences[0].corrected
     pool = gold_pool(labels, judgments(gold), "pairs")
     judged, free = _Model(pool, SETTINGS, tilt=True), _Model(blind_pool(pool), SETTINGS, tilt=True)
-    own = _loop_remainder(judged, good) - _loop_remainder(judged, poor)
-    blind = _loop_remainder(free, good) - _loop_remainder(free, poor)
-    lam = value.power_lambda
-    assert lam is not None and abs(value.remainder - (lam * own + (1 - lam) * blind)) < 1e-9, (value, own, blind)
+    own = _loop_remainders(judged, good) - _loop_remainders(judged, poor)
+    blind = _loop_remainders(free, good) - _loop_remainders(free, poor)
     assert abs(value.remainder) > 0.005  # the two runs' remainders differ visibly in this world
-    assert abs((value.ci_low + value.ci_high) / 2 - value.estimate - value.remainder / 2) < 1e-12
+    _check_stretch(value, own, blind)
     assert (value.ci_low < value.estimate - 1e-9) and (value.ci_high > value.estimate + 1e-9)
     runs = {r: result.runs[r][0].corrected.remainder for r in ("good", "poor")}
     assert runs["good"] != runs["poor"] and value.remainder != runs["good"]

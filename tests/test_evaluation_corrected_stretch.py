@@ -21,33 +21,42 @@ from labeller.evaluation.results import Settings
 from labeller.evaluation.runs import Ranking
 from labeller.evaluation.scoring import score_run
 from tests.test_evaluation_corrected import judgments
-from tests.test_evaluation_corrected_recall import random_gold, world
+from tests.test_evaluation_corrected_recall import _check_stretch, random_gold, world
 
 SETTINGS = Settings(relevant_from=3, gain="exponential")
 
 
 def test_stretch_by_hand():
-    """Remainders 0.02 and 0.04 over two queries (mean 0.03), the judge-free estimate's -0.01 and +0.01 (mean 0),
-    lambda 0.5: the stretch is 0.015, upward; both upper ends move by it, the lower ends and the estimate do not."""
+    """Remainders 0.02 and 0.04 over two queries, the judge-free estimate's -0.01 and +0.01, lambda 0.5: per query
+    0.005 and 0.025, mean 0.015, standard error over the queries 0.01, reach t(1) 12.7062 x 0.01 = 0.127062; the
+    upper ends move up by 0.015 + 0.127062, the lower ends down by 0.127062 - 0.015, the estimate not at all."""
     value = CorrectedValue(estimate=0.5, ci_low=0.4, ci_high=0.6, ci_low_queries=0.35, ci_high_queries=0.65,
                            power_lambda=0.5)
     part = Contribution({"a": 0.5, "b": 0.5}, {}, remainder={"a": 0.02, "b": 0.04})
     blind = Contribution({"a": 0.5, "b": 0.5}, {}, remainder={"a": -0.01, "b": 0.01})
     out = stretched(value, part, blind)
-    assert math.isclose(out.remainder, 0.015) and out.estimate == 0.5
-    assert (out.ci_low, out.ci_low_queries) == (0.4, 0.35)
-    assert math.isclose(out.ci_high, 0.615) and math.isclose(out.ci_high_queries, 0.665)
-    down = stretched(value, Contribution({"a": 0.5}, {}, remainder={"a": -0.02}))  # no judge-free part: its own
-    assert math.isclose(down.ci_low, 0.38) and math.isclose(down.ci_low_queries, 0.33) and down.ci_high == 0.6
+    assert math.isclose(out.remainder, 0.015) and math.isclose(out.remainder_reach, 0.1270620473617, rel_tol=1e-12)
+    assert out.estimate == 0.5
+    assert math.isclose(out.ci_low, 0.4 - 0.1120620473617) and math.isclose(out.ci_low_queries, 0.35 - 0.1120620473617)
+    assert math.isclose(out.ci_high, 0.6 + 0.1420620473617) and math.isclose(out.ci_high_queries, 0.65 + 0.1420620473617)
+    # three queries, 0.03, -0.03 and 0 (no judge-free part: its own): mean 0, standard error 0.03 / sqrt(3), reach
+    # t(2) 4.302653 x 0.0173205 = 0.0745242 either way
+    both = stretched(value, Contribution({"a": 0.5, "b": 0.5, "c": 0.5}, {}, remainder={"a": 0.03, "b": -0.03}))
+    assert abs(both.remainder) < 1e-15 and math.isclose(both.remainder_reach, 0.0745242, rel_tol=1e-6)
+    assert math.isclose(both.ci_low, 0.4 - 0.0745242, rel_tol=1e-6) and math.isclose(both.ci_high, 0.6 + 0.0745242,
+                                                                                       rel_tol=1e-6)
+    down = stretched(value, Contribution({"a": 0.5}, {}, remainder={"a": -0.02}))  # one query: no spread, the mean
+    assert down.remainder_reach == 0.0 and down.ci_high == 0.6
+    assert math.isclose(down.ci_low, 0.38) and math.isclose(down.ci_low_queries, 0.33)
     assert stretched(value, Contribution({"a": 0.5}, {})) is value  # no remainder (another metric): untouched
 
 
-def _loop_term(model: _Model, run: Ranking, k: int = 10) -> float:
-    """Mean over queries of NDCG's second-order term DCG0 P(b, b) / I0^3 - P(t, b) / I0^2 at the model point, by
+def _loop_terms(model: _Model, run: Ranking, k: int = 10) -> np.ndarray:
+    """Per query, NDCG's second-order term DCG0 P(b, b) / I0^3 - P(t, b) / I0^2 at the model point, by
     plain loops: P(a, c) = sum over gold pairs i != j of w_i w_j a_i c_j plus sum over i of w_i a_i c_i; t_i a gold
     pair's effect on DCG (its discount times its gain residual, where the run's top k holds it), b_i on the expected
     ideal DCG (E[IDCG | its grade] dotted with its residual), w_i = N_j / n_j - 1."""
-    pool, total = model.pool, 0.0
+    pool, terms = model.pool, []
     for q, rows in pool.by_query.items():
         pos = _positions(run, pool, q, k)[0]
         disc = [1.0 / math.log2(r + 2) for r in range(len(pos))]
@@ -62,15 +71,15 @@ def _loop_term(model: _Model, run: Ranking, k: int = 10) -> float:
         def product(a, c):
             return sum(w[i] * (w[j] if i != j else 1.0) * a[i] * c[j] for _, i in gold for _, j in gold)
 
-        total += dcg * product(bottom, bottom) / ideal**3 - product(top, bottom) / ideal**2
-    return total / len(pool.by_query)
+        terms.append(dcg * product(bottom, bottom) / ideal**3 - product(top, bottom) / ideal**2)
+    return np.array(terms)
 
 
 def test_ndcg_interval_is_stretched_by_its_second_order_term():
     """40 queries of 80 pairs, 160 random gold pairs (4 a query), exponential gain, a good run and a shuffled one as
-    the reference: each figure's remainder is lambda times the judge's loop term plus (1 - lambda) the judge-free
-    estimate's (a difference's: the run's less the reference's), and the interval, symmetric about the estimate
-    before, is longer by it on its side (here upward, by 0.15 se for the good run)."""
+    the reference: each figure's remainder and its reach against the loop terms, lambda times the judge's plus
+    (1 - lambda) the judge-free estimate's (a difference's: the run's less the reference's), and the interval,
+    symmetric about the estimate before, stretched to the remainder's interval (recall's `_check_stretch`)."""
     human, judge, good = world(0)
     rng = random.Random(1)
     shuffled = Ranking("shuffled", docs={q: rng.sample(docs, len(docs)) for q, docs in good.docs.items()})
@@ -81,20 +90,18 @@ def test_ndcg_interval_is_stretched_by_its_second_order_term():
                     reference="shuffled", per_query_coverage=None)
     pool = gold_pool(labels, gold, "pairs")
     judged, free = _Model(pool, SETTINGS), _Model(blind_pool(pool), SETTINGS)
-    terms = {r.name: (_loop_term(judged, r), _loop_term(free, r)) for r in (good, shuffled)}
-    assert terms["good"][0] > 0.005 and out.runs["good"][0].corrected.power_lambda < 1  # both parts of the blend count
+    terms = {r.name: (_loop_terms(judged, r), _loop_terms(free, r)) for r in (good, shuffled)}
+    lam = out.runs["good"][0].corrected.power_lambda
+    assert terms["good"][0].mean() > 0.005 and lam is not None and lam < 1  # both parts of the blend count
 
-    def check(value: CorrectedValue, term: tuple[float, float], low: float = 0.0) -> None:
-        lam = value.power_lambda if value.power_lambda is not None else 1.0
-        assert math.isclose(value.remainder, lam * term[0] + (1 - lam) * term[1], rel_tol=1e-9, abs_tol=1e-12)
+    def check(value: CorrectedValue, term: tuple[np.ndarray, np.ndarray], low: float = 0.0) -> None:
         assert low < value.ci_low and value.ci_high < 1  # not cut at the metric's range
-        assert math.isclose(value.ci_high - value.estimate - max(value.remainder, 0.0),
-                            value.estimate - value.ci_low + min(value.remainder, 0.0), rel_tol=1e-9)
+        _check_stretch(value, *term, wider=False)
 
     for name in ("good", "shuffled"):
         check(out.runs[name][0].corrected, terms[name])
     (diff,) = out.differences
-    check(diff.corrected, tuple(np.subtract(terms["good"], terms["shuffled"])), -1.0)
+    check(diff.corrected, (terms["good"][0] - terms["shuffled"][0], terms["good"][1] - terms["shuffled"][1]), -1.0)
     # recall's remainder warning is recall's; the few-pairs one (4 a query) names NDCG
     assert not [w for w in out.warnings if "second-order remainder" in w], out.warnings
     assert [w for w in out.warnings if "4.0 a query" in w and "NDCG's ratio" in w], out.warnings

@@ -294,7 +294,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                     blind_parts[ranking.name, spec.name] = blind.contribution(ranking, queries, spec, settings)
                 own = parts[ranking.name, spec.name], blind_parts.get((ranking.name, spec.name))
                 value = _within(stretched(estimate(own[0], pool, confidence, spec.kind in FIRST_RELEVANT, spread,
-                                                   blind and blind.terms(own[1])), *own), 0.0, 1.0)
+                                                   blind and blind.terms(own[1])), *own, confidence), 0.0, 1.0)
                 if blind is not None:
                     value = blind.fallback(value, blind_parts.get((ranking.name, spec.name)), confidence, (0.0, 1.0))
             intervals.add(ranking, spec, queries)
@@ -313,7 +313,7 @@ def corrected(rankings: list[Ranking], scores: dict[str, RunScores], labels: Jud
                 both = blind_parts.get((ranking.name, spec.name)), blind_parts.get((reference, spec.name))
                 blind_diff = both[0].minus(both[1]) if None not in both else None
                 value = _within(stretched(estimate(diff, pool, confidence, spec.kind in FIRST_RELEVANT, spread, blind
-                                                   and blind.terms(blind_diff)), diff, blind_diff), -1, 1)
+                                                   and blind.terms(blind_diff)), diff, blind_diff, confidence), -1, 1)
                 if blind is not None:
                     value = blind.fallback(value, blind_diff, confidence, (-1.0, 1.0))
                 plain = float(np.mean(list(diff.plain.values()))) if diff.plain else None

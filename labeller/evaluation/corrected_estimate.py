@@ -153,7 +153,7 @@ def estimate(c: Contribution, pool: GoldPool, confidence: float, whole_range: bo
         contribution, blind_pool, blind_anticipated = blind
         return tuned(terms, pool, pair_terms(contribution, blind_pool, blind_anticipated), blind_pool, confidence)
     out = _interval(terms.value, math.sqrt(terms.variance), _spread(terms.per_query), confidence,
-                    quantile=_student(confidence, _satterthwaite(terms.parts)))
+                    quantile=student(confidence, _satterthwaite(terms.parts)))
     out.spread = terms.spread_source()
     return out
 
@@ -216,7 +216,7 @@ def _satterthwaite(parts: list[tuple[float, int]]) -> float:
     return sum(v for v, _ in parts) ** 2 / denominator if denominator > 0 else math.inf
 
 
-def _student(confidence: float, df: float) -> float:
+def student(confidence: float, df: float) -> float:
     if not math.isfinite(df) or df > 1e6:
         return z_value(confidence)
     from scipy.stats import t as student
@@ -267,7 +267,7 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, whole_ra
             slope = 0.0
     shift = best.value - slope * everyone.mean()
     per_query = [c.human[q] if q in c.human else slope * c.model[q] + shift for q in queries]
-    se, quantile = best.se(share, n), _student(confidence, best.df)
+    se, quantile = best.se(share, n), student(confidence, best.df)
     # one pair can move a query across [0, 1]: k ungraded queries can all differ from what the graded ones show
     # with chance C(Q-k, n) / C(Q, n) (hypergeometric); the half-width is at least the largest k/Q still above
     # (1-conf)/2, and the se is the one that width implies, so the gate's p (p_worse) agrees with the interval
@@ -293,7 +293,7 @@ class _HalfWidth:
         return math.sqrt((1.0 - share) * self.spread / n + self.slope_part)
 
     def half(self, share: float, n: int, confidence: float) -> float:
-        return _student(confidence, self.df) * self.se(share, n)
+        return student(confidence, self.df) * self.se(share, n)
 
 
 def _squares(values: np.ndarray) -> float:

@@ -42,7 +42,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from labeller.evaluation.corrected_estimate import (PairTerms, _interval, _satterthwaite, _spread, _student,
+from labeller.evaluation.corrected_estimate import (PairTerms, _interval, _satterthwaite, _spread, student,
                                                    stratum_df)
 from labeller.evaluation.corrected_pool import GRADES, GoldPool
 from labeller.evaluation.corrected_results import CorrectedValue
@@ -123,7 +123,7 @@ def choose(v_judge: float, v_blind: float, cross: float, judge_parts, blind_part
     best = None
     for lam in grid:
         variance, df = blend(lam, v_judge, v_blind, cross, judge_parts, blind_parts)
-        half = _student(confidence, df) * math.sqrt(variance)
+        half = student(confidence, df) * math.sqrt(variance)
         if best is None or half < best[0] - 1e-15:
             best = (half, float(lam))
     return best[1]
@@ -171,7 +171,7 @@ def tuned(judge: PairTerms, pool: GoldPool, blind: PairTerms, free: GoldPool, co
     variance, df = blend(lam, judge.variance, blind.variance, cross, judge.parts, blind.parts)
     per_query = [lam * a + (1 - lam) * b for a, b in zip(judge.per_query, blind.per_query)]
     out = _interval(lam * judge.value + (1 - lam) * blind.value, math.sqrt(variance), _spread(per_query), confidence,
-                    quantile=_student(confidence, df))
+                    quantile=student(confidence, df))
     out.power_lambda = lam if judge.variance > 0 or blind.variance > 0 else None  # None: the gold decides it
     if judge.anticipated or blind.anticipated:  # NDCG (corrected_spread): which spread decided the blend's variance
         out.spread = "anticipated" if lam**2 * judge.predicted + (1 - lam)**2 * blind.predicted > variance / 2 \

@@ -41,6 +41,9 @@ class CorrectedValue(_Result):
     # linearisation (the mean over queries; positive: the truth likely above the estimate) that the intervals were
     # stretched by on its side (labeller.evaluation.corrected_stretch); None elsewhere
     remainder: float | None = None
+    # ... and how far its own interval reaches either side of it (the t quantile times its standard error over the
+    # queries): the ends were stretched to the remainder's interval (corrected_stretch); None elsewhere
+    remainder_reach: float | None = None
 
 
 class CorrectedMetric(_Result):
