@@ -217,11 +217,12 @@ def _satterthwaite(parts: list[tuple[float, int]]) -> float:
 
 
 def student(confidence: float, df: float) -> float:
+    """The two-sided t quantile at `confidence` on `df` degrees of freedom (the normal's where df is unbounded)."""
     if not math.isfinite(df) or df > 1e6:
         return z_value(confidence)
-    from scipy.stats import t as student
+    from scipy.stats import t as t_distribution
 
-    return float(student.ppf(0.5 + confidence / 2, df=df))
+    return float(t_distribution.ppf(0.5 + confidence / 2, df=df))
 
 
 def _by_queries(c: Contribution, queries: list[str], confidence: float, whole_range: bool = False) -> CorrectedValue:

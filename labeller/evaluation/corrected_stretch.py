@@ -34,8 +34,9 @@ def mean_remainder(part) -> float:
 
 
 def remainder_interval(part, confidence: float, blind=None, power_lambda: float | None = None) -> tuple[float, float]:
-    """(mean, standard error) over the queries of the run's per-query remainders (a query without one counts 0),
-    after power tuning the blend lambda * the judge's + (1 - lambda) * the judge-free estimate's, query by query."""
+    """(mean, reach) of the run's per-query remainders (a query without one counts 0; after power tuning the blend
+    lambda * the judge's + (1 - lambda) * the judge-free estimate's, query by query): their mean over the queries,
+    and the t quantile (Q - 1 degrees of freedom) times its standard error over the queries (0 with one query)."""
     queries = list(part.model)
     terms = np.array([part.remainder.get(q, 0.0) for q in queries])
     if power_lambda is not None and blind is not None and blind.remainder is not None and blind.model:
