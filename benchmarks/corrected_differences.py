@@ -16,7 +16,8 @@ Printed per design and metric: coverage of the true difference (pooled; per pair
 bootstrap's, width / human-only width from the same subset (mean, max), lambda's mean, the wrong-sign rate (the
 interval excludes 0 on the side opposite the truth; at most 2.5% for a 95% interval), the power (it excludes 0 on
 the truth's side, over pairs whose true difference is not 0) against human only's, the gate's false-regression
-rate (p_worse < 0.05 though the truth is >= 0), and per pair the truth, coverage, power and mean error / se.
+rate (p_worse < 0.05 though the truth is >= 0) and its detections (p_worse < 0.05 where the truth is < 0, over
+those), and per pair the truth, coverage, power and mean error / se.
 
     python benchmarks/corrected_differences.py [--subsets 100] [--pairs 300,1200] [--queries 15,20] [--top 10:1600]
                                                [--judges Olz-gpt4o] [--metrics M,...] [--seed 0] [--data DIR]
@@ -115,6 +116,7 @@ def row(c, h, truth: float) -> dict:
                wrong=(truth >= 0 and high < 0) or (truth <= 0 and low > 0),
                right=(truth > 0 and low > 0) or (truth < 0 and high < 0),
                false_regression=c.p_worse is not None and c.p_worse < ALPHA and truth >= 0,
+               detected=c.p_worse is not None and c.p_worse < ALPHA and truth < 0,
                error=c.corrected.estimate - truth, se=c.corrected.se_judge)
     hv = h.corrected if h is not None else None
     if hv is not None and hv.ci_low is not None:
@@ -145,7 +147,8 @@ def report(cells: Cells, specs, plain_hits: dict) -> None:
               + f"\n  {'':14s} wrong sign {pct(cells.column(m, 'wrong'))} (per pair max {max(wrong.values()):.0%}); "
               f"human only {pct(cells.column(m, 'h_wrong'))}; power {pct([r['right'] for r in nonzero])} against "
               f"human only {pct([r['h_right'] for r in nonzero if 'h_right' in r])}; gate false regressions "
-              f"(p_worse < {ALPHA}, truth >= 0) {pct(cells.column(m, 'false_regression'))}")
+              f"(p_worse < {ALPHA}, truth >= 0) {pct(cells.column(m, 'false_regression'))}; detected "
+              f"{pct([r['detected'] for r in nonzero if r['truth'] < 0])} of true drops")
         for p in pairs:
             errors, ses = np.array(cells.column(m, "error", p)), np.array(cells.column(m, "se", p))
             se = ses.mean() if len(ses) else 0.0

@@ -52,3 +52,9 @@ def test_false_regression_is_p_worse_below_alpha_with_a_truth_not_below_0(bench)
     assert bench.row(difference(-0.2, 0.1, p_worse=0.01), None, 0.0)["false_regression"]
     assert not bench.row(difference(-0.2, 0.1, p_worse=0.01), None, -0.05)["false_regression"]
     assert not bench.row(difference(-0.2, 0.1, p_worse=0.2), None, 0.0)["false_regression"]
+
+
+def test_detected_is_p_worse_below_alpha_with_a_truth_below_0(bench):
+    assert bench.row(difference(-0.2, 0.1, p_worse=0.01), None, -0.05)["detected"]
+    assert not bench.row(difference(-0.2, 0.1, p_worse=0.01), None, 0.0)["detected"]
+    assert not bench.row(difference(-0.2, 0.1, p_worse=0.2), None, -0.05)["detected"]

@@ -106,3 +106,38 @@ def test_ndcg_interval_is_stretched_by_its_second_order_term():
     # recall's remainder warning is recall's; the few-pairs one (4 a query) names NDCG
     assert not [w for w in out.warnings if "second-order remainder" in w], out.warnings
     assert [w for w in out.warnings if "4.0 a query" in w and "NDCG's ratio" in w], out.warnings
+
+
+
+def test_the_gate_names_a_stretch_its_p_does_not_take():
+    """A difference of -0.1 with se 0.03 (judge) and 0.04 (queries): p_worse = Phi(-0.1 / 0.05) = Phi(-2) = 0.02275,
+    and a gate at 0.05 calls a regression, stretched or not: the p is first order (taking the stretch in cost 2-22
+    points of detected drops for one false regression fewer in 450 in three of 14 cells: benchmarks/README.md, "Stop
+    51"). Stretched
+    up by a remainder 0.05 reaching 0.06 either side (0.11 up), the check's note says so; a remainder whose interval
+    lies below 0 (-0.1 +- 0.06) stretches only the low end, and the note is silent, as it is at 0.05 without one."""
+    from labeller.evaluation.corrected_estimate import p_worse
+    from labeller.evaluation.corrected_results import CorrectedDifference
+    from labeller.evaluation.corrected_stretch import stretched_up
+    from labeller.evaluation.gate import _corrected_check
+    from labeller.evaluation.results import GateCheck
+
+    flat = CorrectedValue(estimate=-0.1, ci_low=-0.2, ci_high=0.0, se_judge=0.03, se_queries=0.04)
+    up = flat.model_copy(update={"remainder": 0.05, "remainder_reach": 0.06})
+    down = flat.model_copy(update={"remainder": -0.1, "remainder_reach": 0.06})
+    assert math.isclose(p_worse(flat), 0.0227501319, rel_tol=1e-8) and p_worse(up) == p_worse(down) == p_worse(flat)
+    assert math.isclose(stretched_up(up), 0.11) and stretched_up(down) == stretched_up(flat) == 0.0
+    plain = GateCheck(run="run", metric="recall@100", threshold=0.0, baseline=0.5, run_value=0.4, drop=0.1,
+                      p_value=0.01, decided_by="threshold and significance", verdict="regression")
+
+    def gate(value: CorrectedValue, estimate: float = -0.1) -> GateCheck:
+        value = value.model_copy(update={"estimate": estimate})
+        diff = CorrectedDifference(reference="base", run="run", metric="recall@100", plain=-0.1, corrected=value,
+                                   p_worse=p_worse(value))
+        return _corrected_check(plain, diff, (None, None), 0.05, "gold.jsonl")
+
+    assert gate(flat).verdict == gate(down).verdict == gate(up).verdict == "regression"
+    assert "first order" not in gate(flat).note and "first order" not in gate(down).note
+    assert "also reaches 0.1100 higher for the ratio's second-order remainder" in gate(up).note
+    # a drop the p does not call significant (-0.05: Phi(-1) = 0.159) needs no such note
+    assert gate(up, -0.05).verdict == "drop-not-significant" and "first order" not in gate(up, -0.05).note

@@ -317,7 +317,8 @@ def _unseen(total: int, graded: int, confidence: float) -> int:
 
 
 def p_worse(value: CorrectedValue) -> float | None:
-    """One-sided normal p of "the difference is below 0", judge error and query sample included."""
+    """One-sided normal p of "the difference is below 0", judge error and query sample included. First order: it
+    does not take a ratio's remainder stretch (corrected_stretch.stretched_up; benchmarks/README.md, "Stop 51")."""
     if value.estimate is None or value.se_judge is None or value.se_queries is None:
         return None
     se = math.hypot(value.se_judge, value.se_queries)

@@ -60,3 +60,11 @@ def stretched(value, part, blind=None, confidence: float = 0.95):
     if value.ci_low_queries is not None:
         update |= {"ci_low_queries": value.ci_low_queries + low, "ci_high_queries": value.ci_high_queries + high}
     return value.model_copy(update=update)
+
+
+def stretched_up(value) -> float:
+    """How far a figure's interval was stretched up (`stretched`): the remainder interval's upper end where above 0,
+    else 0 (and 0 for a figure not stretched). The gate's p_worse does not take it (corrected_estimate.p_worse)."""
+    if value.remainder is None or value.remainder_reach is None:
+        return 0.0
+    return max(value.remainder + value.remainder_reach, 0.0)
