@@ -54,7 +54,7 @@ def stretched(value, part, blind=None, confidence: float = 0.95):
     if part.remainder is None or not part.model or value.estimate is None or value.ci_low is None:
         return value
     shift, reach = remainder_interval(part, confidence, blind, value.power_lambda)
-    low, high = min(shift - reach, 0.0), max(shift + reach, 0.0)
+    low, high = _moves(shift, reach)
     update = {"remainder": shift, "remainder_reach": reach,
               "ci_low": value.ci_low + low, "ci_high": value.ci_high + high}
     if value.ci_low_queries is not None:
@@ -67,4 +67,9 @@ def stretched_up(value) -> float:
     else 0 (and 0 for a figure not stretched). The gate's p_worse does not take it (corrected_estimate.p_worse)."""
     if value.remainder is None or value.remainder_reach is None:
         return 0.0
-    return max(value.remainder + value.remainder_reach, 0.0)
+    return _moves(value.remainder, value.remainder_reach)[1]
+
+
+def _moves(shift: float, reach: float) -> tuple[float, float]:
+    """How far the low and high ends move: to the remainder interval's ends, each kept on its side of 0."""
+    return min(shift - reach, 0.0), max(shift + reach, 0.0)

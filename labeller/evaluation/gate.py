@@ -134,9 +134,10 @@ def _corrected_check(plain: GateCheck, diff: CorrectedDifference | None, values:
         return plain.model_copy(update={**common, "verdict": plain.verdict, "decided_by": "corrected threshold alone",
                                         "note": f"{note}; {plain.note}"})
     verdict = "regression" if diff.p_worse < alpha else "drop-not-significant"
-    if verdict == "regression" and stretched_up(value) > 0:  # the p is first order (corrected_estimate.p_worse)
-        common["note"] += (f"; the p is first order: the delta's interval also reaches {stretched_up(value):.4f} "
-                           "higher for the ratio's second-order remainder, which the p does not take")
+    up = stretched_up(value)
+    if verdict == "regression" and up > 0:  # the p is first order (corrected_estimate.p_worse)
+        common["note"] += (f"; the p is first order: the delta's interval also reaches {up:.4f} higher for the "
+                           "ratio's second-order remainder, which the p does not take")
     return plain.model_copy(update={**common, "verdict": verdict,
                                     "decided_by": "corrected threshold and significance"})
 
