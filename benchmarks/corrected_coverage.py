@@ -12,7 +12,11 @@ llmjudge_system_ranking.py): BM25 (two variants), longest passage first, chance,
   `annotate sample --plan top:K` draws them), `labeller evaluate --gold SUBSET`'s estimate and 95% intervals
   (judge error; judge error plus the query sample);
 - human only: the same estimator from the same subset with a judge that knows nothing (one grade for
-  every pair), i.e. what the subset alone says.
+  every pair), i.e. what the subset alone says. Under the query design that judge's per-query figures are not
+  constant (all-relevant grades still score each query by how many judged pairs a run ranks high, which tracks
+  relevance for the rerankers), so there it is a regression on the pool's shape, not people's mean alone;
+- human mean, plain t (query design): the textbook human-only interval, the graded queries' mean of people's
+  values with a t interval on n - 1 degrees and the finite-population factor, no judge and no pseudo-query.
 
 Printed: coverage of the truth by each interval (over runs x metrics x subsets), mean width, and the
 mean absolute error of the point estimates. Skips cleanly without ../shared.
@@ -29,6 +33,7 @@ One subset, from the command line (the figures the library computes here):
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -185,6 +190,20 @@ def evaluate_all(rankings, labels, gold, metrics, settings, design, per_query: f
                      per_query_coverage=per_query, certain=certain), scores
 
 
+def human_mean_t(values: dict, gold: Judgments, scores, metric: str, confidence: float = 0.95):
+    """The textbook human-only interval of the query design: the graded queries' mean of people's values, t on
+    n - 1 degrees, finite-population factor, cut to [0, 1] (no pseudo-query, no judge)."""
+    from scipy.stats import t as student
+
+    queries = sorted(set(scores.per_query[metric]) - set(scores.no_answer.query_ids))
+    graded = np.array([values[q] for q in queries if q in gold.grades])
+    n = len(graded)
+    if n < 2:
+        return None, None
+    half = student.ppf(0.5 + confidence / 2, n - 1) * math.sqrt((1 - n / len(queries)) * graded.var(ddof=1) / n)
+    return max(graded.mean() - half, 0.0), min(graded.mean() + half, 1.0)
+
+
 def truth_of(rankings, human, scores, metrics, settings, per_query: dict | None = None):
     """Each run's mean under the human labels; `per_query` gets (run, metric) -> query -> value."""
     specs = parse_metrics(metrics)
@@ -248,6 +267,7 @@ def measure(judge: str, labels: Judgments, human: Judgments, rankings: list[Rank
             uncorrected: dict[str, int] = {}
             ratios: dict[str, list[float]] = {}  # metric -> corrected width / human-only width, subset by subset
             powers: dict[str, list[float]] = {}  # metric -> lambda (power tuning: the judge's weight)
+            plain_t: dict[str, list[float]] = {}  # metric -> corrected width / the human mean's plain t width
             certain = top_pairs(rankings, human, depth) if depth else set()
             if len(certain) > (pairs or 0) and depth:
                 print(f"- top {depth} + random rest, {pairs} pairs: skipped, the top {depth} alone is {len(certain)}")
@@ -274,6 +294,14 @@ def measure(judge: str, labels: Judgments, human: Judgments, rankings: list[Rank
                         if None not in (c.ci_low, h.corrected.ci_low) and h.corrected.ci_high > h.corrected.ci_low:
                             ratios.setdefault(m.metric, []).append((c.ci_high - c.ci_low)
                                                                    / (h.corrected.ci_high - h.corrected.ci_low))
+                        if design == "queries":
+                            low, high = human_mean_t(per_query_truth[r.name, m.metric], gold, plain_scores[r.name],
+                                                     m.metric)
+                            tally.add("human mean, plain t", low, high, None, t)
+                            tally.add(f"  human mean, plain t {m.metric}", low, high, None, t)
+                            tally.add(f"t {m.metric}|{r.name}", low, high, None, t)
+                            if None not in (c.ci_low, low) and high > low:
+                                plain_t.setdefault(m.metric, []).append((c.ci_high - c.ci_low) / (high - low))
                         if getattr(c, "power_lambda", None) is not None:
                             powers.setdefault(m.metric, []).append(c.power_lambda)
                 for p in result.per_query:  # per-query intervals (conformal risk control) of the ungraded queries
@@ -295,6 +323,13 @@ def measure(judge: str, labels: Judgments, human: Judgments, rankings: list[Rank
             print("    width / human-only, same subset (mean, max; lambda mean): " + ", ".join(
                 f"{k} {np.mean(v):.3f}, {np.max(v):.3f}" + (f"; {np.mean(powers[k]):.2f}" if powers.get(k) else "")
                 for k, v in ratios.items()))
+            if plain_t:
+                print("    " + tally.line("human mean, plain t") + "\n" + "\n".join(
+                    "    " + tally.line(f"  human mean, plain t {s.name}") for s in specs))
+                print("    per run, the human mean's plain t interval: " + tally.per_run(
+                    [f"t {s.name}" for s in specs], [r.name for r in rankings]))
+                print("    width / the human mean's plain t interval (mean, max): " + ", ".join(
+                    f"{k} {np.mean(v):.3f}, {np.max(v):.3f}" for k, v in plain_t.items()))
             print("    per run, mean error / se and spread of the estimate / se: "
                   + tally.bias([s.name for s in specs], [r.name for r in rankings]))
             if conformal.hits:

@@ -58,3 +58,20 @@ def test_detected_is_p_worse_below_alpha_with_a_truth_below_0(bench):
     assert bench.row(difference(-0.2, 0.1, p_worse=0.01), None, -0.05)["detected"]
     assert not bench.row(difference(-0.2, 0.1, p_worse=0.01), None, 0.0)["detected"]
     assert not bench.row(difference(-0.2, 0.1, p_worse=0.2), None, -0.05)["detected"]
+
+
+def test_the_textbook_human_only_interval_of_the_coverage_benchmark():
+    """benchmarks/corrected_coverage.human_mean_t, the issue's human-only comparator under the query design, by
+    hand: 4 of 8 queries graded, people's values 0.2, 0.4, 0.6, 0.8 (mean 0.5, s^2 = 0.2 / 3), half-width
+    t3 * sqrt((1 - 4/8) s^2 / 4) = 3.1824 * 0.0913 = 0.2905; the query outside the plain figure's average (no
+    answer) and the ungraded ones are not in it; one graded query gives no interval."""
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("corrected_coverage", BENCH / "corrected_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    values = {f"q{i}": v for i, v in enumerate([0.2, 0.4, 0.6, 0.8, 0.9, 0.1, 0.3, 0.7, 1.0])}
+    scores = SimpleNamespace(per_query={"m": values}, no_answer=SimpleNamespace(query_ids=["q8"]))
+    gold = SimpleNamespace(grades={q: {} for q in ("q0", "q1", "q2", "q3", "q8")})
+    low, high = module.human_mean_t(values, gold, scores, "m")
+    assert (low, high) == pytest.approx((0.5 - 0.29050, 0.5 + 0.29050), abs=1e-4)
+    assert module.human_mean_t(values, SimpleNamespace(grades={"q0": {}}), scores, "m") == (None, None)

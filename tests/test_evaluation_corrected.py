@@ -135,9 +135,9 @@ def test_hand_computed_pair_design():
 def test_hand_computed_query_design():
     """Six queries; people graded every pair of q1, q2, q3. Estimate = mean_S human + lambda (mean_Q plain -
     mean_S plain); the judge's P@1 is 1 everywhere, so lambda = 0: the mean of people's P@1 (0, 1, 1) = 2/3,
-    judge-error variance (1 - 3/6) s^2 / 3 with s^2 = (4/9 + 1/9 + 1/9 + 1/4) / (3 - 1) = 11/24 (the pseudo-query
-    at the widest spread of a value in [0, 1], 1/4): se sqrt(11/144), and a Student t quantile on 2 degrees of
-    freedom (4.3027, lambda 0 spends none on a slope)."""
+    judge-error variance (1 - 3/6) s^2 / 3 with s^2 = (4/9 + 1/9 + 1/9) / (3 - 1) = 1/3 (people's SS 2/3 is above
+    the pseudo-query's 1/4, the floor of the human-only form): se sqrt(1/18), and a Student t quantile on 2 degrees
+    of freedom (4.3027, lambda 0 spends none on a slope)."""
     labels = judgments({f"q{i}": {"a": 3, "b": 1} for i in range(1, 7)}, kind="labels")
     gold = judgments({"q1": {"a": 1, "b": 3}, "q2": {"a": 3, "b": 1}, "q3": {"a": 3, "b": 3}})
     run = Ranking("r", docs={f"q{i}": ["a", "b"] for i in range(1, 7)})
@@ -145,8 +145,8 @@ def test_hand_computed_query_design():
     assert result.design == "queries"
     p1, rr = result.runs["r"]
     assert p1.corrected.estimate == pytest.approx(2 / 3)
-    assert p1.corrected.se_judge == pytest.approx(math.sqrt(11 / 144))
-    assert (p1.corrected.ci_low, p1.corrected.ci_high) == (0.0, 1.0)  # 2/3 -+ 4.30 * 0.276, cut to P@1's range
+    assert p1.corrected.se_judge == pytest.approx(math.sqrt(1 / 18))
+    assert (p1.corrected.ci_low, p1.corrected.ci_high) == (0.0, 1.0)  # 2/3 -+ 4.30 * 0.236, cut to P@1's range
     from types import SimpleNamespace
 
     from labeller.evaluation.corrected_estimate import Contribution, estimate
@@ -154,12 +154,13 @@ def test_hand_computed_query_design():
     plain = {f"q{i}": 1.0 for i in range(1, 7)}
     uncut = estimate(Contribution(plain, plain, {"q1": 0.0, "q2": 1.0, "q3": 1.0}), SimpleNamespace(design="queries"),
                      0.95)
-    assert uncut.ci_high - uncut.estimate == pytest.approx(4.30265 * math.sqrt(11 / 144), rel=1e-4)
+    assert uncut.ci_high - uncut.estimate == pytest.approx(4.30265 * math.sqrt(1 / 18), rel=1e-4)
     # RR under people: q1 1/2, q2 1, q3 1; the judge's RR is 1 everywhere: lambda 0, estimate 5/6. One pair can move
-    # a query's RR from 0 to 1, so two pseudo-queries at variance 1/4 join: s^2 = (1/6 + 1/2) / 2 = 1/3, se^2 =
-    # (1/2)(1/3)/3 = 1/18 (one pseudo-query would give 5/144)
+    # a query's RR from 0 to 1, so the floor is two pseudo-queries at variance 1/4: people's SS 1/6 is below it, s^2 =
+    # (1/2) / 2 = 1/4, se^2 = (1/2)(1/4)/3 = 1/24 (their own spread would give 1/72; the k/Q floor, 3 of 6 unseen,
+    # 0.5, is below t2 * se = 0.88)
     assert rr.corrected.estimate == pytest.approx(5 / 6)
-    assert rr.corrected.se_judge == pytest.approx(math.sqrt(1 / 18))
+    assert rr.corrected.se_judge == pytest.approx(math.sqrt(1 / 24))
 
 
 def test_query_design_mrr_allows_for_queries_no_graded_one_shows():

@@ -38,12 +38,24 @@ def test_hand_computed_regression_form():
 
 def test_hand_computed_fall_back_to_the_human_only_mean():
     """Six queries, four graded: x = 0, 0, 1, 1 (then 1, 1), y = 0, .5, .5, 1. Slope 0.5, estimate 7/12, s^2 =
-    (0.25 + 1/4) / 2 = 1/4, se^2 = (1/3)(1/4)/4 + (1/6)^2 (1/4) / 1 = 1/36: half-width t2 / 6 = 0.717. Human-only:
-    s0^2 = (0.5 + 1/4) / 3 = 1/4, se0^2 = 1/48: t3 / sqrt(48) = 0.459, the narrower: lambda 0, estimate 1/2."""
+    (0.25 + 1/4) / 2 = 1/4 (the residuals' SS and the pseudo-query), se^2 = (1/3)(1/4)/4 + (1/6)^2 (1/4) / 1 = 1/36:
+    half-width t2 / 6 = 0.717. Human-only: people's SS 0.5 is above the pseudo-query's 1/4, so s0^2 = 0.5 / 3 = 1/6
+    (the textbook t interval), se0^2 = (1/3)(1/6)/4 = 1/72: t3 / sqrt(72) = 0.375, the narrower: lambda 0,
+    estimate 1/2."""
     value = by_queries([0, 0, 1, 1, 1, 1], {0: 0.0, 1: 0.5, 2: 0.5, 3: 1.0})
     assert value.estimate == pytest.approx(0.5)
-    assert value.se_judge == pytest.approx(math.sqrt(1 / 48))
-    assert value.ci_high - value.estimate == pytest.approx(student.ppf(0.975, 3) * math.sqrt(1 / 48))
+    assert value.power_lambda == 0.0
+    assert value.se_judge == pytest.approx(math.sqrt(1 / 72))
+    assert value.ci_high - value.estimate == pytest.approx(student.ppf(0.975, 3) * math.sqrt(1 / 72))
+
+
+def test_graded_queries_that_happen_to_be_alike_get_the_pseudo_querys_spread():
+    """Ten queries, five graded, people's values all 0.4 (SS 0): the human-only spread is the pseudo-query's alone,
+    s0^2 = 0.25 / 4, se0^2 = (1/2)(1/16)/5 = 1/160, not a zero-width interval."""
+    value = by_queries([0.5] * 10, {i: 0.4 for i in range(5)})
+    assert value.estimate == pytest.approx(0.4)
+    assert value.se_judge == pytest.approx(math.sqrt(1 / 160))
+    assert value.ci_high - value.estimate == pytest.approx(student.ppf(0.975, 4) * math.sqrt(1 / 160))
 
 
 def test_hit_rate_allows_for_misses_no_graded_query_shows():
@@ -115,3 +127,22 @@ def test_an_informative_judge_narrows_and_a_useless_one_costs_nothing():
     useless = rng.uniform(0, 1, 25)  # the judge's figures unrelated to people's
     covered, widths, alone = coverage(useless, people, 15, 300, 2)
     assert np.all(widths <= alone + 1e-12) and widths.mean() > 0.95 * alone.mean()
+
+
+def test_the_human_only_form_is_the_textbook_t_interval_and_the_corrected_one_never_wider():
+    """Where people's spread is above the pseudo-query's, a judge that says nothing (one constant) gives the graded
+    queries' mean with the textbook t interval (n - 1 degrees, finite-population factor), and the corrected interval
+    is never wider than it: the comparison the issue's check makes (benchmarks/README.md, stop 52)."""
+    rng = np.random.default_rng(11)
+    people = rng.uniform(0, 1, 25)
+    judge = np.clip(people + rng.normal(0, 0.1, 25), 0, 1)
+    for _ in range(50):
+        chosen = rng.choice(25, 12, replace=False)
+        graded = {int(i): float(people[i]) for i in chosen}
+        sample = people[chosen]
+        half = student.ppf(0.975, 11) * math.sqrt((1 - 12 / 25) * sample.var(ddof=1) / 12)
+        blind = by_queries([0.5] * 25, graded)
+        assert blind.estimate == pytest.approx(sample.mean())
+        assert blind.ci_high - blind.estimate == pytest.approx(half)
+        value = by_queries(list(judge), graded)
+        assert value.ci_high - value.ci_low <= 2 * half + 1e-12
