@@ -253,7 +253,7 @@ def _by_queries(c: Contribution, queries: list[str], confidence: float, whole_ra
     # at 80-88% whenever it was ungraded). People's own mean carries no judge: its spread is at least the
     # pseudo-query's alone (a floor for graded queries that happen to be alike), else the textbook t interval's. Added
     # there too, it made the corrected interval 1.1-1.6 times as wide as that textbook interval on LLMJudge at 8-20
-    # graded queries while both covered 92-97% (benchmarks/README.md, stop 52).
+    # graded queries, where the textbook interval covered 92-97% (benchmarks/README.md, stop 52).
     floor = 2 * 0.25 if whole_range else 0.25
     human_only = _HalfWidth(float(human.mean()), max(_squares(human), floor) / (n - 1), 0.0, n - 1)
     best = human_only
