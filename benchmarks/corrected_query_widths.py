@@ -7,6 +7,11 @@ the library's own function) for random subsets of graded queries; human-only is 
 whose per-query value is one constant. Printed per metric and size: coverage (pooled, lowest run), mean width of
 each, and their ratio. Skips cleanly without ../shared.
 
+Also the width ratio no estimator that regresses people's values on the judge's can beat: with rho the correlation of
+the two over all of a run's queries, an oracle that knew the slope would still leave the residual variance
+(1 - rho^2) times people's, so its interval is sqrt(1 - rho^2) times the human-only one (before any degree of freedom
+or slope error is paid). Printed per metric as the median and range over the judge-run cells ("attainable").
+
     python benchmarks/corrected_query_widths.py [--subsets 150] [--queries 8,15,20] [--data DIR]
 """
 
@@ -49,6 +54,15 @@ def per_query_values(folder: Path):
     return out
 
 
+def attainable(plain: dict, people: dict) -> float:
+    """sqrt(1 - rho^2) for one run: rho the correlation of the judge's per-query values with people's (1 where
+    either is constant: the judge then says nothing about the differences between queries)."""
+    x, y = np.array([plain[q] for q in sorted(plain)]), np.array([people[q] for q in sorted(plain)])
+    if x.std() <= 1e-15 or y.std() <= 1e-15:
+        return 1.0
+    return float(np.sqrt(1.0 - np.corrcoef(x, y)[0, 1] ** 2))
+
+
 def interval(plain: dict, people: dict, graded, whole_range: bool):
     value = estimate(Contribution(plain, dict(plain), {q: people[q] for q in graded}),
                      SimpleNamespace(design="queries"), 0.95, whole_range)
@@ -69,12 +83,13 @@ def main() -> int:
     rng = np.random.default_rng(0)
     for n in [int(x) for x in args.queries.split(",") if x]:
         for metric in [s.name for s in parse_metrics(METRICS)]:
-            cover, cover_alone, widths, alone, lowest = [], [], [], [], []
+            cover, cover_alone, widths, alone, lowest, bounds = [], [], [], [], [], []
             for (judge, run, name), (plain, people) in values.items():
                 if name != metric:
                     continue
                 queries, truth = sorted(plain), float(np.mean(list(people.values())))
                 blind = {q: 0.5 for q in queries}
+                bounds.append(attainable(plain, people))
                 hits = []
                 for _ in range(args.subsets):
                     graded = rng.choice(queries, n, replace=False)
@@ -89,7 +104,8 @@ def main() -> int:
             worst = min(lowest)
             print(f"{n:2d} graded  {metric:13s} corrected: coverage {np.mean(cover):.1%} (lowest run {worst[0]:.0%}, "
                   f"{worst[1]}), width {np.mean(widths):.4f} | human only: coverage {np.mean(cover_alone):.1%}, "
-                  f"width {np.mean(alone):.4f} | ratio {np.mean(widths) / np.mean(alone):.3f}")
+                  f"width {np.mean(alone):.4f} | ratio {np.mean(widths) / np.mean(alone):.3f} | attainable "
+                  f"{np.median(bounds):.2f} ({min(bounds):.2f}-{max(bounds):.2f})")
     return 0
 
 
