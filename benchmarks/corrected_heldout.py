@@ -24,6 +24,9 @@ re-ranked by NIST grade + large noise.
         # DL19 reshaped towards LLMJudge (`reshaped`; benchmarks/README.md, "Stop 41")
     python benchmarks/corrected_heldout.py --differences [--subsets 30] [--judges sim-Olz-gpt4o,lenient] ...
         # differences between every pair of the six runs instead (corrected_differences.py's table, imported)
+    python benchmarks/corrected_heldout.py --qrels QRELS --runs RUN [RUN ...] ...
+        # another track's NIST qrels and its official runs in place of DL19's and the built runs (benchmarks/
+        # README.md, "Stop 53": TREC DL 2021's 63 runs)
 Skips cleanly without ../shared.
 """
 
@@ -164,16 +167,20 @@ def main() -> int:
     parser.add_argument("--rerankers", action="store_true", help="BM25 and its top 1,000 re-ranked by NIST grade + "
                                                                     "noise at several levels, instead of the six runs")
     parser.add_argument("--data", type=Path, default=SHARED / "trec-dl19")
+    parser.add_argument("--qrels", type=Path, help="NIST qrels of another track (default: DATA/qrels-pass.txt)")
+    parser.add_argument("--runs", type=Path, nargs="+", help="official run files (TREC format) in place of the built "
+                                                             "runs")
     parser.add_argument("--llmjudge", type=Path, default=SHARED / "llmjudge")
     parser.add_argument("--keep-queries", type=int, default=0, help="only this many queries, drawn with --seed")
     parser.add_argument("--max-pool", type=int, default=0, help="each query's judged pool cut to this many pairs")
     parser.add_argument("--top-floor", type=int, default=0, help="queries with fewer top-grade (3) pairs get grade-2 "
                                                                    "ones promoted at random up to this many")
     args = parser.parse_args()
-    qrels, bm25 = args.data / "qrels-pass.txt", args.data / "run.bm25base_p.gz"
-    if not (qrels.is_file() and bm25.is_file() and (args.llmjudge / "human_qrels.txt").is_file()):
-        print(f"skipped: {args.data} or {args.llmjudge} is absent (the shared validation data)")
+    qrels, bm25 = args.qrels or args.data / "qrels-pass.txt", args.data / "run.bm25base_p.gz"
+    if not (qrels.is_file() and (args.runs or bm25.is_file()) and (args.llmjudge / "human_qrels.txt").is_file()):
+        print(f"skipped: {qrels}, {bm25} or {args.llmjudge} is absent (the shared validation data)")
         return 0
+    official = [load_run(path) for path in args.runs or []]
     truth = read_qrels(qrels)
     gains = ((METRICS, "linear"), (EXPONENTIAL, "exponential")) if args.exponential else ((METRICS, "linear"),)
     with tempfile.TemporaryDirectory() as tmp:
@@ -184,7 +191,7 @@ def main() -> int:
         for name in args.judges.split(","):
             grades = simulated(truth, name, args.llmjudge, args.seed)
             labels = load_judgments(write_qrels(Path(tmp) / f"{name}.txt", grades), "0-3")
-            rankings = runs(Path(tmp), bm25, truth, grades, args.seed, args.rerankers)
+            rankings = official or runs(Path(tmp), bm25, truth, grades, args.seed, args.rerankers)
             print(f"\n# {name}: plain nDCG@10, truth -> judge (error): {bias(rankings, labels, human)}")
             if args.bias:
                 continue

@@ -60,7 +60,7 @@ def attainable(plain: dict, people: dict) -> float:
     x, y = np.array([plain[q] for q in sorted(plain)]), np.array([people[q] for q in sorted(plain)])
     if x.std() <= 1e-15 or y.std() <= 1e-15:
         return 1.0
-    return float(np.sqrt(1.0 - np.corrcoef(x, y)[0, 1] ** 2))
+    return float(np.sqrt(max(0.0, 1.0 - np.corrcoef(x, y)[0, 1] ** 2)))  # rho^2 can round above 1
 
 
 def interval(plain: dict, people: dict, graded, whole_range: bool):

@@ -75,3 +75,17 @@ def test_the_textbook_human_only_interval_of_the_coverage_benchmark():
     low, high = module.human_mean_t(values, gold, scores, "m")
     assert (low, high) == pytest.approx((0.5 - 0.29050, 0.5 + 0.29050), abs=1e-4)
     assert module.human_mean_t(values, SimpleNamespace(grades={"q0": {}}), scores, "m") == (None, None)
+
+
+def test_the_attainable_width_of_the_query_widths_benchmark():
+    """benchmarks/corrected_query_widths.attainable, sqrt(1 - rho^2), by hand: judge 0, .5, 1 and people 0, 1, 1
+    give Sxy = 0.5, Sxx = 0.5, Syy = 2/3, rho = 0.5 / sqrt(1/3) = sqrt(3)/2, so sqrt(1 - 3/4) = 0.5; a judge that
+    tracks people exactly leaves 0; a constant judge says nothing (1)."""
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("corrected_query_widths", BENCH / "corrected_query_widths.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    people = {"a": 0.0, "b": 1.0, "c": 1.0}
+    assert module.attainable({"a": 0.0, "b": 0.5, "c": 1.0}, people) == pytest.approx(0.5)
+    assert module.attainable({"a": 0.1, "b": 0.9, "c": 0.9}, people) == pytest.approx(0.0, abs=1e-7)
+    assert module.attainable({"a": 0.3, "b": 0.3, "c": 0.3}, people) == 1.0
