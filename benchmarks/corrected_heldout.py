@@ -176,6 +176,8 @@ def main() -> int:
     parser.add_argument("--top-floor", type=int, default=0, help="queries with fewer top-grade (3) pairs get grade-2 "
                                                                    "ones promoted at random up to this many")
     args = parser.parse_args()
+    if args.runs and args.rerankers:
+        parser.error("--rerankers builds runs from DL19's BM25 run; with --runs there is none to build")
     qrels, bm25 = args.qrels or args.data / "qrels-pass.txt", args.data / "run.bm25base_p.gz"
     if not (qrels.is_file() and (args.runs or bm25.is_file()) and (args.llmjudge / "human_qrels.txt").is_file()):
         print(f"skipped: {qrels}, {bm25} or {args.llmjudge} is absent (the shared validation data)")
